@@ -1,0 +1,118 @@
+# hotloop: build, test and install.
+#   make            build ./hotloop (objects under build/)
+#   make check      unit + end-to-end tests, then the same under ASan+UBSan
+#   make demo       build and profile the bundled example
+#   make deps       install the Debian packages hotloop needs
+#   make fuzz       run the fuzz targets for a while (FUZZ_SECONDS each)
+# DEVELOPER=1 adds -Werror; SAN=1 builds with ASan+UBSan (used by check).
+
+PREFIX    ?= /usr/local
+B         ?= build
+CC        ?= cc
+VERSION   := 0.1.0
+
+PKGS      := libdw libelf libprotobuf-c jansson zlib
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
+             -Wshadow -Wstrict-prototypes -fno-omit-frame-pointer \
+             -Ilib -I$(B)/gen -DHOTLOOP_VERSION='"$(VERSION)"'
+LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -lz -liberty -lpthread -lm
+ifeq ($(DEVELOPER),1)
+CFLAGS    += -Werror
+endif
+ifeq ($(SAN),1)
+CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS   += -fsanitize=address,undefined
+endif
+
+LIB_SRC   := $(wildcard lib/*.c)
+CMD_SRC   := $(wildcard src/*.c)
+GEN_SRC   := $(B)/gen/profile.pb-c.c
+LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
+CMD_OBJ   := $(CMD_SRC:%.c=$(B)/%.o)
+UNIT_SRC  := $(wildcard tests/unit/t-*.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
+WL_SRC    := $(wildcard tests/workloads/*.c tests/workloads/*.cc)
+DEPS      := $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+
+.PHONY: all check unit e2e check-san demo deps install clean fuzz bench workloads
+all: hotloop
+
+hotloop: $(B)/hotloop
+	@if [ "$(B)" = build ]; then ln -sf $(B)/hotloop hotloop; fi
+
+$(B)/hotloop: $(CMD_OBJ) $(B)/libhotloop.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/libhotloop.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h: lib/profile.proto
+	@mkdir -p $(B)/gen
+	protoc-c --proto_path=lib --c_out=$(B)/gen lib/profile.proto
+
+$(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
+	$(CC) $(CFLAGS) -w -c -o $@ $<
+
+$(LIB_OBJ) $(CMD_OBJ): | $(B)/gen/profile.pb-c.h
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/tests/t-%: tests/unit/t-%.c $(B)/libhotloop.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libhotloop.a $(LDLIBS) -lcmocka
+
+# Workloads are built without sanitizers, with frame pointers and debug info:
+# they are the programs being profiled, not the code under test.
+workloads:
+	@$(MAKE) --no-print-directory -C tests/workloads
+
+unit: $(UNIT_BIN)
+	@tests/run-unit $(UNIT_BIN)
+
+e2e: hotloop workloads
+	@HOTLOOP=$(CURDIR)/$(B)/hotloop tests/run-e2e
+
+check-san:
+	@$(MAKE) --no-print-directory B=build/san SAN=1 build/san/hotloop
+	@$(MAKE) --no-print-directory B=build/san SAN=1 unit-san e2e-san
+
+unit-san: $(UNIT_BIN)
+	@SUITE="unit (asan+ubsan)" tests/run-unit $(UNIT_BIN)
+
+e2e-san: workloads
+	@SUITE="e2e (asan+ubsan)" HOTLOOP=$(CURDIR)/$(B)/hotloop tests/run-e2e
+
+check: deps
+	@$(MAKE) --no-print-directory all
+	@tests/run-all "$(MAKE) --no-print-directory unit" \
+	               "$(MAKE) --no-print-directory e2e" \
+	               "$(MAKE) --no-print-directory check-san"
+
+deps:
+	@tools/deps
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -C examples/wordfreq
+	@tools/demo
+
+fuzz: deps
+	@$(MAKE) --no-print-directory -C fuzz run
+
+bench: all workloads
+	@bench/run
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 755 $(B)/hotloop $(DESTDIR)$(PREFIX)/bin/hotloop
+
+clean:
+	rm -rf build hotloop
+	@$(MAKE) --no-print-directory -C tests/workloads clean
+	@$(MAKE) --no-print-directory -C examples/wordfreq clean
+	@$(MAKE) --no-print-directory -C fuzz clean
+
+-include $(DEPS)

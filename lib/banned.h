@@ -1,0 +1,27 @@
+/*
+ * banned.h: functions that have no place in hotloop. Using one is a compile
+ * error; use strbuf, snprintf or xstrfmt instead.
+ */
+#ifndef HOTLOOP_BANNED_H
+#define HOTLOOP_BANNED_H
+
+#define BANNED(func) sorry_##func##_is_a_banned_function
+
+#undef strcpy
+#define strcpy(x, y) BANNED(strcpy)
+#undef strcat
+#define strcat(x, y) BANNED(strcat)
+#undef strncpy
+#define strncpy(x, y, n) BANNED(strncpy)
+#undef strncat
+#define strncat(x, y, n) BANNED(strncat)
+#undef sprintf
+#define sprintf(...) BANNED(sprintf)
+#undef vsprintf
+#define vsprintf(...) BANNED(vsprintf)
+#undef strtok
+#define strtok(x, y) BANNED(strtok)
+#undef gets
+#define gets(x) BANNED(gets)
+
+#endif

@@ -1,0 +1,534 @@
+/*
+ * pprof.c: pprof encode/decode with protobuf-c and zlib. Decoding treats
+ * the input as hostile: sizes are capped, every id and string index is
+ * checked, and foreign ids are remapped to hotloop's dense ids.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "util.h"
+#include "strbuf.h"
+#include "profile.h"
+#include "pprof.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__ValueType PbValueType;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+
+/* ---- compression ------------------------------------------------------ */
+
+int gunzip_maybe(struct strbuf *out, const void *data, size_t len, size_t cap,
+		 const char *what)
+{
+	const unsigned char *d = data;
+	z_stream zs;
+	int ret;
+
+	if (len < 2 || !(d[0] == 0x1f && d[1] == 0x8b)) {
+		if (len > cap)
+			return error("cannot read '%s': larger than %zu bytes", what, cap);
+		strbuf_add(out, data, len);
+		return 0;
+	}
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return error("cannot inflate '%s': zlib init failed", what);
+	zs.next_in = (unsigned char *)d;
+	zs.avail_in = (uInt)(len > UINT32_MAX ? UINT32_MAX : len);
+	for (;;) {
+		strbuf_grow(out, len * 4 < 65536 ? 65536 : len * 4 > (1 << 24) ? (1 << 24) : len * 4);
+		zs.next_out = (unsigned char *)out->buf + out->len;
+		zs.avail_out = (uInt)(out->alloc - out->len - 1);
+		ret = inflate(&zs, Z_NO_FLUSH);
+		strbuf_setlen(out, out->alloc - 1 - zs.avail_out);
+		if (ret == Z_STREAM_END) {
+			/* concatenated gzip members are legal; inflate the next one */
+			if (zs.avail_in >= 2 && zs.next_in[0] == 0x1f && zs.next_in[1] == 0x8b) {
+				inflateReset(&zs);
+				continue;
+			}
+			break;
+		}
+		if (ret == Z_BUF_ERROR && zs.avail_in == 0) {
+			inflateEnd(&zs);
+			return error("cannot read '%s': truncated gzip data", what);
+		}
+		if (ret != Z_OK && ret != Z_BUF_ERROR) {
+			inflateEnd(&zs);
+			return error("cannot read '%s': corrupt gzip data (%s)", what,
+				     zs.msg ? zs.msg : "inflate failed");
+		}
+		if (out->len > cap) {
+			inflateEnd(&zs);
+			return error("cannot read '%s': inflates to more than %zu bytes", what, cap);
+		}
+	}
+	inflateEnd(&zs);
+	return 0;
+}
+
+int gzip_bytes(struct strbuf *out, const void *data, size_t len)
+{
+	z_stream zs;
+	int ret;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return error("cannot compress: zlib init failed");
+	zs.next_in = (unsigned char *)data;
+	zs.avail_in = (uInt)len;
+	strbuf_grow(out, deflateBound(&zs, (uLong)len) + 1);
+	zs.next_out = (unsigned char *)out->buf + out->len;
+	zs.avail_out = (uInt)(out->alloc - out->len - 1);
+	ret = deflate(&zs, Z_FINISH);
+	if (ret != Z_STREAM_END) {
+		deflateEnd(&zs);
+		return error("cannot compress: deflate failed");
+	}
+	strbuf_setlen(out, out->alloc - 1 - zs.avail_out);
+	deflateEnd(&zs);
+	return 0;
+}
+
+/* ---- decoding --------------------------------------------------------- */
+
+struct idpair {
+	uint64_t from, to;
+};
+
+static int cmp_idpair(const void *a, const void *b)
+{
+	const struct idpair *x = a, *y = b;
+
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/* Map a foreign id to ours; 0 when absent. */
+static uint64_t idmap_get(const struct idpair *map, size_t n, uint64_t from)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (map[mid].from == from)
+			return map[mid].to;
+		if (map[mid].from < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+struct decoder {
+	struct profile *p;
+	const char *what;
+	const PbProfile *pb;
+	int64_t *strmap;
+	struct idpair *maps, *fns, *locs;
+	size_t nmaps, nfns, nlocs;
+};
+
+/* Our string index for foreign index i, or -1 when out of range. */
+static int64_t dstr(const struct decoder *d, int64_t i)
+{
+	if (i < 0 || (uint64_t)i >= d->pb->n_string_table)
+		return -1;
+	return d->strmap[i];
+}
+
+#define CHECK_STR(dst, idx, whatfield) do { \
+		(dst) = dstr(d, (idx)); \
+		if ((dst) < 0) \
+			return error("invalid profile '%s': %s refers to string %lld of %zu", \
+				     d->what, whatfield, (long long)(idx), d->pb->n_string_table); \
+	} while (0)
+
+static int sort_unique(struct idpair *v, size_t n, const char *kind, const char *what)
+{
+	qsort(v, n, sizeof(*v), cmp_idpair);
+	for (size_t i = 1; i < n; i++)
+		if (v[i].from == v[i - 1].from)
+			return error("invalid profile '%s': duplicate %s id %llu", what, kind,
+				     (unsigned long long)v[i].from);
+	return 0;
+}
+
+static int decode_tables(struct decoder *d)
+{
+	const PbProfile *pb = d->pb;
+	struct profile *p = d->p;
+
+	d->strmap = xmalloc((pb->n_string_table ? pb->n_string_table : 1) * sizeof(int64_t));
+	for (size_t i = 0; i < pb->n_string_table; i++) {
+		const char *s = pb->string_table[i] ? pb->string_table[i] : "";
+		d->strmap[i] = profile_str(p, s);
+	}
+	if (pb->n_string_table && *pb->string_table[0])
+		warning("profile '%s': string_table[0] is not empty", d->what);
+
+	for (size_t i = 0; i < pb->n_sample_type; i++) {
+		int64_t t, u;
+		CHECK_STR(t, pb->sample_type[i]->type, "a sample type");
+		CHECK_STR(u, pb->sample_type[i]->unit, "a sample type");
+		ALLOC_GROW(p->sample_type, p->nr_sample_type + 1, p->alloc_sample_type);
+		p->sample_type[p->nr_sample_type++] = (struct pf_value_type){ t, u };
+	}
+
+	d->maps = xcalloc(pb->n_mapping + 1, sizeof(*d->maps));
+	for (size_t i = 0; i < pb->n_mapping; i++) {
+		const PbMapping *pm = pb->mapping[i];
+		struct pf_mapping m = {
+			.start = pm->memory_start, .limit = pm->memory_limit,
+			.offset = pm->file_offset,
+			.has_functions = pm->has_functions, .has_filenames = pm->has_filenames,
+			.has_line_numbers = pm->has_line_numbers,
+			.has_inline_frames = pm->has_inline_frames,
+		};
+		if (!pm->id)
+			return error("invalid profile '%s': mapping with id 0", d->what);
+		CHECK_STR(m.filename, pm->filename, "a mapping");
+		CHECK_STR(m.build_id, pm->build_id, "a mapping");
+		d->maps[d->nmaps++] = (struct idpair){ pm->id, profile_add_mapping_idx(p, &m) };
+	}
+	if (sort_unique(d->maps, d->nmaps, "mapping", d->what))
+		return -1;
+
+	d->fns = xcalloc(pb->n_function + 1, sizeof(*d->fns));
+	for (size_t i = 0; i < pb->n_function; i++) {
+		const PbFunction *pf = pb->function[i];
+		int64_t name, sys, file;
+		if (!pf->id)
+			return error("invalid profile '%s': function with id 0", d->what);
+		CHECK_STR(name, pf->name, "a function");
+		CHECK_STR(sys, pf->system_name, "a function");
+		CHECK_STR(file, pf->filename, "a function");
+		d->fns[d->nfns++] = (struct idpair){
+			pf->id, profile_add_function_idx(p, name, sys, file, pf->start_line),
+		};
+	}
+	if (sort_unique(d->fns, d->nfns, "function", d->what))
+		return -1;
+	return 0;
+}
+
+static int decode_locations(struct decoder *d)
+{
+	const PbProfile *pb = d->pb;
+	struct pf_line *lines = NULL;
+	size_t alloc = 0;
+	int ret = 0;
+
+	d->locs = xcalloc(pb->n_location + 1, sizeof(*d->locs));
+	for (size_t i = 0; i < pb->n_location && !ret; i++) {
+		const PbLocation *pl = pb->location[i];
+		uint64_t mid = 0, id;
+
+		if (!pl->id) {
+			ret = error("invalid profile '%s': location with id 0", d->what);
+			break;
+		}
+		if (pl->mapping_id && !(mid = idmap_get(d->maps, d->nmaps, pl->mapping_id))) {
+			ret = error("invalid profile '%s': location %llu refers to missing mapping %llu",
+				    d->what, (unsigned long long)pl->id,
+				    (unsigned long long)pl->mapping_id);
+			break;
+		}
+		ALLOC_GROW(lines, pl->n_line, alloc);
+		for (size_t j = 0; j < pl->n_line; j++) {
+			const PbLine *ln = pl->line[j];
+			uint64_t fid = idmap_get(d->fns, d->nfns, ln->function_id);
+			if (!fid) {
+				ret = error("invalid profile '%s': location %llu refers to missing function %llu",
+					    d->what, (unsigned long long)pl->id,
+					    (unsigned long long)ln->function_id);
+				break;
+			}
+			lines[j] = (struct pf_line){ fid, ln->line, ln->column };
+		}
+		if (ret)
+			break;
+		id = profile_add_location(d->p, mid, pl->address, lines, pl->n_line);
+		d->p->locations[id - 1].is_folded = pl->is_folded;
+		d->locs[d->nlocs++] = (struct idpair){ pl->id, id };
+	}
+	free(lines);
+	if (!ret)
+		ret = sort_unique(d->locs, d->nlocs, "location", d->what);
+	return ret;
+}
+
+static int decode_samples(struct decoder *d)
+{
+	const PbProfile *pb = d->pb;
+	struct profile *p = d->p;
+	uint64_t *locs = NULL;
+	struct pf_label *labels = NULL;
+	int64_t *values = xcalloc(p->nr_sample_type + 1, sizeof(*values));
+	size_t alloc_locs = 0, alloc_labels = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < pb->n_sample && !ret; i++) {
+		const PbSample *ps = pb->sample[i];
+
+		if (ps->n_value != p->nr_sample_type) {
+			ret = error("invalid profile '%s': sample %zu has %zu values for %zu sample types",
+				    d->what, i, ps->n_value, p->nr_sample_type);
+			break;
+		}
+		ALLOC_GROW(locs, ps->n_location_id, alloc_locs);
+		for (size_t j = 0; j < ps->n_location_id; j++) {
+			locs[j] = idmap_get(d->locs, d->nlocs, ps->location_id[j]);
+			if (!locs[j]) {
+				ret = error("invalid profile '%s': sample %zu refers to missing location %llu",
+					    d->what, i, (unsigned long long)ps->location_id[j]);
+				break;
+			}
+		}
+		ALLOC_GROW(labels, ps->n_label, alloc_labels);
+		for (size_t j = 0; j < ps->n_label && !ret; j++) {
+			const PbLabel *pl = ps->label[j];
+			struct pf_label *l = &labels[j];
+			if ((l->key = dstr(d, pl->key)) < 0 || (l->str = dstr(d, pl->str)) < 0 ||
+			    (l->num_unit = dstr(d, pl->num_unit)) < 0)
+				ret = error("invalid profile '%s': sample %zu has a label naming a missing string",
+					    d->what, i);
+			l->num = pl->num;
+		}
+		if (ret)
+			break;
+		if (ps->n_value)
+			memcpy(values, ps->value, ps->n_value * sizeof(*values));
+		profile_add_sample(p, locs, ps->n_location_id, values, labels, ps->n_label);
+	}
+	free(locs);
+	free(labels);
+	free(values);
+	return ret;
+}
+
+static int decode_header(struct decoder *d)
+{
+	const PbProfile *pb = d->pb;
+	struct profile *p = d->p;
+
+	CHECK_STR(p->drop_frames, pb->drop_frames, "drop_frames");
+	CHECK_STR(p->keep_frames, pb->keep_frames, "keep_frames");
+	p->time_nanos = pb->time_nanos;
+	p->duration_nanos = pb->duration_nanos;
+	p->period = pb->period;
+	if (pb->period_type) {
+		CHECK_STR(p->period_type.type, pb->period_type->type, "period_type");
+		CHECK_STR(p->period_type.unit, pb->period_type->unit, "period_type");
+	}
+	CHECK_STR(p->default_sample_type, pb->default_sample_type, "default_sample_type");
+	for (size_t i = 0; i < pb->n_comment; i++) {
+		int64_t c;
+		CHECK_STR(c, pb->comment[i], "a comment");
+		ALLOC_GROW(p->comments, p->nr_comments + 1, p->alloc_comments);
+		p->comments[p->nr_comments++] = c;
+	}
+	return 0;
+}
+
+int pprof_decode(struct profile *p, const void *data, size_t len, const char *what)
+{
+	struct strbuf raw = STRBUF_INIT;
+	struct decoder d = { .p = p, .what = what };
+	PbProfile *pb = NULL;
+	int ret = -1;
+
+	if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
+		goto out;
+	pb = perftools__profiles__profile__unpack(NULL, raw.len, (const uint8_t *)raw.buf);
+	if (!pb) {
+		error("cannot read '%s': not a pprof profile (protobuf decoding failed)", what);
+		goto out;
+	}
+	d.pb = pb;
+	if (decode_tables(&d) || decode_locations(&d) || decode_samples(&d) ||
+	    decode_header(&d) || profile_validate(p))
+		goto out;
+	ret = 0;
+out:
+	if (pb)
+		perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(d.strmap);
+	free(d.maps);
+	free(d.fns);
+	free(d.locs);
+	strbuf_release(&raw);
+	if (ret) {
+		profile_release(p);
+		profile_init(p);
+	}
+	return ret;
+}
+
+int pprof_read_file(struct profile *p, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	if (read_file(&sb, path, PPROF_MAX_BYTES)) {
+		strbuf_release(&sb);
+		return -1;
+	}
+	ret = pprof_decode(p, sb.buf, sb.len, path);
+	strbuf_release(&sb);
+	return ret;
+}
+
+/* ---- encoding --------------------------------------------------------- */
+
+int pprof_encode(const struct profile *p, struct strbuf *out)
+{
+	PbProfile pb = PERFTOOLS__PROFILES__PROFILE__INIT;
+	PbValueType *vt = xcalloc(p->nr_sample_type + 1, sizeof(*vt));
+	PbValueType **vtp = xcalloc(p->nr_sample_type + 1, sizeof(*vtp));
+	PbValueType period_type = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	PbSample *smp = xcalloc(p->nr_samples + 1, sizeof(*smp));
+	PbSample **smpp = xcalloc(p->nr_samples + 1, sizeof(*smpp));
+	PbLabel *lab = xcalloc(p->nr_labels + 1, sizeof(*lab));
+	PbLabel **labp = xcalloc(p->nr_labels + 1, sizeof(*labp));
+	PbMapping *map = xcalloc(p->nr_mappings + 1, sizeof(*map));
+	PbMapping **mapp = xcalloc(p->nr_mappings + 1, sizeof(*mapp));
+	PbLocation *loc = xcalloc(p->nr_locations + 1, sizeof(*loc));
+	PbLocation **locp = xcalloc(p->nr_locations + 1, sizeof(*locp));
+	PbLine *line = xcalloc(p->nr_lines + 1, sizeof(*line));
+	PbLine **linep = xcalloc(p->nr_lines + 1, sizeof(*linep));
+	PbFunction *fn = xcalloc(p->nr_functions + 1, sizeof(*fn));
+	PbFunction **fnp = xcalloc(p->nr_functions + 1, sizeof(*fnp));
+	struct strbuf raw = STRBUF_INIT;
+	size_t packed;
+	int ret;
+
+	for (size_t i = 0; i < p->nr_sample_type; i++) {
+		perftools__profiles__value_type__init(&vt[i]);
+		vt[i].type = p->sample_type[i].type;
+		vt[i].unit = p->sample_type[i].unit;
+		vtp[i] = &vt[i];
+	}
+	pb.n_sample_type = p->nr_sample_type;
+	pb.sample_type = vtp;
+
+	for (size_t i = 0; i < p->nr_labels; i++) {
+		perftools__profiles__label__init(&lab[i]);
+		lab[i].key = p->labels[i].key;
+		lab[i].str = p->labels[i].str;
+		lab[i].num = p->labels[i].num;
+		lab[i].num_unit = p->labels[i].num_unit;
+		labp[i] = &lab[i];
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		perftools__profiles__sample__init(&smp[i]);
+		smp[i].n_location_id = s->nloc;
+		smp[i].location_id = p->sample_locs + s->loc_off;
+		smp[i].n_value = p->nr_sample_type;
+		smp[i].value = p->values + s->value_off;
+		smp[i].n_label = s->nlabel;
+		smp[i].label = labp + s->label_off;
+		smpp[i] = &smp[i];
+	}
+	pb.n_sample = p->nr_samples;
+	pb.sample = smpp;
+
+	for (size_t i = 0; i < p->nr_mappings; i++) {
+		const struct pf_mapping *m = &p->mappings[i];
+		perftools__profiles__mapping__init(&map[i]);
+		map[i].id = m->id;
+		map[i].memory_start = m->start;
+		map[i].memory_limit = m->limit;
+		map[i].file_offset = m->offset;
+		map[i].filename = m->filename;
+		map[i].build_id = m->build_id;
+		map[i].has_functions = m->has_functions;
+		map[i].has_filenames = m->has_filenames;
+		map[i].has_line_numbers = m->has_line_numbers;
+		map[i].has_inline_frames = m->has_inline_frames;
+		mapp[i] = &map[i];
+	}
+	pb.n_mapping = p->nr_mappings;
+	pb.mapping = mapp;
+
+	for (size_t i = 0; i < p->nr_lines; i++) {
+		perftools__profiles__line__init(&line[i]);
+		line[i].function_id = p->lines[i].function_id;
+		line[i].line = p->lines[i].line;
+		line[i].column = p->lines[i].column;
+		linep[i] = &line[i];
+	}
+	for (size_t i = 0; i < p->nr_locations; i++) {
+		const struct pf_location *l = &p->locations[i];
+		perftools__profiles__location__init(&loc[i]);
+		loc[i].id = l->id;
+		loc[i].mapping_id = l->mapping_id;
+		loc[i].address = l->address;
+		loc[i].n_line = l->nline;
+		loc[i].line = linep + l->line_off;
+		loc[i].is_folded = l->is_folded;
+		locp[i] = &loc[i];
+	}
+	pb.n_location = p->nr_locations;
+	pb.location = locp;
+
+	for (size_t i = 0; i < p->nr_functions; i++) {
+		const struct pf_function *f = &p->functions[i];
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = f->id;
+		fn[i].name = f->name;
+		fn[i].system_name = f->system_name;
+		fn[i].filename = f->filename;
+		fn[i].start_line = f->start_line;
+		fnp[i] = &fn[i];
+	}
+	pb.n_function = p->nr_functions;
+	pb.function = fnp;
+
+	pb.n_string_table = p->strings.nr;
+	pb.string_table = (char **)p->strings.str;
+	pb.drop_frames = p->drop_frames;
+	pb.keep_frames = p->keep_frames;
+	pb.time_nanos = p->time_nanos;
+	pb.duration_nanos = p->duration_nanos;
+	period_type.type = p->period_type.type;
+	period_type.unit = p->period_type.unit;
+	pb.period_type = &period_type;
+	pb.period = p->period;
+	pb.n_comment = p->nr_comments;
+	pb.comment = p->comments;
+	pb.default_sample_type = p->default_sample_type;
+
+	packed = perftools__profiles__profile__get_packed_size(&pb);
+	strbuf_grow(&raw, packed);
+	perftools__profiles__profile__pack(&pb, (uint8_t *)raw.buf);
+	strbuf_setlen(&raw, packed);
+	ret = gzip_bytes(out, raw.buf, raw.len);
+
+	strbuf_release(&raw);
+	free(vt); free(vtp); free(smp); free(smpp); free(lab); free(labp);
+	free(map); free(mapp); free(loc); free(locp); free(line); free(linep);
+	free(fn); free(fnp);
+	return ret;
+}
+
+int pprof_write_file(const struct profile *p, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	ret = pprof_encode(p, &sb);
+	if (!ret)
+		ret = write_file_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return ret;
+}

@@ -1,0 +1,486 @@
+/*
+ * profile.c: the in-memory profile (see profile.h): building with
+ * deduplication, frame expansion and validation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "profile.h"
+
+void profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	strtab_init(&p->strings);
+}
+
+void profile_release(struct profile *p)
+{
+	strtab_release(&p->strings);
+	free(p->sample_type);
+	free(p->samples);
+	free(p->sample_locs);
+	free(p->values);
+	free(p->labels);
+	free(p->mappings);
+	free(p->locations);
+	free(p->lines);
+	free(p->functions);
+	free(p->comments);
+	free(p->fn_index.slots);
+	free(p->loc_index.slots);
+	free(p->map_index.slots);
+	memset(p, 0, sizeof(*p));
+}
+
+/* ---- dedup index ---------------------------------------------------- */
+
+typedef bool (*index_eq_fn)(const struct profile *p, uint64_t id, const void *key);
+typedef uint64_t (*index_hash_fn)(const struct profile *p, uint64_t id);
+
+static void index_insert_slot(struct pf_index *ix, uint64_t hash, uint64_t id)
+{
+	size_t h = hash & (ix->nslots - 1);
+
+	while (ix->slots[h])
+		h = (h + 1) & (ix->nslots - 1);
+	ix->slots[h] = (hash & 0xffffffff00000000ull) | id;
+}
+
+static void index_grow(const struct profile *p, struct pf_index *ix, index_hash_fn hash)
+{
+	uint64_t *old = ix->slots;
+	size_t nold = ix->nslots;
+
+	ix->nslots = nold ? nold * 2 : 256;
+	ix->slots = xcalloc(ix->nslots, sizeof(*ix->slots));
+	for (size_t i = 0; i < nold; i++)
+		if (old[i]) {
+			uint64_t id = old[i] & 0xffffffffu;
+			index_insert_slot(ix, hash(p, id), id);
+		}
+	free(old);
+}
+
+/* The id of an element equal to key, or 0. */
+static uint64_t index_find(const struct profile *p, const struct pf_index *ix,
+			   uint64_t hash, index_eq_fn eq, const void *key)
+{
+	size_t h;
+
+	if (!ix->nslots)
+		return 0;
+	for (h = hash & (ix->nslots - 1); ix->slots[h]; h = (h + 1) & (ix->nslots - 1)) {
+		uint64_t slot = ix->slots[h];
+		if ((slot & 0xffffffff00000000ull) == (hash & 0xffffffff00000000ull) &&
+		    eq(p, slot & 0xffffffffu, key))
+			return slot & 0xffffffffu;
+	}
+	return 0;
+}
+
+static void index_add(struct profile *p, struct pf_index *ix, uint64_t hash,
+		      uint64_t id, index_hash_fn rehash)
+{
+	if (id > 0xffffffffu)
+		BUG("profile element id %llu too large", (unsigned long long)id);
+	if ((ix->nr + 1) * 2 > ix->nslots)
+		index_grow(p, ix, rehash);
+	index_insert_slot(ix, hash, id);
+	ix->nr++;
+}
+
+/* ---- sample types, comments ------------------------------------------ */
+
+void profile_add_sample_type(struct profile *p, const char *type, const char *unit)
+{
+	if (p->nr_samples)
+		BUG("sample types must be set before samples are added");
+	ALLOC_GROW(p->sample_type, p->nr_sample_type + 1, p->alloc_sample_type);
+	p->sample_type[p->nr_sample_type].type = profile_str(p, type);
+	p->sample_type[p->nr_sample_type].unit = profile_str(p, unit);
+	p->nr_sample_type++;
+}
+
+int profile_find_sample_type(const struct profile *p, const char *type)
+{
+	for (size_t i = 0; i < p->nr_sample_type; i++)
+		if (!strcmp(profile_string(p, p->sample_type[i].type), type))
+			return (int)i;
+	return -1;
+}
+
+void profile_add_comment(struct profile *p, const char *comment)
+{
+	ALLOC_GROW(p->comments, p->nr_comments + 1, p->alloc_comments);
+	p->comments[p->nr_comments++] = profile_str(p, comment);
+}
+
+/* ---- mappings --------------------------------------------------------- */
+
+static uint64_t mapping_hash(const struct pf_mapping *m)
+{
+	uint64_t h = HASH_SEED;
+
+	h = hash_u64(h, m->start);
+	h = hash_u64(h, m->limit);
+	h = hash_u64(h, m->offset);
+	h = hash_u64(h, (uint64_t)m->filename);
+	return hash_u64(h, (uint64_t)m->build_id);
+}
+
+static uint64_t mapping_hash_id(const struct profile *p, uint64_t id)
+{
+	return mapping_hash(&p->mappings[id - 1]);
+}
+
+static bool mapping_eq(const struct profile *p, uint64_t id, const void *key)
+{
+	const struct pf_mapping *a = &p->mappings[id - 1], *b = key;
+
+	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
+	       a->filename == b->filename && a->build_id == b->build_id;
+}
+
+uint64_t profile_add_mapping_idx(struct profile *p, const struct pf_mapping *key)
+{
+	uint64_t h = mapping_hash(key), id;
+	struct pf_mapping *m;
+
+	id = index_find(p, &p->map_index, h, mapping_eq, key);
+	if (id)
+		return id;
+	ALLOC_GROW(p->mappings, p->nr_mappings + 1, p->alloc_mappings);
+	m = &p->mappings[p->nr_mappings];
+	*m = *key;
+	m->id = ++p->nr_mappings;
+	index_add(p, &p->map_index, h, m->id, mapping_hash_id);
+	return m->id;
+}
+
+uint64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit,
+			     uint64_t offset, const char *filename, const char *build_id)
+{
+	struct pf_mapping m = {
+		.start = start, .limit = limit, .offset = offset,
+		.filename = profile_str(p, filename),
+		.build_id = profile_str(p, build_id),
+	};
+
+	return profile_add_mapping_idx(p, &m);
+}
+
+/* ---- functions -------------------------------------------------------- */
+
+static uint64_t function_hash(const struct pf_function *f)
+{
+	uint64_t h = HASH_SEED;
+
+	h = hash_u64(h, (uint64_t)f->name);
+	h = hash_u64(h, (uint64_t)f->system_name);
+	h = hash_u64(h, (uint64_t)f->filename);
+	return hash_u64(h, (uint64_t)f->start_line);
+}
+
+static uint64_t function_hash_id(const struct profile *p, uint64_t id)
+{
+	return function_hash(&p->functions[id - 1]);
+}
+
+static bool function_eq(const struct profile *p, uint64_t id, const void *key)
+{
+	const struct pf_function *a = &p->functions[id - 1], *b = key;
+
+	return a->name == b->name && a->system_name == b->system_name &&
+	       a->filename == b->filename && a->start_line == b->start_line;
+}
+
+uint64_t profile_add_function(struct profile *p, const char *name,
+			      const char *system_name, const char *filename,
+			      int64_t start_line)
+{
+	return profile_add_function_idx(p, profile_str(p, name),
+					profile_str(p, system_name ? system_name : name),
+					profile_str(p, filename), start_line);
+}
+
+uint64_t profile_add_function_idx(struct profile *p, int64_t name, int64_t system_name,
+				  int64_t filename, int64_t start_line)
+{
+	struct pf_function f = {
+		.name = name, .system_name = system_name,
+		.filename = filename, .start_line = start_line,
+	};
+	uint64_t h = function_hash(&f), id;
+
+	id = index_find(p, &p->fn_index, h, function_eq, &f);
+	if (id)
+		return id;
+	ALLOC_GROW(p->functions, p->nr_functions + 1, p->alloc_functions);
+	f.id = ++p->nr_functions;
+	p->functions[f.id - 1] = f;
+	index_add(p, &p->fn_index, h, f.id, function_hash_id);
+	return f.id;
+}
+
+/* ---- locations -------------------------------------------------------- */
+
+struct loc_key {
+	uint64_t mapping_id, address;
+	const struct pf_line *lines;
+	size_t nline;
+};
+
+static uint64_t location_hash(uint64_t mapping_id, uint64_t address,
+			      const struct pf_line *lines, size_t nline)
+{
+	uint64_t h = hash_u64(hash_u64(HASH_SEED, mapping_id), address);
+
+	for (size_t i = 0; i < nline; i++) {
+		h = hash_u64(h, lines[i].function_id);
+		h = hash_u64(h, (uint64_t)lines[i].line);
+	}
+	return h;
+}
+
+static uint64_t location_hash_id(const struct profile *p, uint64_t id)
+{
+	const struct pf_location *l = &p->locations[id - 1];
+
+	return location_hash(l->mapping_id, l->address, p->lines + l->line_off, l->nline);
+}
+
+static bool location_eq(const struct profile *p, uint64_t id, const void *key)
+{
+	const struct pf_location *a = &p->locations[id - 1];
+	const struct loc_key *b = key;
+	const struct pf_line *la = p->lines + a->line_off;
+
+	if (a->mapping_id != b->mapping_id || a->address != b->address || a->nline != b->nline)
+		return false;
+	for (size_t i = 0; i < b->nline; i++)
+		if (la[i].function_id != b->lines[i].function_id ||
+		    la[i].line != b->lines[i].line || la[i].column != b->lines[i].column)
+			return false;
+	return true;
+}
+
+uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
+			      const struct pf_line *lines, size_t nline)
+{
+	struct loc_key key = { mapping_id, address, lines, nline };
+	uint64_t h = location_hash(mapping_id, address, lines, nline), id;
+	struct pf_location *l;
+
+	id = index_find(p, &p->loc_index, h, location_eq, &key);
+	if (id)
+		return id;
+	ALLOC_GROW(p->lines, p->nr_lines + nline, p->alloc_lines);
+	if (nline)
+		memcpy(p->lines + p->nr_lines, lines, nline * sizeof(*lines));
+	ALLOC_GROW(p->locations, p->nr_locations + 1, p->alloc_locations);
+	l = &p->locations[p->nr_locations];
+	memset(l, 0, sizeof(*l));
+	l->id = ++p->nr_locations;
+	l->mapping_id = mapping_id;
+	l->address = address;
+	l->line_off = p->nr_lines;
+	l->nline = (uint32_t)nline;
+	p->nr_lines += nline;
+	index_add(p, &p->loc_index, h, l->id, location_hash_id);
+	return l->id;
+}
+
+/* ---- samples ---------------------------------------------------------- */
+
+void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,
+			const int64_t *values, const struct pf_label *labels,
+			size_t nlabel)
+{
+	struct pf_sample *s;
+
+	ALLOC_GROW(p->samples, p->nr_samples + 1, p->alloc_samples);
+	s = &p->samples[p->nr_samples++];
+	s->loc_off = p->nr_sample_locs;
+	s->nloc = (uint32_t)nloc;
+	ALLOC_GROW(p->sample_locs, p->nr_sample_locs + nloc, p->alloc_sample_locs);
+	if (nloc)
+		memcpy(p->sample_locs + p->nr_sample_locs, locs, nloc * sizeof(*locs));
+	p->nr_sample_locs += nloc;
+
+	s->value_off = p->nr_values;
+	ALLOC_GROW(p->values, p->nr_values + p->nr_sample_type, p->alloc_values);
+	if (p->nr_sample_type)
+		memcpy(p->values + p->nr_values, values, p->nr_sample_type * sizeof(*values));
+	p->nr_values += p->nr_sample_type;
+
+	s->label_off = p->nr_labels;
+	s->nlabel = (uint32_t)nlabel;
+	ALLOC_GROW(p->labels, p->nr_labels + nlabel, p->alloc_labels);
+	if (nlabel)
+		memcpy(p->labels + p->nr_labels, labels, nlabel * sizeof(*labels));
+	p->nr_labels += nlabel;
+}
+
+const char *profile_sample_label(const struct profile *p, const struct pf_sample *s,
+				 const char *key)
+{
+	for (uint32_t i = 0; i < s->nlabel; i++) {
+		const struct pf_label *l = &p->labels[s->label_off + i];
+		if (!strcmp(profile_string(p, l->key), key))
+			return l->str ? profile_string(p, l->str) : NULL;
+	}
+	return NULL;
+}
+
+/* ---- access ----------------------------------------------------------- */
+
+const struct pf_mapping *profile_mapping(const struct profile *p, uint64_t id)
+{
+	return id && id <= p->nr_mappings ? &p->mappings[id - 1] : NULL;
+}
+
+const struct pf_location *profile_location(const struct profile *p, uint64_t id)
+{
+	return id && id <= p->nr_locations ? &p->locations[id - 1] : NULL;
+}
+
+const struct pf_function *profile_function(const struct profile *p, uint64_t id)
+{
+	return id && id <= p->nr_functions ? &p->functions[id - 1] : NULL;
+}
+
+size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
+			     struct pf_frame **frames, size_t *alloc)
+{
+	const uint64_t *locs = profile_sample_locs(p, s);
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < s->nloc; i++) {
+		const struct pf_location *l = profile_location(p, locs[i]);
+		const struct pf_mapping *m;
+
+		if (!l)
+			continue;
+		m = profile_mapping(p, l->mapping_id);
+		ALLOC_GROW(*frames, n + (l->nline ? l->nline : 1), *alloc);
+		if (!l->nline) {
+			(*frames)[n++] = (struct pf_frame){ l, m, NULL, 0, false };
+			continue;
+		}
+		for (uint32_t j = 0; j < l->nline; j++) {
+			const struct pf_line *ln = &p->lines[l->line_off + j];
+			(*frames)[n++] = (struct pf_frame){
+				l, m, profile_function(p, ln->function_id), ln->line,
+				j + 1 < l->nline,
+			};
+		}
+	}
+	return n;
+}
+
+const char *frame_name(const struct profile *p, const struct pf_frame *f)
+{
+	const char *name = f->fn ? profile_string(p, f->fn->name) : "";
+
+	if (!*name && f->fn)
+		name = profile_string(p, f->fn->system_name);
+	return *name ? name : "[unknown]";
+}
+
+const char *frame_file(const struct profile *p, const struct pf_frame *f)
+{
+	return f->fn ? profile_string(p, f->fn->filename) : "";
+}
+
+const char *frame_dso(const struct profile *p, const struct pf_frame *f)
+{
+	const char *file, *slash;
+
+	if (!f->mapping)
+		return "[unknown]";
+	file = profile_string(p, f->mapping->filename);
+	if (!*file)
+		return "[unknown]";
+	slash = strrchr(file, '/');
+	return slash && slash[1] ? slash + 1 : file;
+}
+
+bool frame_is_kernel(const struct profile *p, const struct pf_frame *f)
+{
+	const char *file;
+
+	if (!f->mapping)
+		return false;
+	file = profile_string(p, f->mapping->filename);
+	return !strncmp(file, "[kernel", 7) || !strcmp(file, "[vmlinux]");
+}
+
+/* ---- validation ------------------------------------------------------- */
+
+static bool str_ok(const struct profile *p, int64_t i)
+{
+	return i >= 0 && (size_t)i < p->strings.nr;
+}
+
+int profile_validate(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_sample_type; i++)
+		if (!str_ok(p, p->sample_type[i].type) || !str_ok(p, p->sample_type[i].unit))
+			return error("invalid profile: sample type %zu names a missing string", i);
+	for (size_t i = 0; i < p->nr_mappings; i++) {
+		const struct pf_mapping *m = &p->mappings[i];
+		if (m->id != i + 1)
+			BUG("mapping ids not dense");
+		if (!str_ok(p, m->filename) || !str_ok(p, m->build_id))
+			return error("invalid profile: mapping %zu names a missing string", i + 1);
+	}
+	for (size_t i = 0; i < p->nr_functions; i++) {
+		const struct pf_function *f = &p->functions[i];
+		if (!str_ok(p, f->name) || !str_ok(p, f->system_name) || !str_ok(p, f->filename))
+			return error("invalid profile: function %zu names a missing string", i + 1);
+	}
+	for (size_t i = 0; i < p->nr_locations; i++) {
+		const struct pf_location *l = &p->locations[i];
+		if (l->mapping_id && !profile_mapping(p, l->mapping_id))
+			return error("invalid profile: location %zu has unknown mapping %llu",
+				     i + 1, (unsigned long long)l->mapping_id);
+		if (l->line_off + l->nline > p->nr_lines)
+			BUG("location lines out of range");
+		for (uint32_t j = 0; j < l->nline; j++)
+			if (!profile_function(p, p->lines[l->line_off + j].function_id))
+				return error("invalid profile: location %zu has unknown function %llu",
+					     i + 1, (unsigned long long)p->lines[l->line_off + j].function_id);
+	}
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		const uint64_t *locs = profile_sample_locs(p, s);
+		for (uint32_t j = 0; j < s->nloc; j++)
+			if (!profile_location(p, locs[j]))
+				return error("invalid profile: sample %zu has unknown location %llu",
+					     i, (unsigned long long)locs[j]);
+		for (uint32_t j = 0; j < s->nlabel; j++) {
+			const struct pf_label *l = &p->labels[s->label_off + j];
+			if (!str_ok(p, l->key) || !str_ok(p, l->str) || !str_ok(p, l->num_unit))
+				return error("invalid profile: sample %zu has a label naming a missing string", i);
+		}
+	}
+	if (!str_ok(p, p->period_type.type) || !str_ok(p, p->period_type.unit) ||
+	    !str_ok(p, p->drop_frames) || !str_ok(p, p->keep_frames))
+		return error("invalid profile: header names a missing string");
+	for (size_t i = 0; i < p->nr_comments; i++)
+		if (!str_ok(p, p->comments[i]))
+			return error("invalid profile: comment names a missing string");
+	return 0;
+}
+
+int64_t profile_total(const struct profile *p, int idx)
+{
+	int64_t sum = 0;
+
+	if (idx < 0 || (size_t)idx >= p->nr_sample_type)
+		return 0;
+	for (size_t i = 0; i < p->nr_samples; i++)
+		sum = sat_add(sum, p->values[p->samples[i].value_off + (size_t)idx]);
+	return sum;
+}

@@ -1,0 +1,193 @@
+/*
+ * profile.h: the one in-memory profile model, pprof's. Every command that
+ * reads or writes profiles goes through it. A struct profile owns all of its
+ * arrays and its string table; the pointers the accessors return stay valid
+ * until the next add to the same array or profile_release().
+ *
+ * Ids are dense: functions[i].id == i + 1, and so for locations and mappings.
+ * Readers of foreign profiles remap ids to keep this true.
+ */
+#ifndef HOTLOOP_PROFILE_H
+#define HOTLOOP_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intern.h"
+
+struct strbuf;
+
+struct pf_value_type {
+	int64_t type, unit;	/* string indexes */
+};
+
+struct pf_label {
+	int64_t key, str, num, num_unit;	/* key, str, num_unit: string indexes */
+};
+
+struct pf_sample {
+	size_t loc_off;		/* location ids at p->sample_locs[loc_off..], leaf first */
+	uint32_t nloc;
+	uint32_t nlabel;
+	size_t label_off;	/* p->labels[label_off..] */
+	size_t value_off;	/* p->nr_sample_type values at p->values[value_off..] */
+};
+
+struct pf_mapping {
+	uint64_t id, start, limit, offset;
+	int64_t filename, build_id;
+	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
+};
+
+struct pf_line {
+	uint64_t function_id;
+	int64_t line, column;
+};
+
+struct pf_location {
+	uint64_t id, mapping_id, address;
+	size_t line_off;	/* p->lines[line_off..], innermost (inlined) first */
+	uint32_t nline;
+	bool is_folded;
+};
+
+struct pf_function {
+	uint64_t id;
+	int64_t name, system_name, filename, start_line;
+};
+
+/* Open-addressing index from a hash to an element id (profile.c). */
+struct pf_index {
+	uint64_t *slots;	/* (hash & ~0xffffffff) | id, 0 = empty */
+	size_t nslots, nr;
+};
+
+struct profile {
+	struct strtab strings;
+
+	struct pf_value_type *sample_type;
+	size_t nr_sample_type, alloc_sample_type;
+	struct pf_sample *samples;
+	size_t nr_samples, alloc_samples;
+	uint64_t *sample_locs;
+	size_t nr_sample_locs, alloc_sample_locs;
+	int64_t *values;
+	size_t nr_values, alloc_values;
+	struct pf_label *labels;
+	size_t nr_labels, alloc_labels;
+
+	struct pf_mapping *mappings;
+	size_t nr_mappings, alloc_mappings;
+	struct pf_location *locations;
+	size_t nr_locations, alloc_locations;
+	struct pf_line *lines;
+	size_t nr_lines, alloc_lines;
+	struct pf_function *functions;
+	size_t nr_functions, alloc_functions;
+
+	int64_t *comments;
+	size_t nr_comments, alloc_comments;
+	int64_t drop_frames, keep_frames;
+	int64_t time_nanos, duration_nanos;
+	struct pf_value_type period_type;
+	int64_t period;
+	int64_t default_sample_type;
+
+	struct pf_index fn_index, loc_index, map_index;
+};
+
+void profile_init(struct profile *p);
+void profile_release(struct profile *p);
+
+static inline int64_t profile_str(struct profile *p, const char *s)
+{
+	return strtab_intern_str(&p->strings, s);
+}
+
+static inline const char *profile_string(const struct profile *p, int64_t i)
+{
+	return strtab_get(&p->strings, i);
+}
+
+void profile_add_sample_type(struct profile *p, const char *type, const char *unit);
+/* Index of the sample type named 'type', or -1. */
+int profile_find_sample_type(const struct profile *p, const char *type);
+
+/* The add functions deduplicate: adding an equal element returns its id. */
+uint64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit,
+			     uint64_t offset, const char *filename, const char *build_id);
+uint64_t profile_add_function(struct profile *p, const char *name,
+			      const char *system_name, const char *filename,
+			      int64_t start_line);
+uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
+			      const struct pf_line *lines, size_t nline);
+/* values: p->nr_sample_type of them. */
+void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,
+			const int64_t *values, const struct pf_label *labels,
+			size_t nlabel);
+void profile_add_comment(struct profile *p, const char *comment);
+
+/* The same, with strings given as indexes into p's string table. */
+uint64_t profile_add_mapping_idx(struct profile *p, const struct pf_mapping *m);
+uint64_t profile_add_function_idx(struct profile *p, int64_t name, int64_t system_name,
+				  int64_t filename, int64_t start_line);
+
+/* Accessors by id: NULL for 0 or an id out of range. */
+const struct pf_mapping *profile_mapping(const struct profile *p, uint64_t id);
+const struct pf_location *profile_location(const struct profile *p, uint64_t id);
+const struct pf_function *profile_function(const struct profile *p, uint64_t id);
+
+static inline const uint64_t *profile_sample_locs(const struct profile *p,
+						  const struct pf_sample *s)
+{
+	return p->sample_locs + s->loc_off;
+}
+
+static inline const int64_t *profile_sample_values(const struct profile *p,
+						   const struct pf_sample *s)
+{
+	return p->values + s->value_off;
+}
+
+/* The string value of label 'key' on sample s, or NULL. */
+const char *profile_sample_label(const struct profile *p, const struct pf_sample *s,
+				 const char *key);
+
+/*
+ * One frame of a stack: a location's line, or the bare location when it has
+ * no lines. Frames come leaf first; inlined frames precede the frame of the
+ * function they were inlined into.
+ */
+struct pf_frame {
+	const struct pf_location *loc;
+	const struct pf_mapping *mapping;	/* NULL when unknown */
+	const struct pf_function *fn;		/* NULL when not symbolized */
+	int64_t line;
+	bool inlined;
+};
+
+/* Expand sample s into frames; *frames grows as needed. Returns the count. */
+size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
+			     struct pf_frame **frames, size_t *alloc);
+
+/* A frame's function name, "[unknown]" when there is none. */
+const char *frame_name(const struct profile *p, const struct pf_frame *f);
+/* A frame's source file, "" when unknown. */
+const char *frame_file(const struct profile *p, const struct pf_frame *f);
+/* Basename of the frame's mapping file ("[unknown]" when none). */
+const char *frame_dso(const struct profile *p, const struct pf_frame *f);
+/* True for kernel frames (mapping "[kernel.kallsyms]" and friends). */
+bool frame_is_kernel(const struct profile *p, const struct pf_frame *f);
+
+/*
+ * Check every reference (ids, string indexes, value counts); on failure
+ * report what is wrong and return -1. Readers call it before handing out a
+ * profile.
+ */
+int profile_validate(const struct profile *p);
+
+/* Sum of sample type 'idx' over all samples. */
+int64_t profile_total(const struct profile *p, int idx);
+
+#endif

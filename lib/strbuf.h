@@ -1,0 +1,39 @@
+/*
+ * strbuf.h: a growable, always NUL-terminated byte buffer. A struct strbuf
+ * owns its buf; strbuf_detach() hands it to the caller. buf is never NULL,
+ * so a STRBUF_INIT buffer can be printed and released without checks.
+ */
+#ifndef HOTLOOP_STRBUF_H
+#define HOTLOOP_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include "util.h"
+
+struct strbuf {
+	size_t alloc;
+	size_t len;
+	char *buf;
+};
+
+extern char strbuf_slopbuf[];
+#define STRBUF_INIT { 0, 0, strbuf_slopbuf }
+
+void strbuf_init(struct strbuf *sb, size_t hint);
+void strbuf_release(struct strbuf *sb);
+char *strbuf_detach(struct strbuf *sb, size_t *len);
+void strbuf_grow(struct strbuf *sb, size_t extra);
+void strbuf_setlen(struct strbuf *sb, size_t len);
+#define strbuf_reset(sb) strbuf_setlen((sb), 0)
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addchars(struct strbuf *sb, int c, size_t n);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Append 's' with XML/HTML special characters escaped. */
+void strbuf_addstr_xml(struct strbuf *sb, const char *s);
+void strbuf_rtrim(struct strbuf *sb);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * symbolize.h: addresses to function names, source lines and inline chains
+ * (elfutils libdw/libelf). A struct symbolizer owns a cache of struct sym_dso,
+ * one per ELF file (or the kernel); every string it hands out stays valid
+ * until symbolizer_free().
+ *
+ * Fast by construction: each DSO's symbol table is read once and sorted;
+ * line tables and inline ranges are read once per compilation unit, on first
+ * use; lookups are binary searches. Never one dwfl_module_addrinfo() or
+ * dwarf_getscopes() per address.
+ */
+#ifndef HOTLOOP_SYMBOLIZE_H
+#define HOTLOOP_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbolizer;
+struct sym_dso;
+
+struct sym_frame {
+	const char *name;		/* demangled name; never NULL */
+	const char *system_name;	/* linkage (mangled) name; never NULL */
+	const char *file;		/* source file, "" when unknown */
+	int line;			/* source line, 0 when unknown */
+	int start_line;			/* line of the function's declaration, 0 when unknown */
+	bool inlined;			/* this frame was inlined into the next one */
+};
+
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * The DSO for an ELF file, opened on first use and cached by path. When
+ * build_id (hex) is given and the file's build id differs, or the file is
+ * missing or not ELF, a warning is printed once and the DSO resolves
+ * nothing (lookups return 0 frames): never NULL.
+ * Separate debug info is found by build id (/usr/lib/debug/.build-id) and
+ * by .gnu_debuglink.
+ */
+struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path,
+			       const char *build_id);
+/* The running kernel, symbolized from /proc/kallsyms. */
+struct sym_dso *symbolizer_kernel(struct symbolizer *s);
+
+/*
+ * Resolve one address. For an ELF DSO 'addr' is a file offset (runtime
+ * address - mapping start + mapping file offset); for the kernel it is the
+ * runtime address. Writes up to 'max' frames, innermost (inlined) first,
+ * the last being the function that contains the address; returns the count
+ * (0 when the address is unknown).
+ */
+int sym_lookup(struct sym_dso *d, uint64_t addr, struct sym_frame *frames, int max);
+
+/* The build id of the DSO's file as hex, "" when it has none. */
+const char *sym_dso_build_id(struct sym_dso *d);
+/* Path of the file the DSO was opened from. */
+const char *sym_dso_path(struct sym_dso *d);
+
+/* Demangle C++ and Rust names; returns 'name' itself when not mangled. */
+const char *sym_demangle(struct symbolizer *s, const char *name);
+
+#endif

@@ -1,0 +1,215 @@
+/*
+ * util.c: allocation wrappers, the error reporter, atomic file writes.
+ * Out of memory is not an error hotloop can recover from: it aborts.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "strbuf.h"
+
+static _Noreturn void oom(size_t n)
+{
+	fprintf(stderr, "hotloop: out of memory (allocating %zu bytes)\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
+	if (!p)
+		oom(nmemb * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	size_t len = strnlen(s, n);
+	char *p = xmalloc(len + 1);
+	memcpy(p, s, len);
+	p[len] = '\0';
+	return p;
+}
+
+char *xstrfmt(const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	return strbuf_detach(&sb, NULL);
+}
+
+static char last_msg[1024];
+
+static void default_report(const char *prefix, const char *msg)
+{
+	fprintf(stderr, "%s%s\n", prefix, msg);
+}
+
+static report_fn error_routine = default_report;
+static report_fn warn_routine = default_report;
+
+void set_error_routine(report_fn fn)
+{
+	error_routine = fn ? fn : default_report;
+}
+
+void set_warn_routine(report_fn fn)
+{
+	warn_routine = fn ? fn : default_report;
+}
+
+const char *last_error(void)
+{
+	return last_msg;
+}
+
+int hl_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	va_end(ap);
+	error_routine("hotloop: ", last_msg);
+	return -1;
+}
+
+void hl_warning(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	warn_routine("hotloop: warning: ", msg);
+}
+
+void hl_bug(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "hotloop: BUG: %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int write_file_atomic(const char *path, const void *buf, size_t len)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	const char *p = buf;
+	int fd, ret = -1;
+
+	strbuf_addf(&tmp, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp.buf);
+	if (fd < 0) {
+		error("cannot create '%s': %s", tmp.buf, strerror(errno));
+		goto out_free;
+	}
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error("cannot write '%s': %s", path, strerror(errno));
+			goto out_unlink;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (fsync(fd) < 0 && errno != EINVAL) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		goto out_unlink;
+	}
+	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
+		fd = -1;
+		error("cannot write '%s': %s", path, strerror(errno));
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp.buf, path) < 0) {
+		error("cannot rename '%s' to '%s': %s", tmp.buf, path, strerror(errno));
+		goto out_unlink;
+	}
+	ret = 0;
+	goto out_free;
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp.buf);
+out_free:
+	strbuf_release(&tmp);
+	return ret;
+}
+
+int read_file(struct strbuf *sb, const char *path, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = 0;
+
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	for (;;) {
+		ssize_t n;
+
+		strbuf_grow(sb, 65536);
+		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			ret = error("cannot read '%s': %s", path, strerror(errno));
+			break;
+		}
+		if (n == 0)
+			break;
+		strbuf_setlen(sb, sb->len + (size_t)n);
+		if (sb->len > cap) {
+			ret = error("cannot read '%s': larger than %zu bytes", path, cap);
+			break;
+		}
+	}
+	close(fd);
+	return ret;
+}

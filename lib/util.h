@@ -1,0 +1,92 @@
+/*
+ * util.h: what every file in lib/ and src/ needs: checked allocation, the
+ * pluggable error reporter, warnings, BUG() for broken invariants and the
+ * exit codes. Include it first; it pulls in banned.h.
+ */
+#ifndef HOTLOOP_UTIL_H
+#define HOTLOOP_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The one set of exit codes (design.md, "Commands"). */
+enum hl_exit {
+	HL_EXIT_OK = 0,
+	HL_EXIT_FAILURE = 1,
+	HL_EXIT_USAGE = 2,
+	HL_EXIT_NOT_PERMITTED = 3,
+	HL_EXIT_REJECT = 4,
+	HL_EXIT_NOT_EXECUTABLE = 126,
+	HL_EXIT_NOT_FOUND = 127,
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define ATTR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xstrfmt(const char *fmt, ...) ATTR_PRINTF(1, 2);
+
+/*
+ * Grow array 'x' (with 'alloc' slots) to hold at least 'nr' elements.
+ * Growth is geometric so appending n elements costs O(n).
+ */
+#define ALLOC_GROW(x, nr, alloc) do { \
+		if ((size_t)(nr) > (alloc)) { \
+			size_t alloc_grow_n_ = (alloc) < 16 ? 16 : (alloc) * 2; \
+			if (alloc_grow_n_ < (size_t)(nr)) \
+				alloc_grow_n_ = (nr); \
+			(x) = xrealloc((x), alloc_grow_n_ * sizeof(*(x))); \
+			(alloc) = alloc_grow_n_; \
+		} \
+	} while (0)
+
+/*
+ * Errors. error() reports "hotloop: <msg>" through the current routine and
+ * returns -1, so library code can write `return error("...")`. serve and mcp
+ * install their own routine to turn messages into responses.
+ */
+typedef void (*report_fn)(const char *prefix, const char *msg);
+void set_error_routine(report_fn fn);
+void set_warn_routine(report_fn fn);
+int hl_error(const char *fmt, ...) ATTR_PRINTF(1, 2);
+void hl_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
+#define error(...) hl_error(__VA_ARGS__)
+#define warning(...) hl_warning(__VA_ARGS__)
+
+/* The last message error() produced (for --json error documents). */
+const char *last_error(void);
+
+_Noreturn void hl_bug(const char *file, int line, const char *fmt, ...) ATTR_PRINTF(3, 4);
+#define BUG(...) hl_bug(__FILE__, __LINE__, __VA_ARGS__)
+
+/* a + b, clamped to the int64 range: values in profiles come from outside. */
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+/* Monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+/*
+ * Write 'len' bytes to 'path' atomically: a temp file in the same directory,
+ * fsync, rename. A killed writer never leaves a partial file under 'path'.
+ */
+int write_file_atomic(const char *path, const void *buf, size_t len);
+
+/* Read a whole file (at most 'cap' bytes, else an error). */
+struct strbuf;
+int read_file(struct strbuf *sb, const char *path, size_t cap);
+
+#include "banned.h"
+#endif

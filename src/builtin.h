@@ -1,0 +1,31 @@
+/*
+ * builtin.h: the subcommands. Each lives in src/cmd-<name>.c, exports
+ * cmd_<name>() and its usage text, and returns an exit code (enum hl_exit).
+ * main.c holds the table that joins them.
+ */
+#ifndef HOTLOOP_BUILTIN_H
+#define HOTLOOP_BUILTIN_H
+
+#include "util.h"
+
+#define DECLARE_CMD(name) \
+	int cmd_##name(int argc, char **argv); \
+	extern const char usage_##name[]
+
+DECLARE_CMD(record);
+DECLARE_CMD(report);
+DECLARE_CMD(flame);
+DECLARE_CMD(convert);
+DECLARE_CMD(doctor);
+
+/* Parse a non-negative integer option value; -1 with an error when invalid. */
+long parse_count(const char *opt, const char *arg, long min, long max);
+
+/* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */
+int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
+
+/* Print JSON 'doc' to stdout (indented) and free it. */
+struct json_t;
+void print_json(struct json_t *doc);
+
+#endif

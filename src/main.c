@@ -1,0 +1,210 @@
+/*
+ * main.c: the hub from which hotloop's subcommands are started. It owns the
+ * command table, global options (--help, --version), the --json error
+ * convention, and the exit policy: stdout is flushed and checked after every
+ * command, so `hotloop report > /full/disk` cannot exit 0.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "builtin.h"
+#include "strbuf.h"
+
+#define CMD_JSON 0x1	/* takes --json: errors become {"error": ...} on stdout */
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	unsigned flags;
+	const char *summary;
+	const char *usage;
+};
+
+static const struct cmd commands[] = {
+	{ "record",  cmd_record,  0,        "sample CPU stacks of a command or process", usage_record },
+	{ "report",  cmd_report,  CMD_JSON, "rank where the time went",                  usage_report },
+	{ "flame",   cmd_flame,   0,        "draw an interactive SVG flame graph",        usage_flame },
+	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
+	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
+};
+
+static const struct cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: hotloop [--version] [--help] <command> [<args>]\n\ncommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'hotloop help <command>' or 'hotloop <command> --help' for its options\n");
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
+
+	if (lb >= ARRAY_SIZE(prev))
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+	}
+	return prev[lb];
+}
+
+static int unknown_command(const char *name)
+{
+	const struct cmd *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		size_t d = edit_distance(name, commands[i].name);
+		if (d < best_d) {
+			best_d = d;
+			best = &commands[i];
+		}
+	}
+	error("'%s' is not a hotloop command", name);
+	if (best && best_d <= 2)
+		fprintf(stderr, "\nthe most similar command is\n\t%s\n", best->name);
+	return HL_EXIT_USAGE;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct cmd *c;
+
+	if (argc < 2) {
+		print_usage(stdout);
+		return HL_EXIT_OK;
+	}
+	c = find_cmd(argv[1]);
+	if (!c)
+		return unknown_command(argv[1]);
+	fputs(c->usage, stdout);
+	return HL_EXIT_OK;
+}
+
+long parse_count(const char *opt, const char *arg, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		error("invalid value '%s' for %s: expected a whole number from %ld to %ld",
+		      arg, opt, min, max);
+		return -1;
+	}
+	return v;
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	const struct cmd *c = find_cmd(cmd);
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	error("%s", msg);
+	if (c)
+		fprintf(stderr, "\n%s", c->usage);
+	return HL_EXIT_USAGE;
+}
+
+void print_json(struct json_t *doc)
+{
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	fputc('\n', stdout);
+	json_decref(doc);
+}
+
+static bool wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--json"))
+			return true;
+	}
+	return false;
+}
+
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			break;
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	}
+	return false;
+}
+
+/* Flush stdout and fail loudly if anything written was lost. */
+static int finish_output(int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		error("cannot write output: %s", strerror(errno ? errno : EIO));
+		return status ? status : HL_EXIT_FAILURE;
+	}
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	int status;
+
+	if (argc < 2) {
+		print_usage(stderr);
+		return HL_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("hotloop %s\n", HOTLOOP_VERSION);
+		return finish_output(HL_EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return finish_output(cmd_help(1, argv));
+	if (!strcmp(argv[1], "help"))
+		return finish_output(cmd_help(argc - 1, argv + 1));
+	if (argv[1][0] == '-') {
+		error("unknown option '%s'", argv[1]);
+		print_usage(stderr);
+		return HL_EXIT_USAGE;
+	}
+
+	c = find_cmd(argv[1]);
+	if (!c)
+		return unknown_command(argv[1]);
+	if (wants_help(argc - 1, argv + 1)) {
+		fputs(c->usage, stdout);
+		return finish_output(HL_EXIT_OK);
+	}
+	status = c->fn(argc - 1, argv + 1);
+	if (status && (c->flags & CMD_JSON) && wants_json(argc - 1, argv + 1) && *last_error()) {
+		json_t *doc = json_object();
+		json_object_set_new(doc, "error", json_string(last_error()));
+		print_json(doc);
+	}
+	return finish_output(status);
+}

@@ -1,0 +1,102 @@
+# test-lib.sh: the small harness every tests/e2e/tNNNN-*.sh script sources.
+#
+#   test_expect_success 'title' 'commands'   run commands; they must succeed
+#   test_expect_code N 'title' 'cmds'         the commands must exit with N
+#   test_when_finished 'cmds'                cleanup after the current test
+#   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS
+#   test_skip_unless NAME 'reason'           skip the rest of the tests
+#   test_done                                print the tally, exit
+#
+# Each script runs in a fresh scratch directory; $HOTLOOP is the binary,
+# $WORKLOADS the directory with the built test programs, $DATA tests/data.
+
+TEST_DIR=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$TEST_DIR/../.." && pwd)
+HOTLOOP=${HOTLOOP:-$ROOT/build/hotloop}
+WORKLOADS=$ROOT/tests/workloads/bin
+DATA=$ROOT/tests/data
+export HOTLOOP WORKLOADS DATA ROOT
+
+# ASan+UBSan builds: fail on the first report, don't drown in leak noise from
+# the profiled programs (which are not sanitized).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}
+
+test_name=$(basename "$0" .sh)
+SCRATCH=$(mktemp -d "/tmp/hotloop-$test_name.XXXXXX")
+trap 'rm -rf "$SCRATCH"' EXIT
+cd "$SCRATCH" || exit 1
+
+n_pass=0 n_fail=0 n_skip=0 skip_all=""
+cleanup_cmds=""
+
+hotloop() { "$HOTLOOP" "$@"; }
+
+test_when_finished() {
+	cleanup_cmds="$1; $cleanup_cmds"
+}
+
+say() { printf '%s\n' "$*"; }
+
+run_test() {
+	cleanup_cmds=""
+	out=$( (eval "$1") 2>&1 )
+	rc=$?
+	[ -n "$cleanup_cmds" ] && (eval "$cleanup_cmds") >/dev/null 2>&1
+	return $rc
+}
+
+test_expect_success() {
+	if [ -n "$skip_all" ]; then
+		n_skip=$((n_skip + 1)); say "skip $test_name: $1 ($skip_all)"; return
+	fi
+	if run_test "$2"; then
+		n_pass=$((n_pass + 1)); say "ok $test_name: $1"
+	else
+		n_fail=$((n_fail + 1)); say "FAIL $test_name: $1"
+		printf '%s\n' "$out" | sed 's/^/    /'
+	fi
+}
+
+test_expect_code() {
+	want=$1; shift
+	if [ -n "$skip_all" ]; then
+		n_skip=$((n_skip + 1)); say "skip $test_name: $1 ($skip_all)"; return
+	fi
+	run_test "$2"
+	if [ $rc -eq "$want" ]; then
+		n_pass=$((n_pass + 1)); say "ok $test_name: $1"
+	else
+		n_fail=$((n_fail + 1)); say "FAIL $test_name: $1 (exit $rc, wanted $want)"
+		printf '%s\n' "$out" | sed 's/^/    /'
+	fi
+}
+
+test_have_prereq() {
+	case "$1" in
+	PERF)
+		# can we open a software cpu-clock event on ourselves?
+		"$HOTLOOP" doctor --json 2>/dev/null | grep -q '"perf_events": *true' ;;
+	VALGRIND) command -v valgrind >/dev/null ;;
+	GO) command -v go >/dev/null ;;
+	KERNEL_SYMS) [ -r /proc/kallsyms ] && [ "$(awk 'NR==1{print $1}' /proc/kallsyms)" != 0000000000000000 ] ;;
+	*) echo "unknown prereq $1" >&2; return 1 ;;
+	esac
+}
+
+test_skip_unless() {
+	test_have_prereq "$1" || skip_all=${2:-"needs $1"}
+}
+
+# grep that shows what it searched on failure
+expect_grep() {
+	if ! grep -q -e "$1" "$2"; then
+		echo "expected /$1/ in $2:"; head -n 40 "$2"; return 1
+	fi
+}
+
+test_done() {
+	echo "# passed $n_pass failed $n_fail skipped $n_skip"
+	[ $n_fail -eq 0 ]
+	exit
+}
