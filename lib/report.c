@@ -1,0 +1,252 @@
+/*
+ * report.c: aggregate a profile's samples into ranked rows. Self cost goes
+ * to the leaf frame's row; total cost to every distinct row in the stack,
+ * once per sample, so recursion is not counted twice.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "intern.h"
+#include "profile.h"
+#include "report.h"
+
+int report_parse_by(const char *s)
+{
+	static const char *names[] = { "function", "line", "file", "dso" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return (int)i;
+	return -1;
+}
+
+int report_pick_sample_type(const struct profile *p, const char *name)
+{
+	int i;
+
+	if (!p->nr_sample_type)
+		return error("profile has no sample types");
+	if (name) {
+		i = profile_find_sample_type(p, name);
+		if (i < 0)
+			return error("profile has no sample type '%s'", name);
+		return i;
+	}
+	i = profile_find_sample_type(p, "samples");
+	if (i >= 0)
+		return i;
+	if (p->default_sample_type) {
+		i = profile_find_sample_type(p, profile_string(p, p->default_sample_type));
+		if (i >= 0)
+			return i;
+	}
+	return (int)p->nr_sample_type - 1;
+}
+
+/* Row keys are string indexes of the profile, so equal keys mean equal text. */
+static void frame_key(const struct profile *p, const struct pf_frame *f,
+		      enum report_by by, int64_t key[4])
+{
+	int64_t name = f->fn ? (f->fn->name ? f->fn->name : f->fn->system_name) : -1;
+	int64_t file = f->fn ? f->fn->filename : 0;
+	int64_t dso = f->mapping ? f->mapping->filename : -1;
+
+	switch (by) {
+	case REPORT_BY_FUNCTION:
+		key[0] = name; key[1] = file; key[2] = name < 0 || !file ? dso : 0; key[3] = 0;
+		break;
+	case REPORT_BY_LINE:
+		key[0] = name; key[1] = file; key[2] = name < 0 || !file ? dso : 0;
+		key[3] = f->line;
+		break;
+	case REPORT_BY_FILE:
+		key[0] = 0; key[1] = file; key[2] = file ? 0 : dso; key[3] = 0;
+		break;
+	case REPORT_BY_DSO:
+		key[0] = 0; key[1] = 0; key[2] = dso; key[3] = 0;
+		break;
+	}
+}
+
+static uint64_t key_hash(const int64_t key[4])
+{
+	return hash_bytes(HASH_SEED, key, 4 * sizeof(int64_t));
+}
+
+static void rehash(struct report *r)
+{
+	size_t n = r->nslots ? r->nslots * 2 : 1024;
+
+	free(r->slots);
+	r->slots = xcalloc(n, sizeof(*r->slots));
+	r->nslots = n;
+	for (size_t i = 0; i < r->nr; i++) {
+		size_t h = key_hash(r->rows[i].key) & (n - 1);
+		while (r->slots[h])
+			h = (h + 1) & (n - 1);
+		r->slots[h] = (uint32_t)(i + 1);
+	}
+}
+
+static struct report_row *row_for(struct report *r, const struct profile *p,
+				  const struct pf_frame *f)
+{
+	struct report_row *row;
+	int64_t key[4];
+	size_t h;
+
+	frame_key(p, f, r->by, key);
+	if ((r->nr + 1) * 2 > r->nslots)
+		rehash(r);
+	for (h = key_hash(key) & (r->nslots - 1); r->slots[h]; h = (h + 1) & (r->nslots - 1)) {
+		row = &r->rows[r->slots[h] - 1];
+		if (!memcmp(row->key, key, sizeof(key)))
+			return row;
+	}
+	ALLOC_GROW(r->rows, r->nr + 1, r->alloc);
+	row = &r->rows[r->nr];
+	memset(row, 0, sizeof(*row));
+	memcpy(row->key, key, sizeof(key));
+	row->stamp = SIZE_MAX;
+	row->dso = frame_dso(p, f);
+	row->kernel = frame_is_kernel(p, f);
+	row->file = frame_file(p, f);
+	switch (r->by) {
+	case REPORT_BY_FUNCTION:
+		row->name = frame_name(p, f);
+		row->line = f->fn ? f->fn->start_line : 0;
+		break;
+	case REPORT_BY_LINE:
+		row->name = frame_name(p, f);
+		row->line = f->line;
+		break;
+	case REPORT_BY_FILE:
+		row->name = *row->file ? row->file : row->dso;
+		break;
+	case REPORT_BY_DSO:
+		row->name = row->dso;
+		row->file = "";
+		break;
+	}
+	r->slots[h] = (uint32_t)++r->nr;
+	return row;
+}
+
+/*
+ * For --by function, a row's line is its hottest line: the line in the
+ * function with the most self cost. Counted in a second small table.
+ */
+struct line_cost {
+	struct report_row *row;
+	int64_t line, cost;
+};
+
+static int cmp_line_cost(const void *a, const void *b)
+{
+	const struct line_cost *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void set_hottest_lines(struct report *r, struct line_cost *lc, size_t n)
+{
+	qsort(lc, n, sizeof(*lc), cmp_line_cost);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		int64_t sum = 0;
+		while (j < n && lc[j].row == lc[i].row && lc[j].line == lc[i].line)
+			sum = sat_add(sum, lc[j++].cost);
+		if (lc[i].line && (sum > lc[i].row->best_line_self || !lc[i].row->best_line_self)) {
+			lc[i].row->best_line_self = sum;
+			lc[i].row->line = lc[i].line;
+		}
+		i = j;
+	}
+}
+
+int report_build(struct report *r, const struct profile *p, int sample_index,
+		 enum report_by by)
+{
+	struct pf_frame *frames = NULL;
+	size_t alloc = 0, nlc = 0, alloc_lc = 0;
+	struct line_cost *lc = NULL;
+
+	if (sample_index < 0 || (size_t)sample_index >= p->nr_sample_type)
+		return error("sample type %d out of range", sample_index);
+	memset(r, 0, sizeof(*r));
+	r->by = by;
+	r->sample_index = sample_index;
+	r->samples = p->nr_samples;
+
+	for (size_t i = 0; i < p->nr_samples; i++) {
+		const struct pf_sample *s = &p->samples[i];
+		int64_t w = profile_sample_values(p, s)[sample_index];
+		size_t n = profile_sample_frames(p, s, &frames, &alloc);
+		struct report_row *row;
+
+		r->total = sat_add(r->total, w);
+		if (!n)
+			continue;
+		row = row_for(r, p, &frames[0]);
+		row->self = sat_add(row->self, w);
+		if (by == REPORT_BY_FUNCTION && frames[0].line) {
+			ALLOC_GROW(lc, nlc + 1, alloc_lc);
+			lc[nlc++] = (struct line_cost){ row, frames[0].line, w };
+		}
+		for (size_t j = 0; j < n; j++) {
+			row = row_for(r, p, &frames[j]);
+			if (frames[j].inlined)
+				row->inlined = true;
+			if (row->stamp != i) {
+				row->stamp = i;
+				row->total = sat_add(row->total, w);
+			}
+		}
+	}
+	if (by == REPORT_BY_FUNCTION)
+		set_hottest_lines(r, lc, nlc);
+	free(lc);
+	free(frames);
+	return 0;
+}
+
+static int cmp_self(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_total(const void *a, const void *b)
+{
+	const struct report_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void report_sort(struct report *r, enum report_sort sort)
+{
+	qsort(r->rows, r->nr, sizeof(*r->rows), sort == REPORT_SORT_SELF ? cmp_self : cmp_total);
+	/* the lookup table indexes rows by position: drop it */
+	free(r->slots);
+	r->slots = NULL;
+	r->nslots = 0;
+}
+
+void report_release(struct report *r)
+{
+	free(r->rows);
+	free(r->slots);
+	memset(r, 0, sizeof(*r));
+}

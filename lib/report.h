@@ -1,0 +1,62 @@
+/*
+ * report.h: the ranked table behind `hotloop report`: self and total cost
+ * per function, source line, file or DSO. A struct report owns its rows; the
+ * strings in them belong to the profile it was built from, which must
+ * outlive it.
+ */
+#ifndef HOTLOOP_REPORT_H
+#define HOTLOOP_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct profile;
+
+enum report_by { REPORT_BY_FUNCTION, REPORT_BY_LINE, REPORT_BY_FILE, REPORT_BY_DSO };
+enum report_sort { REPORT_SORT_SELF, REPORT_SORT_TOTAL };
+
+struct report_row {
+	const char *name;	/* function; for --by file/dso the file or DSO */
+	const char *file;	/* source file, "" when unknown */
+	int64_t line;		/* hottest line (function), the line (line), else 0 */
+	const char *dso;	/* basename of the mapped file */
+	int64_t self, total;	/* in the report's sample type; total counts a
+				   row once per stack, however deep the recursion */
+	bool inlined;		/* the function appears as an inlined frame */
+	bool kernel;
+	/* private */
+	int64_t key[4];
+	size_t stamp;
+	int64_t best_line_self;
+};
+
+struct report {
+	struct report_row *rows;
+	size_t nr, alloc;
+	int64_t total;		/* sum of the sample type over all samples */
+	size_t samples;		/* number of samples */
+	int sample_index;	/* which of the profile's sample types */
+	enum report_by by;
+	/* private: key -> row index + 1 */
+	uint32_t *slots;
+	size_t nslots;
+};
+
+#define REPORT_INIT { 0 }
+
+/*
+ * Pick the sample type to rank by: 'name' when given (e.g. "samples" or
+ * "cpu"), else "samples" when the profile has it, else the profile's
+ * default_sample_type, else the last. -1 with an error when 'name' is absent.
+ */
+int report_pick_sample_type(const struct profile *p, const char *name);
+
+int report_build(struct report *r, const struct profile *p, int sample_index,
+		 enum report_by by);
+void report_sort(struct report *r, enum report_sort sort);
+void report_release(struct report *r);
+
+/* "function", "line", "file", "dso" -> enum; -1 when unknown. */
+int report_parse_by(const char *s);
+
+#endif

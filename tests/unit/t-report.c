@@ -1,0 +1,140 @@
+/*
+ * t-report.c: unit tests for report.c: self/total per function, line, file
+ * and DSO; recursion counted once; inlined frames flagged.
+ */
+#include "test-helpers.h"
+#include "report.h"
+
+static const struct report_row *find_row(const struct report *r, const char *name)
+{
+	for (size_t i = 0; i < r->nr; i++)
+		if (!strcmp(r->rows[i].name, name))
+			return &r->rows[i];
+	return NULL;
+}
+
+static void build(struct profile *p, struct report *r, const char *text,
+		  enum report_by by, enum report_sort sort)
+{
+	profile_init(p);
+	profile_add_sample_type(p, "samples", "count");
+	th_add_samples(p, text);
+	assert_int_equal(profile_validate(p), 0);
+	assert_int_equal(report_build(r, p, 0, by), 0);
+	report_sort(r, sort);
+}
+
+static void test_report__self_and_total(void **state)
+{
+	struct profile p;
+	struct report r;
+
+	build(&p, &r,
+	      "hot@a.c:10;main@a.c:3 70\n"
+	      "hot@a.c:11;main@a.c:3 20\n"
+	      "cold@a.c:20;main@a.c:4 10\n",
+	      REPORT_BY_FUNCTION, REPORT_SORT_SELF);
+	assert_int_equal(r.total, 100);
+	assert_string_equal(r.rows[0].name, "hot");
+	assert_int_equal(r.rows[0].self, 90);
+	assert_int_equal(r.rows[0].total, 90);
+	assert_int_equal(r.rows[0].line, 10);	/* the hottest line */
+	assert_int_equal(find_row(&r, "main")->self, 0);
+	assert_int_equal(find_row(&r, "main")->total, 100);
+	report_sort(&r, REPORT_SORT_TOTAL);
+	assert_string_equal(r.rows[0].name, "main");
+	report_release(&r);
+	profile_release(&p);
+}
+
+static void test_report__recursion_counted_once(void **state)
+{
+	struct profile p;
+	struct report r;
+
+	build(&p, &r,
+	      "fib@f.c:5;fib@f.c:6;fib@f.c:6;main@f.c:1 8\n"
+	      "main@f.c:2 2\n",
+	      REPORT_BY_FUNCTION, REPORT_SORT_TOTAL);
+	assert_int_equal(find_row(&r, "fib")->total, 8);
+	assert_int_equal(find_row(&r, "fib")->self, 8);
+	assert_int_equal(find_row(&r, "main")->total, 10);
+	report_release(&r);
+	profile_release(&p);
+}
+
+static void test_report__inlined_flag(void **state)
+{
+	struct profile p;
+	struct report r;
+
+	/* mix inlined into outer at one location */
+	build(&p, &r, "outer@i.c:20+mix@i.c:7;main@i.c:30 5\n",
+	      REPORT_BY_FUNCTION, REPORT_SORT_SELF);
+	assert_string_equal(r.rows[0].name, "mix");
+	assert_true(r.rows[0].inlined);
+	assert_int_equal(r.rows[0].self, 5);
+	assert_false(find_row(&r, "outer")->inlined);
+	assert_int_equal(find_row(&r, "outer")->self, 0);
+	assert_int_equal(find_row(&r, "outer")->total, 5);
+	report_release(&r);
+	profile_release(&p);
+}
+
+static void test_report__by_line_file_dso(void **state)
+{
+	struct profile p;
+	struct report r;
+	const char *text =
+		"hot@src/a.c:10;main@src/m.c:3 6\n"
+		"hot@src/a.c:11;main@src/m.c:3 3\n"
+		"[x];main@src/m.c:4 1\n";
+
+	build(&p, &r, text, REPORT_BY_LINE, REPORT_SORT_SELF);
+	assert_int_equal(r.rows[0].line, 10);
+	assert_int_equal(r.rows[0].self, 6);
+	assert_int_equal(r.rows[1].line, 11);
+	report_release(&r);
+	profile_release(&p);
+
+	build(&p, &r, text, REPORT_BY_FILE, REPORT_SORT_TOTAL);
+	assert_string_equal(r.rows[0].name, "src/m.c");
+	assert_int_equal(r.rows[0].total, 10);
+	assert_int_equal(r.rows[0].self, 0);
+	assert_string_equal(r.rows[1].name, "src/a.c");
+	assert_int_equal(r.rows[1].self, 9);
+	report_release(&r);
+	profile_release(&p);
+
+	build(&p, &r, text, REPORT_BY_DSO, REPORT_SORT_SELF);
+	assert_int_equal(r.nr, 1);
+	assert_string_equal(r.rows[0].name, "prog");
+	assert_int_equal(r.rows[0].self, 10);
+	report_release(&r);
+	profile_release(&p);
+}
+
+static void test_report__pick_sample_type(void **state)
+{
+	struct profile p;
+
+	profile_init(&p);
+	profile_add_sample_type(&p, "cpu", "nanoseconds");
+	profile_add_sample_type(&p, "samples", "count");
+	assert_int_equal(report_pick_sample_type(&p, NULL), 1);
+	assert_int_equal(report_pick_sample_type(&p, "cpu"), 0);
+	assert_int_equal(report_pick_sample_type(&p, "alloc"), -1);
+	profile_release(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report__self_and_total),
+		cmocka_unit_test(test_report__recursion_counted_once),
+		cmocka_unit_test(test_report__inlined_flag),
+		cmocka_unit_test(test_report__by_line_file_dso),
+		cmocka_unit_test(test_report__pick_sample_type),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,82 @@
+/*
+ * test-helpers.h: building small profiles for unit tests from a compact
+ * text: one sample per line, "leaf;caller;...;root weight", where a frame
+ * "f@file:line" gives a file and line and "f+g" puts g inlined into f at
+ * one location ("g" innermost).
+ */
+#ifndef TEST_HELPERS_H
+#define TEST_HELPERS_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "util.h"
+#include "profile.h"
+
+static uint64_t th_function(struct profile *p, const char *spec, int64_t *line)
+{
+	char name[256], file[256] = "";
+	const char *at = strchr(spec, '@');
+
+	*line = 0;
+	if (at) {
+		const char *colon = strrchr(at, ':');
+		snprintf(name, sizeof(name), "%.*s", (int)(at - spec), spec);
+		snprintf(file, sizeof(file), "%.*s", (int)(colon ? colon - at - 1 : (long)strlen(at + 1)), at + 1);
+		if (colon)
+			*line = atoll(colon + 1);
+	} else {
+		snprintf(name, sizeof(name), "%s", spec);
+	}
+	return profile_add_function(p, name, name, file, 0);
+}
+
+/* Add the samples described by 'text' to p (sample types set by the caller). */
+static inline void th_add_samples(struct profile *p, const char *text)
+{
+	uint64_t mapping = profile_add_mapping(p, 0x1000, 0x9000, 0, "/bin/prog", "abcd");
+	char *copy = xstrdup(text), *line, *save = NULL;
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *space = strrchr(line, ' '), *frame, *fsave = NULL;
+		uint64_t locs[64];
+		size_t nloc = 0;
+		int64_t values[4] = { 0 };
+
+		if (!space)
+			continue;
+		*space = '\0';
+		for (size_t i = 0; i < p->nr_sample_type; i++)
+			values[i] = atoll(space + 1);
+		for (frame = strtok_r(line, ";", &fsave); frame && nloc < 64;
+		     frame = strtok_r(NULL, ";", &fsave)) {
+			struct pf_line lines[8];
+			size_t nl = 0;
+			char *part, *psave = NULL;
+			/* "f+g": g inlined into f; pprof wants innermost first */
+			char *parts[8];
+			size_t np = 0;
+			for (part = strtok_r(frame, "+", &psave); part && np < 8;
+			     part = strtok_r(NULL, "+", &psave))
+				parts[np++] = part;
+			for (size_t k = np; k-- > 0;) {
+				int64_t ln;
+				uint64_t fid = th_function(p, parts[k], &ln);
+				lines[nl++] = (struct pf_line){ fid, ln, 0 };
+			}
+			locs[nloc] = profile_add_location(p, mapping, 0x1000 + 16 * (p->nr_locations + 1),
+							  lines, nl);
+			nloc++;
+		}
+		profile_add_sample(p, locs, nloc, values, NULL, 0);
+	}
+	free(copy);
+}
+
+#endif
