@@ -4,7 +4,7 @@
 #   make demo       build and profile the bundled example
 #   make deps       install the Debian packages hotloop needs
 #   make fuzz       run the fuzz targets for a while (FUZZ_SECONDS each)
-# DEVELOPER=1 adds -Werror; SAN=1 builds with ASan+UBSan (used by check).
+# DEVELOPER=1 adds -Werror; V=1 shows the commands; SAN=1 builds with ASan+UBSan (used by check).
 
 PREFIX    ?= /usr/local
 B         ?= build
@@ -17,6 +17,13 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
              -Wshadow -Wstrict-prototypes -fno-omit-frame-pointer \
              -Ilib -I$(B)/gen -DHOTLOOP_VERSION='"$(VERSION)"'
 LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -lz -liberty -lpthread -lm
+ifeq ($(V),1)
+Q :=
+QUIET = @:
+else
+Q := @
+QUIET = @echo
+endif
 ifeq ($(DEVELOPER),1)
 CFLAGS    += -Werror
 endif
@@ -42,27 +49,33 @@ hotloop: $(B)/hotloop
 	@if [ "$(B)" = build ]; then ln -sf $(B)/hotloop hotloop; fi
 
 $(B)/hotloop: $(CMD_OBJ) $(B)/libhotloop.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(QUIET) "  LINK    $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/libhotloop.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(QUIET) "  AR      $@"
+	$(Q)ar rcs $@ $^
 
 $(B)/gen/profile.pb-c.c $(B)/gen/profile.pb-c.h: lib/profile.proto
 	@mkdir -p $(B)/gen
-	protoc-c --proto_path=lib --c_out=$(B)/gen lib/profile.proto
+	$(QUIET) "  PROTOC  $<"
+	$(Q)protoc-c --proto_path=lib --c_out=$(B)/gen lib/profile.proto
 
 $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
-	$(CC) $(CFLAGS) -w -c -o $@ $<
+	$(QUIET) "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -w -c -o $@ $<
 
 $(LIB_OBJ) $(CMD_OBJ): | $(B)/gen/profile.pb-c.h
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(QUIET) "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/tests/t-%: tests/unit/t-%.c $(B)/libhotloop.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libhotloop.a $(LDLIBS) -lcmocka
+	$(QUIET) "  CC      $@"
+	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libhotloop.a $(LDLIBS) -lcmocka
 
 # Workloads are built without sanitizers, with frame pointers and debug info:
 # they are the programs being profiled, not the code under test.
