@@ -17,6 +17,16 @@ test_expect_success 'help CMD equals CMD --help, and each has a docs page' '
 	done
 '
 
+test_expect_success 'the bash completion knows every command and its long options' '
+	comp="$ROOT/contrib/completion/hotloop.bash" &&
+	for c in $(commands); do
+		grep -q "commands=\".*\b$c\b" "$comp" || { echo "completion lacks $c"; exit 1; }
+		for o in $(hotloop help $c | grep -o -- "--[a-z][a-z-]*" | sort -u); do
+			grep -q "^	$c).*$o\b" "$comp" || { echo "completion lacks $c $o"; exit 1; }
+		done
+	done
+'
+
 test_expect_success '--version' '
 	hotloop --version | grep -q "^hotloop [0-9]"
 '

@@ -1,0 +1,26 @@
+# bash completion for hotloop: source it from ~/.bashrc or install it into
+# /usr/share/bash-completion/completions/hotloop.
+_hotloop()
+{
+	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
+	local commands="record report flame convert doctor help"
+
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
+		return
+	fi
+	case "$cmd" in
+	record)  opts="-F -o -p --call-graph --duration --help" ;;
+	report)  opts="--top --sort --by --sample-type --json --help" ;;
+	flame)   opts="-o --diff --reverse --title --width --min-width --sample-type --help" ;;
+	convert) opts="-o --to --weight --help" ;;
+	doctor)  opts="--json --help" ;;
+	help)    opts="$commands" ;;
+	esac
+	if [[ "$cur" == -* || "$cmd" == help ]]; then
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+	else
+		COMPREPLY=($(compgen -f -- "$cur"))
+	fi
+}
+complete -F _hotloop hotloop
