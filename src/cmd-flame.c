@@ -123,8 +123,8 @@ int cmd_flame(int argc, char **argv)
 		in = argv[optind];
 	if (base_path && !strcmp(base_path, "-") && !strcmp(in, "-"))
 		return usage_error("flame", "the profile and the base cannot both be standard input");
-	o.name = in;
-	o.base_name = base_path;
+	o.name = strcmp(in, "-") ? in : "stdin";
+	o.base_name = base_path && !strcmp(base_path, "-") ? "stdin" : base_path;
 
 	profile_init(&p);
 	profile_init(&base);
