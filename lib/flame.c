@@ -37,7 +37,7 @@ struct fnode {
 struct ftree {
 	struct fnode *nodes;
 	size_t nr, alloc;
-	uint32_t *slots;	/* node index + 1, 0 = empty */
+	uint64_t *slots;	/* hash tag << 32 | (node index + 1), 0 = empty */
 	size_t nslots;
 	uint32_t *order;	/* nodes 1.. grouped by parent, in name order */
 	int64_t total;
@@ -53,42 +53,53 @@ static void tree_release(struct ftree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static uint64_t node_hash(uint32_t parent, uint32_t name, uint8_t kind)
+/* 32 bits of hash: they pick the slot and are kept in it as a tag. */
+static uint32_t node_hash(uint32_t parent, uint32_t name, uint8_t kind)
 {
 	uint64_t h = (((uint64_t)parent << 32) | name) * 0x9e3779b97f4a7c15ull;
 
 	h ^= (h >> 31) ^ kind;
 	h *= 0xff51afd7ed558ccdull;
-	return h ^ (h >> 29);
+	return (uint32_t)((h ^ (h >> 29)) >> 32);
 }
 
+/* Double the table; the tags say where each entry goes, nodes are not read. */
 static void tree_rehash(struct ftree *t)
 {
-	free(t->slots);
-	t->nslots = t->nslots ? t->nslots * 2 : 4096;
+	uint64_t *old = t->slots;
+	size_t nold = t->nslots;
+
+	t->nslots = nold ? nold * 2 : 4096;
 	t->slots = xcalloc(t->nslots, sizeof(*t->slots));
-	for (size_t i = 1; i < t->nr; i++) {
-		const struct fnode *n = &t->nodes[i];
-		size_t h = node_hash(n->parent, n->name, n->kind) & (t->nslots - 1);
-		while (t->slots[h])
-			h = (h + 1) & (t->nslots - 1);
-		t->slots[h] = (uint32_t)(i + 1);
+	for (size_t i = 0; i < nold; i++) {
+		size_t h;
+
+		if (!old[i])
+			continue;
+		for (h = (old[i] >> 32) & (t->nslots - 1); t->slots[h]; h = (h + 1) & (t->nslots - 1))
+			;
+		t->slots[h] = old[i];
 	}
+	free(old);
 }
 
 /* The child of 'parent' with this name and kind; NONE when absent and !create. */
 static uint32_t tree_child(struct ftree *t, uint32_t parent, uint32_t name,
 			   uint8_t kind, bool create)
 {
-	uint64_t hash = node_hash(parent, name, kind);
+	uint32_t hash = node_hash(parent, name, kind);
 	size_t h;
 
 	if (!t->nslots)
 		return NONE;
 	for (h = hash & (t->nslots - 1); t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
-		const struct fnode *n = &t->nodes[t->slots[h] - 1];
+		const struct fnode *n;
+
+		if ((uint32_t)(t->slots[h] >> 32) != hash)
+			continue;
+		n = &t->nodes[(uint32_t)t->slots[h] - 1];
 		if (n->parent == parent && n->name == name && n->kind == kind)
-			return t->slots[h] - 1;
+			return (uint32_t)t->slots[h] - 1;
 	}
 	if (!create)
 		return NONE;
@@ -96,7 +107,7 @@ static uint32_t tree_child(struct ftree *t, uint32_t parent, uint32_t name,
 		BUG("flame graph node count overflow");
 	ALLOC_GROW(t->nodes, t->nr + 1, t->alloc);
 	t->nodes[t->nr] = (struct fnode){ .parent = parent, .name = name, .kind = kind };
-	t->slots[h] = (uint32_t)++t->nr;
+	t->slots[h] = ((uint64_t)hash << 32) | ++t->nr;
 	if (t->nr * 2 > t->nslots)
 		tree_rehash(t);
 	return (uint32_t)(t->nr - 1);
@@ -156,14 +167,30 @@ static void loc_frames_release(struct loc_frames *lf)
 	free(lf->kind);
 }
 
+struct walk_stack {
+	size_t off;		/* frames at fname/fkind[off..], in drawing order */
+	uint32_t len;
+	uint32_t node;		/* where the stack has got to */
+	int64_t value;
+};
+
+/*
+ * Merge every distinct stack into t, one depth at a time. After each depth
+ * the stacks whose frame there is narrower than min_px stop: the frames
+ * under it would be narrower still and are never drawn, so a profile of a
+ * million unrelated stacks does not turn into tens of millions of nodes.
+ * min_px 0 keeps everything (the base of a differential graph).
+ */
 static void tree_build(struct ftree *t, const struct profile *p, int idx,
-		       struct strtab *names, bool reverse)
+		       struct strtab *names, bool reverse, double width_px, double min_px)
 {
 	struct loc_frames lf = { 0 };
 	struct stack_sum *sums = NULL;
-	uint32_t *fname = NULL;
+	struct walk_stack *ws;
+	uint32_t *fname = NULL, *active;
 	uint8_t *fkind = NULL;
-	size_t nsums, alloc_fname = 0, alloc_fkind = 0;
+	size_t nsums, nws = 0, nactive = 0, nf = 0, alloc_fname = 0, alloc_fkind = 0;
+	double scale;
 
 	loc_frames_build(&lf, names, p);
 	t->sample_type = idx;
@@ -173,39 +200,62 @@ static void tree_build(struct ftree *t, const struct profile *p, int idx,
 	t->nr = 1;
 	tree_rehash(t);
 
+	/* each stack's frames in the order they are drawn: root first, or leaf first */
 	nsums = stacks_merge(p, idx, &sums);
+	ws = xcalloc(nsums + 1, sizeof(*ws));
 	for (size_t k = 0; k < nsums; k++) {
 		const struct pf_sample *s = &p->samples[sums[k].sample];
 		const uint64_t *locs = profile_sample_locs(p, s);
-		int64_t v = sums[k].value;
-		size_t nf = 0, depth;
-		uint32_t cur = 0;
+		size_t start = nf;
 
-		if (v <= 0)
+		if (sums[k].value <= 0)
 			continue;
 		for (uint32_t j = 0; j < s->nloc; j++) {
-			uint64_t id = locs[j];
+			uint64_t id = locs[reverse ? j : s->nloc - 1 - j];
+			uint32_t n;
+
 			if (!id || id > p->nr_locations)
 				continue;
-			ALLOC_GROW(fname, nf + lf.n[id - 1], alloc_fname);
-			ALLOC_GROW(fkind, nf + lf.n[id - 1], alloc_fkind);
-			memcpy(fname + nf, lf.name + lf.off[id - 1], lf.n[id - 1] * sizeof(*fname));
-			memcpy(fkind + nf, lf.kind + lf.off[id - 1], lf.n[id - 1]);
-			nf += lf.n[id - 1];
+			n = lf.n[id - 1];
+			ALLOC_GROW(fname, nf + n, alloc_fname);
+			ALLOC_GROW(fkind, nf + n, alloc_fkind);
+			for (uint32_t m = 0; m < n; m++) {
+				size_t from = lf.off[id - 1] + (reverse ? m : n - 1 - m);
+				fname[nf] = lf.name[from];
+				fkind[nf++] = lf.kind[from];
+			}
 		}
-		t->total = sat_add(t->total, v);
-		t->nodes[0].value = sat_add(t->nodes[0].value, v);
-		depth = nf;
-		if (depth > FLAME_MAX_DEPTH) {
-			depth = FLAME_MAX_DEPTH;
+		if (nf - start > FLAME_MAX_DEPTH) {
+			nf = start + FLAME_MAX_DEPTH;
 			t->truncated++;
 		}
-		for (size_t d = 0; d < depth; d++) {
-			size_t i = reverse ? d : nf - 1 - d;
-			cur = tree_child(t, cur, fname[i], fkind[i], true);
-			t->nodes[cur].value = sat_add(t->nodes[cur].value, v);
-		}
+		ws[nws++] = (struct walk_stack){ start, (uint32_t)(nf - start), 0, sums[k].value };
+		t->total = sat_add(t->total, sums[k].value);
 	}
+	t->nodes[0].value = t->total;
+	scale = t->total > 0 ? width_px / (double)t->total : 0;
+
+	active = xcalloc(nws + 1, sizeof(*active));
+	for (size_t i = 0; i < nws; i++)
+		if (ws[i].len)
+			active[nactive++] = (uint32_t)i;
+	for (uint32_t d = 0; nactive; d++) {
+		size_t keep = 0;
+
+		for (size_t a = 0; a < nactive; a++) {
+			struct walk_stack *s = &ws[active[a]];
+			s->node = tree_child(t, s->node, fname[s->off + d], fkind[s->off + d], true);
+			t->nodes[s->node].value = sat_add(t->nodes[s->node].value, s->value);
+		}
+		for (size_t a = 0; a < nactive; a++) {
+			const struct walk_stack *s = &ws[active[a]];
+			if (s->len > d + 1 && (double)t->nodes[s->node].value * scale >= min_px)
+				active[keep++] = active[a];
+		}
+		nactive = keep;
+	}
+	free(active);
+	free(ws);
 	free(fname);
 	free(fkind);
 	free(sums);
@@ -223,39 +273,47 @@ static int cmp_name_rank(const void *a, const void *b)
 }
 
 struct sort_key {
-	uint64_t key;		/* parent, then name rank, then kind */
+	uint32_t key;		/* name rank, then kind */
 	uint32_t node;
 };
 
 static int cmp_sort_key(const void *a, const void *b)
 {
-	uint64_t x = ((const struct sort_key *)a)->key, y = ((const struct sort_key *)b)->key;
+	uint32_t x = ((const struct sort_key *)a)->key, y = ((const struct sort_key *)b)->key;
 
 	return x < y ? -1 : x > y;
 }
 
-/* Group t's nodes by parent, each group in name order, into t->order. */
+/*
+ * Group t's nodes by parent (a counting sort), then put each group in name
+ * order, into t->order. Groups are small, so this is close to linear.
+ */
 static void tree_sort(struct ftree *t, const uint32_t *rank)
 {
 	struct sort_key *keys = xcalloc(t->nr, sizeof(*keys));
-	size_t n = t->nr - 1;
+	size_t pos = 0;
 
+	for (size_t i = 1; i < t->nr; i++)
+		t->nodes[t->nodes[i].parent].nchildren++;
+	for (size_t i = 0; i < t->nr; i++) {
+		t->nodes[i].first_child = (uint32_t)pos;
+		pos += t->nodes[i].nchildren;
+		t->nodes[i].nchildren = 0;
+	}
 	for (size_t i = 1; i < t->nr; i++) {
-		const struct fnode *f = &t->nodes[i];
-		keys[i - 1].key = ((uint64_t)f->parent << 32) |
-				  ((uint64_t)rank[f->name] << 2) | f->kind;
-		keys[i - 1].node = (uint32_t)i;
+		struct fnode *parent = &t->nodes[t->nodes[i].parent];
+		keys[parent->first_child + parent->nchildren++] = (struct sort_key){
+			(rank[t->nodes[i].name] << 2) | t->nodes[i].kind, (uint32_t)i,
+		};
 	}
-	qsort(keys, n, sizeof(*keys), cmp_sort_key);
 	t->order = xcalloc(t->nr, sizeof(*t->order));
-	for (size_t i = 0; i < n; i++) {
-		struct fnode *parent = &t->nodes[keys[i].key >> 32];
-
-		if (!parent->nchildren)
-			parent->first_child = (uint32_t)i;
-		parent->nchildren++;
-		t->order[i] = keys[i].node;
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct fnode *n = &t->nodes[i];
+		if (n->nchildren > 1)
+			qsort(keys + n->first_child, n->nchildren, sizeof(*keys), cmp_sort_key);
 	}
+	for (size_t i = 0; i + 1 < t->nr; i++)
+		t->order[i] = keys[i].node;
 	free(keys);
 }
 
@@ -771,10 +829,12 @@ int flame_render(const struct profile *p, const struct profile *base,
 			return -1;
 	}
 
+	r.min_px = o->min_width_percent ? o->min_width / 100 * (o->width - 2 * PAD) : o->min_width;
 	strtab_init(&names);
-	tree_build(&cur, p, idx, &names, o->reverse);
+	tree_build(&cur, p, idx, &names, o->reverse, o->width - 2 * PAD, r.min_px);
 	if (base) {
-		tree_build(&old, base, bidx, &names, o->reverse);
+		/* the base is looked up, never drawn: keep all of it */
+		tree_build(&old, base, bidx, &names, o->reverse, o->width - 2 * PAD, 0);
 		r.old = &old;
 	}
 	if (cur.total <= 0) {
@@ -810,7 +870,6 @@ int flame_render(const struct profile *p, const struct profile *base,
 
 	r.unit_word = unit_word(p, idx);
 	r.scale = (double)(o->width - 2 * PAD) / (double)cur.total;
-	r.min_px = o->min_width_percent ? o->min_width / 100 * (o->width - 2 * PAD) : o->min_width;
 	walk(&r, false);
 	if (r.max_delta < 0.001)
 		r.max_delta = 0.001;	/* below 0.1 point of change, no frame is saturated */
