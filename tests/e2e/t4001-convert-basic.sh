@@ -123,4 +123,13 @@ test_expect_success 'a failed conversion leaves an existing output alone' '
 	test -z "$(ls | grep tmp)"
 '
 
+test_skip_unless GO 'go is not installed (go tool pprof reads our output)'
+
+test_expect_success 'go tool pprof reads a profile made from folded stacks' '
+	hotloop convert "$in" -o go.pb.gz &&
+	HOME=$PWD GOFLAGS= go tool pprof -top go.pb.gz > top 2>&1 &&
+	expect_grep "250 .* mix_step (inline)" top &&
+	expect_grep "17 .* ksys_read$" top
+'
+
 test_done
