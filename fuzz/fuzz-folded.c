@@ -1,0 +1,53 @@
+/*
+ * fuzz-folded.c: libFuzzer target for the folded stacks parser. Every input
+ * must either parse into a profile that validates, writes back as folded
+ * text and draws as a flame graph (plain and reversed), or fail with an
+ * error; anything else (a crash, a sanitizer report, a leak) is a bug. Build: clang -fsanitize=fuzzer,address,undefined with
+ * -Ilib, linked with libhotloop.a and its libraries.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+#include "strbuf.h"
+#include "profile.h"
+#include "folded.h"
+#include "flame.h"
+
+static void quiet(const char *prefix, const char *msg)
+{
+	(void)prefix;
+	(void)msg;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct profile p;
+	struct strbuf out = STRBUF_INIT;
+
+	set_error_routine(quiet);
+	set_warn_routine(quiet);
+	profile_init(&p);
+	if (!folded_parse(&p, (const char *)data, size, "fuzz")) {
+		if (profile_validate(&p))
+			BUG("folded_parse returned a profile that does not validate");
+		for (size_t i = 0; i < p.nr_sample_type; i++) {
+			strbuf_reset(&out);
+			if (folded_write(&p, (int)i, &out))
+				BUG("folded_write failed on a parsed profile");
+		}
+		for (int reverse = 0; reverse < 2; reverse++) {
+			struct flame_options o = FLAME_OPTIONS_INIT;
+
+			o.reverse = reverse;
+			o.min_width = 0;
+			strbuf_reset(&out);
+			flame_render(&p, reverse ? &p : NULL, &o, &out);
+		}
+	}
+	strbuf_release(&out);
+	profile_release(&p);
+	return 0;
+}

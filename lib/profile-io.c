@@ -1,0 +1,80 @@
+/*
+ * profile-io.c: format detection and sample type choice (see profile-io.h).
+ * Detection looks at bytes, not names: a pprof message starts with binary
+ * field tags and lengths, folded stacks are text.
+ */
+#include <string.h>
+
+#include "util.h"
+#include "strbuf.h"
+#include "profile.h"
+#include "pprof.h"
+#include "folded.h"
+#include "profile-io.h"
+
+int profile_decode_any(struct profile *p, const void *data, size_t len,
+		       const char *what, enum profile_format *fmt)
+{
+	struct strbuf raw = STRBUF_INIT;
+	int ret = -1;
+
+	if (!len)
+		return error("cannot read '%s': the file is empty", what);
+	if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
+		goto out;
+	if (!raw.len) {
+		error("cannot read '%s': it inflates to nothing", what);
+		goto out;
+	}
+	if (folded_sniff(raw.buf, raw.len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_FOLDED;
+		ret = folded_parse(p, raw.buf, raw.len, what);
+	} else {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_PPROF;
+		ret = pprof_decode(p, raw.buf, raw.len, what);
+	}
+out:
+	strbuf_release(&raw);
+	return ret;
+}
+
+int profile_read_any(struct profile *p, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	bool is_stdin = !strcmp(path, "-");
+	int ret = -1;
+
+	if (!read_file(&sb, is_stdin ? "/dev/stdin" : path, PPROF_MAX_BYTES))
+		ret = profile_decode_any(p, sb.buf, sb.len, is_stdin ? "stdin" : path, NULL);
+	strbuf_release(&sb);
+	return ret;
+}
+
+int profile_pick_sample_type(const struct profile *p, const char *name)
+{
+	struct strbuf names = STRBUF_INIT;
+	int idx;
+
+	if (!p->nr_sample_type)
+		return error("the profile has no sample types");
+	if (name) {
+		idx = profile_find_sample_type(p, name);
+		if (idx >= 0)
+			return idx;
+		for (size_t i = 0; i < p->nr_sample_type; i++)
+			strbuf_addf(&names, "%s%s", i ? ", " : "",
+				    profile_string(p, p->sample_type[i].type));
+		error("the profile has no sample type '%s' (it has: %s)", name, names.buf);
+		strbuf_release(&names);
+		return -1;
+	}
+	if (p->default_sample_type) {
+		idx = profile_find_sample_type(p, profile_string(p, p->default_sample_type));
+		if (idx >= 0)
+			return idx;
+	}
+	idx = profile_find_sample_type(p, "samples");
+	return idx >= 0 ? idx : (int)p->nr_sample_type - 1;
+}

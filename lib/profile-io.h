@@ -1,0 +1,37 @@
+/*
+ * profile-io.h: reading a profile in any format hotloop understands,
+ * recognized by content rather than by file name (gzip or not; pprof
+ * protobuf or folded text), and choosing which of its sample types to show.
+ * report, flame and convert share it. The caller owns the struct profile.
+ */
+#ifndef HOTLOOP_PROFILE_IO_H
+#define HOTLOOP_PROFILE_IO_H
+
+#include <stddef.h>
+
+struct profile;
+
+enum profile_format {
+	PROFILE_FORMAT_PPROF,
+	PROFILE_FORMAT_FOLDED,
+};
+
+/*
+ * Decode 'len' bytes into p (freshly initialized): gzip is inflated first,
+ * then text is read as folded stacks and anything else as a pprof message.
+ * *fmt (when not NULL) says which. 'what' names the input in messages.
+ */
+int profile_decode_any(struct profile *p, const void *data, size_t len,
+		       const char *what, enum profile_format *fmt);
+/* The same for a file; "-" reads standard input. */
+int profile_read_any(struct profile *p, const char *path);
+
+/*
+ * The index of the sample type to show: the one named 'name' when given
+ * (an error listing the choices when there is none), else the profile's
+ * default_sample_type, else the first type named "samples", else the last.
+ * -1 after an error.
+ */
+int profile_pick_sample_type(const struct profile *p, const char *name);
+
+#endif
