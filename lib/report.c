@@ -21,29 +21,6 @@ int report_parse_by(const char *s)
 	return -1;
 }
 
-int report_pick_sample_type(const struct profile *p, const char *name)
-{
-	int i;
-
-	if (!p->nr_sample_type)
-		return error("profile has no sample types");
-	if (name) {
-		i = profile_find_sample_type(p, name);
-		if (i < 0)
-			return error("profile has no sample type '%s'", name);
-		return i;
-	}
-	i = profile_find_sample_type(p, "samples");
-	if (i >= 0)
-		return i;
-	if (p->default_sample_type) {
-		i = profile_find_sample_type(p, profile_string(p, p->default_sample_type));
-		if (i >= 0)
-			return i;
-	}
-	return (int)p->nr_sample_type - 1;
-}
-
 /* Row keys are string indexes of the profile, so equal keys mean equal text. */
 static void frame_key(const struct profile *p, const struct pf_frame *f,
 		      enum report_by by, int64_t key[4])

@@ -44,13 +44,6 @@ struct report {
 
 #define REPORT_INIT { 0 }
 
-/*
- * Pick the sample type to rank by: 'name' when given (e.g. "samples" or
- * "cpu"), else "samples" when the profile has it, else the profile's
- * default_sample_type, else the last. -1 with an error when 'name' is absent.
- */
-int report_pick_sample_type(const struct profile *p, const char *name);
-
 int report_build(struct report *r, const struct profile *p, int sample_index,
 		 enum report_by by);
 void report_sort(struct report *r, enum report_sort sort);

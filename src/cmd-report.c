@@ -11,7 +11,7 @@
 
 #include "builtin.h"
 #include "profile.h"
-#include "pprof.h"
+#include "profile-io.h"
 #include "report.h"
 #include "strbuf.h"
 
@@ -19,12 +19,14 @@ const char usage_report[] =
 "usage: hotloop report [FILE] [--top N] [--sort self|total]\n"
 "                      [--by function|line|file|dso] [--sample-type NAME] [--json]\n"
 "\n"
-"Rank where the time went in a profile (default hotloop.pb.gz).\n"
+"Rank where the time went in a profile (default hotloop.pb.gz; pprof or\n"
+"folded stacks, recognized by content; - reads standard input).\n"
 "\n"
 "  --top N              show the first N rows (default 20, 0 for all)\n"
 "  --sort self|total    rank by self cost (default) or by total cost\n"
 "  --by KIND            one row per function (default), source line, file or DSO\n"
-"  --sample-type NAME   which value to rank by (default: samples)\n"
+"  --sample-type NAME   the value to rank by (default: the profile's default,\n"
+"                       else samples)\n"
 "  --json               one JSON document on stdout (docs/report.md)\n";
 
 static const char *by_names[] = { "function", "line", "file", "dso" };
@@ -176,9 +178,9 @@ int cmd_report(int argc, char **argv)
 		return usage_error("report", "unexpected argument '%s'", argv[optind]);
 
 	profile_init(&prof);
-	if (pprof_read_file(&prof, file))
+	if (profile_read_any(&prof, file))
 		goto out;
-	if ((idx = report_pick_sample_type(&prof, type)) < 0)
+	if ((idx = profile_pick_sample_type(&prof, type)) < 0)
 		goto out;
 	if (report_build(&r, &prof, idx, by))
 		goto out;

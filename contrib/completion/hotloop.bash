@@ -12,8 +12,8 @@ _hotloop()
 	case "$cmd" in
 	record)  opts="-F -o -p --call-graph --duration --help" ;;
 	report)  opts="--top --sort --by --sample-type --json --help" ;;
-	flame)   opts="-o --diff --reverse --title --width --min-width --sample-type --help" ;;
-	convert) opts="-o --to --weight --help" ;;
+	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
+	convert) opts="-o --output --to --weight --help" ;;
 	doctor)  opts="--json --help" ;;
 	help)    opts="$commands" ;;
 	esac

@@ -114,19 +114,6 @@ static void test_report__by_line_file_dso(void **state)
 	profile_release(&p);
 }
 
-static void test_report__pick_sample_type(void **state)
-{
-	struct profile p;
-
-	profile_init(&p);
-	profile_add_sample_type(&p, "cpu", "nanoseconds");
-	profile_add_sample_type(&p, "samples", "count");
-	assert_int_equal(report_pick_sample_type(&p, NULL), 1);
-	assert_int_equal(report_pick_sample_type(&p, "cpu"), 0);
-	assert_int_equal(report_pick_sample_type(&p, "alloc"), -1);
-	profile_release(&p);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,7 +121,6 @@ int main(void)
 		cmocka_unit_test(test_report__recursion_counted_once),
 		cmocka_unit_test(test_report__inlined_flag),
 		cmocka_unit_test(test_report__by_line_file_dso),
-		cmocka_unit_test(test_report__pick_sample_type),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
