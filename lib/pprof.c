@@ -100,8 +100,19 @@ int gzip_bytes(struct strbuf *out, const void *data, size_t len)
 
 /* ---- decoding --------------------------------------------------------- */
 
+/*
+ * Foreign ids to ours. Producers usually number densely from 1; then a
+ * direct table answers each lookup. Otherwise: sorted pairs, binary search.
+ */
 struct idpair {
 	uint64_t from, to;
+};
+
+struct idmap {
+	struct idpair *v;
+	size_t n, alloc;
+	uint64_t *direct;	/* direct[from] = to, when ids are dense */
+	uint64_t ndirect;
 };
 
 static int cmp_idpair(const void *a, const void *b)
@@ -111,16 +122,41 @@ static int cmp_idpair(const void *a, const void *b)
 	return x->from < y->from ? -1 : x->from > y->from;
 }
 
-/* Map a foreign id to ours; 0 when absent. */
-static uint64_t idmap_get(const struct idpair *map, size_t n, uint64_t from)
+static void idmap_add(struct idmap *m, uint64_t from, uint64_t to)
 {
-	size_t lo = 0, hi = n;
+	ALLOC_GROW(m->v, m->n + 1, m->alloc);
+	m->v[m->n++] = (struct idpair){ from, to };
+}
 
+/* Sort, reject duplicate ids, and build the direct table when it pays. */
+static int idmap_seal(struct idmap *m, const char *kind, const char *what)
+{
+	qsort(m->v, m->n, sizeof(*m->v), cmp_idpair);
+	for (size_t i = 1; i < m->n; i++)
+		if (m->v[i].from == m->v[i - 1].from)
+			return error("invalid profile '%s': duplicate %s id %llu", what, kind,
+				     (unsigned long long)m->v[i].from);
+	if (m->n && m->v[m->n - 1].from <= 2 * (uint64_t)m->n + 64) {
+		m->ndirect = m->v[m->n - 1].from + 1;
+		m->direct = xcalloc(m->ndirect, sizeof(*m->direct));
+		for (size_t i = 0; i < m->n; i++)
+			m->direct[m->v[i].from] = m->v[i].to;
+	}
+	return 0;
+}
+
+/* Our id for a foreign one; 0 when absent. */
+static uint64_t idmap_get(const struct idmap *m, uint64_t from)
+{
+	size_t lo = 0, hi = m->n;
+
+	if (m->direct)
+		return from < m->ndirect ? m->direct[from] : 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (map[mid].from == from)
-			return map[mid].to;
-		if (map[mid].from < from)
+		if (m->v[mid].from == from)
+			return m->v[mid].to;
+		if (m->v[mid].from < from)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -128,13 +164,19 @@ static uint64_t idmap_get(const struct idpair *map, size_t n, uint64_t from)
 	return 0;
 }
 
+static void idmap_release(struct idmap *m)
+{
+	free(m->v);
+	free(m->direct);
+	memset(m, 0, sizeof(*m));
+}
+
 struct decoder {
 	struct profile *p;
 	const char *what;
 	const PbProfile *pb;
 	int64_t *strmap;
-	struct idpair *maps, *fns, *locs;
-	size_t nmaps, nfns, nlocs;
+	struct idmap maps, fns, locs;
 };
 
 /* Our string index for foreign index i, or -1 when out of range. */
@@ -151,16 +193,6 @@ static int64_t dstr(const struct decoder *d, int64_t i)
 			return error("invalid profile '%s': %s refers to string %lld of %zu", \
 				     d->what, whatfield, (long long)(idx), d->pb->n_string_table); \
 	} while (0)
-
-static int sort_unique(struct idpair *v, size_t n, const char *kind, const char *what)
-{
-	qsort(v, n, sizeof(*v), cmp_idpair);
-	for (size_t i = 1; i < n; i++)
-		if (v[i].from == v[i - 1].from)
-			return error("invalid profile '%s': duplicate %s id %llu", what, kind,
-				     (unsigned long long)v[i].from);
-	return 0;
-}
 
 static int decode_tables(struct decoder *d)
 {
@@ -183,7 +215,6 @@ static int decode_tables(struct decoder *d)
 		p->sample_type[p->nr_sample_type++] = (struct pf_value_type){ t, u };
 	}
 
-	d->maps = xcalloc(pb->n_mapping + 1, sizeof(*d->maps));
 	for (size_t i = 0; i < pb->n_mapping; i++) {
 		const PbMapping *pm = pb->mapping[i];
 		struct pf_mapping m = {
@@ -197,12 +228,11 @@ static int decode_tables(struct decoder *d)
 			return error("invalid profile '%s': mapping with id 0", d->what);
 		CHECK_STR(m.filename, pm->filename, "a mapping");
 		CHECK_STR(m.build_id, pm->build_id, "a mapping");
-		d->maps[d->nmaps++] = (struct idpair){ pm->id, profile_add_mapping_idx(p, &m) };
+		idmap_add(&d->maps, pm->id, profile_add_mapping_idx(p, &m));
 	}
-	if (sort_unique(d->maps, d->nmaps, "mapping", d->what))
+	if (idmap_seal(&d->maps, "mapping", d->what))
 		return -1;
 
-	d->fns = xcalloc(pb->n_function + 1, sizeof(*d->fns));
 	for (size_t i = 0; i < pb->n_function; i++) {
 		const PbFunction *pf = pb->function[i];
 		int64_t name, sys, file;
@@ -211,11 +241,10 @@ static int decode_tables(struct decoder *d)
 		CHECK_STR(name, pf->name, "a function");
 		CHECK_STR(sys, pf->system_name, "a function");
 		CHECK_STR(file, pf->filename, "a function");
-		d->fns[d->nfns++] = (struct idpair){
-			pf->id, profile_add_function_idx(p, name, sys, file, pf->start_line),
-		};
+		idmap_add(&d->fns, pf->id,
+			  profile_add_function_idx(p, name, sys, file, pf->start_line));
 	}
-	if (sort_unique(d->fns, d->nfns, "function", d->what))
+	if (idmap_seal(&d->fns, "function", d->what))
 		return -1;
 	return 0;
 }
@@ -227,7 +256,6 @@ static int decode_locations(struct decoder *d)
 	size_t alloc = 0;
 	int ret = 0;
 
-	d->locs = xcalloc(pb->n_location + 1, sizeof(*d->locs));
 	for (size_t i = 0; i < pb->n_location && !ret; i++) {
 		const PbLocation *pl = pb->location[i];
 		uint64_t mid = 0, id;
@@ -236,7 +264,7 @@ static int decode_locations(struct decoder *d)
 			ret = error("invalid profile '%s': location with id 0", d->what);
 			break;
 		}
-		if (pl->mapping_id && !(mid = idmap_get(d->maps, d->nmaps, pl->mapping_id))) {
+		if (pl->mapping_id && !(mid = idmap_get(&d->maps, pl->mapping_id))) {
 			ret = error("invalid profile '%s': location %llu refers to missing mapping %llu",
 				    d->what, (unsigned long long)pl->id,
 				    (unsigned long long)pl->mapping_id);
@@ -245,7 +273,7 @@ static int decode_locations(struct decoder *d)
 		ALLOC_GROW(lines, pl->n_line, alloc);
 		for (size_t j = 0; j < pl->n_line; j++) {
 			const PbLine *ln = pl->line[j];
-			uint64_t fid = idmap_get(d->fns, d->nfns, ln->function_id);
+			uint64_t fid = idmap_get(&d->fns, ln->function_id);
 			if (!fid) {
 				ret = error("invalid profile '%s': location %llu refers to missing function %llu",
 					    d->what, (unsigned long long)pl->id,
@@ -258,11 +286,11 @@ static int decode_locations(struct decoder *d)
 			break;
 		id = profile_add_location(d->p, mid, pl->address, lines, pl->n_line);
 		d->p->locations[id - 1].is_folded = pl->is_folded;
-		d->locs[d->nlocs++] = (struct idpair){ pl->id, id };
+		idmap_add(&d->locs, pl->id, id);
 	}
 	free(lines);
 	if (!ret)
-		ret = sort_unique(d->locs, d->nlocs, "location", d->what);
+		ret = idmap_seal(&d->locs, "location", d->what);
 	return ret;
 }
 
@@ -286,7 +314,7 @@ static int decode_samples(struct decoder *d)
 		}
 		ALLOC_GROW(locs, ps->n_location_id, alloc_locs);
 		for (size_t j = 0; j < ps->n_location_id; j++) {
-			locs[j] = idmap_get(d->locs, d->nlocs, ps->location_id[j]);
+			locs[j] = idmap_get(&d->locs, ps->location_id[j]);
 			if (!locs[j]) {
 				ret = error("invalid profile '%s': sample %zu refers to missing location %llu",
 					    d->what, i, (unsigned long long)ps->location_id[j]);
@@ -362,9 +390,9 @@ out:
 	if (pb)
 		perftools__profiles__profile__free_unpacked(pb, NULL);
 	free(d.strmap);
-	free(d.maps);
-	free(d.fns);
-	free(d.locs);
+	idmap_release(&d.maps);
+	idmap_release(&d.fns);
+	idmap_release(&d.locs);
 	strbuf_release(&raw);
 	if (ret) {
 		profile_release(p);
