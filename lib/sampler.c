@@ -790,8 +790,30 @@ static int deliver(struct sampler *s, uint64_t limit, sampler_fn fn, void *data)
 static void read_all(struct sampler *s)
 {
 	for (size_t i = 0; i < s->nr_cpus; i++)
-		if (s->rings[i].fd >= 0 && !s->rings[i].dead)
+		if (s->rings[i].pc && !s->rings[i].dead)
 			ring_read(s, &s->rings[i]);
+}
+
+int sampler_attach_memory(struct sampler *s, void *mem, size_t len)
+{
+	struct perf_event_mmap_page *pc = mem;
+	struct ring *r = NULL;
+
+	for (size_t i = 0; i < s->nr_cpus && !r; i++)
+		if (!s->rings[i].pc)
+			r = &s->rings[i];
+	if (!r)
+		return error("no ring buffer slot left for a memory buffer");
+	if (len < sizeof(*pc) || !pc->data_size || (pc->data_size & (pc->data_size - 1)) ||
+	    pc->data_offset < sizeof(*pc) || pc->data_offset > len ||
+	    pc->data_size > len - pc->data_offset)
+		return error("memory buffer is not laid out like a perf ring buffer");
+	r->base = mem;
+	r->map_len = 0;
+	r->pc = pc;
+	r->data = (unsigned char *)mem + pc->data_offset;
+	r->data_size = pc->data_size;
+	return 0;
 }
 
 int sampler_read(struct sampler *s, sampler_fn fn, void *data)

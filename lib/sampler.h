@@ -146,6 +146,14 @@ bool sampler_period_is_time(const struct sampler *s);
 uint64_t sampler_regs_mask(const struct sampler *s);
 
 /*
+ * Read records from a caller-owned memory area laid out like a perf ring
+ * buffer (the header page's data_offset and data_size say where the data
+ * is), as if it were one more CPU's buffer. For tests of the reader; the
+ * memory must outlive the sampler.
+ */
+int sampler_attach_memory(struct sampler *s, void *mem, size_t len);
+
+/*
  * Parse one raw record (as the kernel wrote it) into ev. Exposed for
  * tests: the record is treated as hostile. Returns 1 when ev is filled,
  * 0 for a record that carries no event (after counting it, e.g. LOST),
