@@ -29,6 +29,7 @@
 #include "profile.h"
 #include "pprof.h"
 #include "sampler.h"
+#include "symbolize.h"
 #include "unwind.h"
 #include "record.h"
 
@@ -731,6 +732,9 @@ int recording_add_process(struct recording *r, pid_t pid)
 
 /* ---- the profile -------------------------------------------------------------- */
 
+/* Frames one address may expand to (inline chain and its function). */
+#define SYM_MAX_INLINE 64
+
 /* The running kernel's build id, from /sys/kernel/notes ("" when unknown). */
 static void kernel_build_id(struct strbuf *hex)
 {
@@ -766,18 +770,188 @@ static void kernel_build_id(struct strbuf *hex)
 struct mapping_state {
 	uint64_t id;		/* profile mapping id, 0 = unused */
 	uint64_t lo, hi;	/* address range of synthetic mappings */
+	bool functions, filenames, line_numbers;
 };
+
+/* What the symbolizer said about one frame: lines in a shared pool. */
+struct frame_lines {
+	size_t off;
+	uint32_t n;
+};
+
+/* One address to look up: which DSO, which address, for which frame. */
+struct lookup {
+	uint32_t group;		/* mkey file index; KERNEL_GROUP for the kernel */
+	uint32_t frame;
+	uint64_t addr;		/* file offset (or kernel address) to look up */
+};
+#define KERNEL_GROUP UINT32_MAX
+
+static int lookup_cmp(const void *a, const void *b)
+{
+	const struct lookup *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+struct builder {
+	struct recording *r;
+	struct profile *p;
+	size_t nm, nf;
+	struct mapping_state *ms;	/* by mkey */
+	struct frame_lines *fl;		/* by frame */
+	struct pf_line *lines;
+	size_t nr_lines, alloc_lines;
+	struct strbuf kernel_build_id;
+};
+
+static void get_fkey(const struct recording *r, size_t f, struct fkey *fk)
+{
+	memcpy(fk, strtab_get(&r->fkeys, (int64_t)f), sizeof(*fk));
+}
+
+static void build_mappings(struct builder *b)
+{
+	struct recording *r = b->r;
+	struct fkey fk;
+	struct mkey mk;
+
+	/* the address range each synthetic mapping must cover */
+	for (size_t f = 1; f < b->nf; f++) {
+		struct mapping_state *s;
+
+		get_fkey(r, f, &fk);
+		if (fk.mkey != r->kernel_mkey && fk.mkey != r->unknown_mkey)
+			continue;
+		s = &b->ms[fk.mkey];
+		if (!s->hi || fk.addr < s->lo)
+			s->lo = fk.addr;
+		if (fk.addr >= s->hi)
+			s->hi = fk.addr + 1;
+	}
+	kernel_build_id(&b->kernel_build_id);
+
+	/* in order of first appearance */
+	for (size_t f = 1; f < b->nf; f++) {
+		struct mapping_state *s;
+
+		get_fkey(r, f, &fk);
+		s = &b->ms[fk.mkey];
+		if (s->id)
+			continue;
+		get_mkey(r, fk.mkey, &mk);
+		if (mk.kind == MK_FILE)
+			s->id = profile_add_mapping(b->p, mk.start, mk.end, mk.pgoff,
+						    file_path(r, mk.file),
+						    file_build_id_hex(r, mk.file));
+		else
+			s->id = profile_add_mapping(b->p, s->lo, s->hi, 0, file_path(r, mk.file),
+						    mk.kind == MK_KERNEL ?
+						    b->kernel_build_id.buf : "");
+	}
+}
+
+/* The symbolizer's frames for one address, as profile lines in the pool. */
+static void add_lines(struct builder *b, const struct sym_frame *sf, int n,
+		      struct frame_lines *out, struct mapping_state *s)
+{
+	out->off = b->nr_lines;
+	out->n = (uint32_t)n;
+	ALLOC_GROW(b->lines, b->nr_lines + (size_t)n, b->alloc_lines);
+	for (int i = 0; i < n; i++) {
+		struct pf_line *ln = &b->lines[b->nr_lines++];
+
+		ln->function_id = profile_add_function(b->p, sf[i].name, sf[i].system_name,
+						       sf[i].file, sf[i].start_line);
+		ln->line = sf[i].line;
+		ln->column = 0;
+		s->functions = true;
+		s->filenames |= sf[i].file[0] != '\0';
+		s->line_numbers |= sf[i].line > 0;
+	}
+}
+
+/*
+ * Resolve every frame: gather (DSO, address) pairs, sort them so each
+ * DSO's addresses come together and each distinct address is looked up
+ * once. A return address is looked up one byte back, inside the call.
+ */
+static void symbolize_frames(struct builder *b)
+{
+	struct recording *r = b->r;
+	struct lookup *lk = xcalloc(b->nf ? b->nf : 1, sizeof(*lk));
+	struct sym_frame sf[SYM_MAX_INLINE];
+	struct symbolizer *sym = symbolizer_new();
+	struct sym_dso *dso = NULL;
+	uint32_t dso_group = 0;
+	size_t n = 0;
+
+	for (size_t f = 1; f < b->nf; f++) {
+		struct fkey fk;
+		struct mkey mk;
+
+		get_fkey(r, f, &fk);
+		if (fk.mkey == r->unknown_mkey)
+			continue;
+		if (fk.mkey == r->kernel_mkey) {
+			lk[n++] = (struct lookup){ KERNEL_GROUP, (uint32_t)f, fk.addr - fk.is_return };
+			continue;
+		}
+		get_mkey(r, fk.mkey, &mk);
+		if (file_path(r, mk.file)[0] != '/')
+			continue;	/* [vdso], [anon]: no file to read */
+		lk[n++] = (struct lookup){
+			mk.file, (uint32_t)f, fk.addr - mk.start + mk.pgoff - fk.is_return,
+		};
+	}
+	qsort(lk, n, sizeof(*lk), lookup_cmp);
+
+	for (size_t i = 0; i < n; ) {
+		size_t j = i + 1;
+		struct frame_lines res;
+		struct fkey fk;
+		int got;
+
+		if (!dso || dso_group != lk[i].group) {
+			dso_group = lk[i].group;
+			if (dso_group == KERNEL_GROUP)
+				dso = symbolizer_kernel(sym);
+			else
+				dso = symbolizer_dso(sym, file_path(r, dso_group),
+						     file_build_id_hex(r, dso_group)[0] ?
+						     file_build_id_hex(r, dso_group) : NULL);
+		}
+		while (j < n && lk[j].group == lk[i].group && lk[j].addr == lk[i].addr)
+			j++;
+		got = sym_lookup(dso, lk[i].addr, sf, (int)ARRAY_SIZE(sf));
+		get_fkey(r, lk[i].frame, &fk);
+		add_lines(b, sf, got > 0 ? got : 0, &res, &b->ms[fk.mkey]);
+		for (; i < j; i++)
+			b->fl[lk[i].frame] = res;
+	}
+	symbolizer_free(sym);
+	free(lk);
+}
 
 int recording_build(struct recording *r, struct profile *p, const struct recording_info *info)
 {
-	size_t nm = r->mkeys.nr, nf = r->fkeys.nr, ns = r->skeys.nr;
-	struct mapping_state *ms = xcalloc(nm, sizeof(*ms));
-	uint64_t *loc_of = xcalloc(nf ? nf : 1, sizeof(*loc_of));
+	struct builder b = {
+		.r = r, .p = p, .nm = r->mkeys.nr, .nf = r->fkeys.nr,
+		.kernel_build_id = STRBUF_INIT,
+	};
+	size_t ns = r->skeys.nr;
+	uint64_t *loc_of = xcalloc(b.nf ? b.nf : 1, sizeof(*loc_of));
 	uint64_t *locs = xcalloc(2 * SAMPLER_MAX_FRAMES + 1, sizeof(*locs));
-	struct strbuf kbid = STRBUF_INIT;
 	int64_t total_period = 0;
 	uint64_t total_count = 0;
 	int64_t k_pid, k_tid, k_comm;
+
+	b.ms = xcalloc(b.nm ? b.nm : 1, sizeof(*b.ms));
+	b.fl = xcalloc(b.nf ? b.nf : 1, sizeof(*b.fl));
 
 	profile_add_sample_type(p, "samples", "count");
 	if (info->period_is_time)
@@ -789,43 +963,29 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	p->duration_nanos = info->duration_nanos;
 	profile_add_comment(p, info->event);
 
-	/* the address range each synthetic mapping must cover */
-	for (size_t f = 1; f < nf; f++) {
+	build_mappings(&b);
+	symbolize_frames(&b);
+	for (size_t f = 1; f < b.nf; f++) {
 		struct fkey fk;
-		memcpy(&fk, strtab_get(&r->fkeys, (int64_t)f), sizeof(fk));
-		if (fk.mkey == r->kernel_mkey || fk.mkey == r->unknown_mkey) {
-			struct mapping_state *s = &ms[fk.mkey];
-			if (!s->hi || fk.addr < s->lo)
-				s->lo = fk.addr;
-			if (fk.addr >= s->hi)
-				s->hi = fk.addr + 1;
-		}
+
+		get_fkey(r, f, &fk);
+		loc_of[f] = profile_add_location(p, b.ms[fk.mkey].id, fk.addr,
+						 b.fl[f].n ? b.lines + b.fl[f].off : NULL,
+						 b.fl[f].n);
 	}
-	kernel_build_id(&kbid);
+	for (size_t m = 0; m < b.nm; m++) {
+		struct pf_mapping *pm;
 
-	/* mappings and locations, in order of first appearance */
-	for (size_t f = 1; f < nf; f++) {
-		struct fkey fk;
-		struct mkey mk;
-		struct mapping_state *s;
-
-		memcpy(&fk, strtab_get(&r->fkeys, (int64_t)f), sizeof(fk));
-		s = &ms[fk.mkey];
-		if (!s->id) {
-			get_mkey(r, fk.mkey, &mk);
-			if (mk.kind == MK_FILE)
-				s->id = profile_add_mapping(p, mk.start, mk.end, mk.pgoff,
-							    file_path(r, mk.file),
-							    file_build_id_hex(r, mk.file));
-			else
-				s->id = profile_add_mapping(p, s->lo, s->hi, 0,
-							    file_path(r, mk.file),
-							    mk.kind == MK_KERNEL ? kbid.buf : "");
-		}
-		loc_of[f] = profile_add_location(p, s->id, fk.addr, NULL, 0);
+		if (!b.ms[m].id)
+			continue;
+		pm = &p->mappings[b.ms[m].id - 1];
+		pm->has_functions = b.ms[m].functions;
+		pm->has_filenames = b.ms[m].filenames;
+		pm->has_line_numbers = b.ms[m].line_numbers;
+		/* the symbolizer expands inline chains wherever DWARF has lines */
+		pm->has_inline_frames = b.ms[m].line_numbers;
 	}
 
-	/* samples */
 	k_pid = profile_str(p, "pid");
 	k_tid = profile_str(p, "tid");
 	k_comm = profile_str(p, "comm");
@@ -858,10 +1018,12 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	else
 		p->period = total_count ? total_period / (int64_t)total_count : 0;
 
-	strbuf_release(&kbid);
+	strbuf_release(&b.kernel_build_id);
+	free(b.lines);
+	free(b.fl);
+	free(b.ms);
 	free(locs);
 	free(loc_of);
-	free(ms);
 	return profile_validate(p);
 }
 

@@ -24,12 +24,17 @@ pp_top_self() {
 }
 
 # In -traces output each stack is a block: label lines ("pid:  12"), then
-# frames leaf first, the first frame after the value.
+# frames leaf first, the first frame after the value; inlined frames end
+# in " (inline)".
 pp_calls() {
 	pp_traces "$1" | awk -v caller="$2" -v callee="$3" '
 		/^-+\+/ { prev = ""; next }
 		$1 ~ /:$/ { next }
-		{ f = $NF; if (prev == callee && f == caller) found = 1; prev = f }
+		{
+			f = $NF == "(inline)" ? $(NF - 1) : $NF
+			if (prev == callee && f == caller) found = 1
+			prev = f
+		}
 		END { exit !found }'
 }
 
@@ -38,7 +43,7 @@ pp_label_values() {
 		function flush() { if (has && v != "") vals[v] = 1; has = 0; v = "" }
 		/^-+\+/ { flush(); next }
 		$1 == key { v = $2; next }
-		$NF == fn { has = 1 }
+		$NF == fn || ($NF == "(inline)" && $(NF - 1) == fn) { has = 1 }
 		END { flush(); for (x in vals) print x }'
 }
 

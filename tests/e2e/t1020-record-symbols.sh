@@ -14,14 +14,16 @@ test_expect_success 'usesshlib: shlib_hot is on top, in libhotshlib.so' '
 	case "$lib" in */libhotshlib.so) ;; *) echo "mapping: $lib"; exit 1 ;; esac
 '
 
-test_expect_success 'usesshlib: main calls shlib_hot across the library boundary' '
-	pp_calls sh.pb.gz main shlib_hot
+test_expect_success 'usesshlib with dwarf: main calls shlib_hot across the library boundary' '
+	hotloop record --call-graph dwarf -o shd.pb.gz -- "$WORKLOADS/usesshlib" 0.3 &&
+	pp_calls shd.pb.gz main shlib_hot
 '
 
 test_expect_success 'inlined: mix_step is an inlined frame inside outer_loop' '
 	hotloop record -o inl.pb.gz -- "$WORKLOADS/inlined" 0.5 &&
 	pp_inlined_into inl.pb.gz mix_step outer_loop &&
-	pp_calls inl.pb.gz outer_loop mix_step
+	pp_calls inl.pb.gz outer_loop mix_step &&
+	pp_traces inl.pb.gz | grep -q "mix_step (inline)"
 '
 
 test_expect_success 'inlined: source lines of the inlined code' '

@@ -35,7 +35,7 @@ test_expect_success '-p stops at SIGINT and still writes the profile' '
 	pid=$! &&
 	test_when_finished "kill $pid" &&
 	sleep 0.2 &&
-	{ hotloop record -p $pid -o int.pb.gz 2>err & } &&
+	"$HOTLOOP" record -p $pid -o int.pb.gz 2>err &
 	rec=$! &&
 	sleep 0.5 &&
 	kill -INT $rec &&
@@ -57,8 +57,11 @@ test_expect_code 1 '-p of a process that does not exist fails' '
 	expect_grep "no such process" err && test ! -e no.pb.gz && exit $rc
 '
 
+# A background job of a non-interactive shell starts with SIGINT ignored,
+# and the command would inherit that: env restores the default for it.
 test_expect_code 130 'SIGINT to record -- CMD is passed on; profile written' '
-	{ hotloop record -o cint.pb.gz -- "$WORKLOADS/cpuhog" 5 2>err & } &&
+	"$HOTLOOP" record -o cint.pb.gz -- \
+		env --default-signal=INT "$WORKLOADS/cpuhog" 5 2>err &
 	rec=$! &&
 	sleep 0.5 &&
 	kill -INT $rec

@@ -6,7 +6,7 @@
 test_skip_unless PERF 'perf events not permitted here (run as root or lower kernel.perf_event_paranoid)'
 
 test_expect_success 'kill -9 mid-run leaves no file under the final name' '
-	{ hotloop record -o killed.pb.gz -- "$WORKLOADS/cpuhog" 2 & } &&
+	"$HOTLOOP" record -o killed.pb.gz -- "$WORKLOADS/cpuhog" 2 &
 	rec=$! &&
 	sleep 0.5 &&
 	kill -9 $rec &&
