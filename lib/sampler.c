@@ -752,6 +752,8 @@ static int deliver(struct sampler *s, uint64_t limit, sampler_fn fn, void *data)
 	uint64_t *kept;
 	int ret = 0;
 
+	if (!s->nr_q)
+		return 0;
 	qsort(s->q, s->nr_q, sizeof(*s->q), qent_cmp);
 	while (n < s->nr_q && s->q[n].time <= limit) {
 		const struct qent *e = &s->q[n++];
