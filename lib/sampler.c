@@ -23,7 +23,6 @@
 #endif
 
 #include "util.h"
-#include "strbuf.h"
 #include "sampler.h"
 
 /*
@@ -115,17 +114,30 @@ static int parse_cpu_list(const char *s, int **cpus, size_t *nr)
 	return *nr ? 0 : -1;
 }
 
+/* Read a small file quietly: the number of bytes, -1 when it cannot be read. */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
 static void online_cpus(struct sampler *s)
 {
-	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
 	long n;
 
-	if (!read_file(&sb, "/sys/devices/system/cpu/online", 4096) &&
-	    !parse_cpu_list(sb.buf, &s->cpus, &s->nr_cpus)) {
-		strbuf_release(&sb);
+	if (read_small("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0 &&
+	    !parse_cpu_list(buf, &s->cpus, &s->nr_cpus))
 		return;
-	}
-	strbuf_release(&sb);
 	free(s->cpus);
 	s->cpus = NULL;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -227,28 +239,36 @@ void sampler_free(struct sampler *s)
 	free(s);
 }
 
-static int paranoid_level(void)
+/* An integer sysctl from /proc/sys, or 'dflt' when it cannot be read. */
+static long read_sysctl(const char *path, long dflt)
 {
-	struct strbuf sb = STRBUF_INIT;
-	int level = -100;
+	char buf[64];
 
-	if (!read_file(&sb, "/proc/sys/kernel/perf_event_paranoid", 64))
-		level = atoi(sb.buf);
-	strbuf_release(&sb);
-	return level;
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return dflt;
+	return strtol(buf, NULL, 10);
 }
 
-static int not_permitted(int err)
+/*
+ * The kernel refused. For a process we did not start, the likely reason
+ * is that it is not ours to trace, whatever the paranoid level says.
+ */
+static int not_permitted(int err, pid_t tid, unsigned flags)
 {
-	int level = paranoid_level();
+	long level = read_sysctl("/proc/sys/kernel/perf_event_paranoid", -100);
+	const char *other = "";
 
+	if (!(flags & SAMPLER_ENABLE_ON_EXEC))
+		other = xstrfmt("; to attach to process %d of another user, run as root "
+				"or with CAP_SYS_PTRACE", (int)tid);
 	if (level == -100)
-		error("perf events not permitted (%s): run as root or with CAP_PERFMON",
-		      strerror(err));
+		error("perf events not permitted (%s): run as root or with CAP_PERFMON%s",
+		      strerror(err), other);
 	else
-		error("perf events not permitted (kernel.perf_event_paranoid=%d): run as root "
-		      "(or with CAP_PERFMON) or set it to 1 or lower: "
-		      "sysctl kernel.perf_event_paranoid=1", level);
+		error("perf events not permitted (kernel.perf_event_paranoid=%ld): run as root "
+		      "(or with CAP_PERFMON) or set it to 1 or lower%s", level, other);
+	if (*other)
+		free((char *)other);
 	return -HL_EXIT_NOT_PERMITTED;
 }
 
@@ -336,9 +356,16 @@ static void keep_fd(struct sampler *s, int fd)
 
 int sampler_add_task(struct sampler *s, pid_t tid, unsigned flags)
 {
+	uint64_t bytes = (uint64_t)s->cfg.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	long max_rate;
+
 	if (s->cfg.mmap_pages & (s->cfg.mmap_pages - 1))
 		return error("ring buffer size %u pages is not a power of two",
 			     s->cfg.mmap_pages);
+	if (s->cfg.callgraph == SAMPLER_CALLGRAPH_DWARF && bytes < 4 * (s->cfg.stack_size + 1024ull))
+		return error("a %llu KiB ring buffer cannot hold samples with %u-byte stack copies: "
+			     "raise --mmap-pages or lower the dwarf stack size",
+			     (unsigned long long)bytes / 1024, s->cfg.stack_size);
 	if (s->cfg.callgraph == SAMPLER_CALLGRAPH_DWARF && !s->regs_mask)
 		return error("--call-graph dwarf is not supported on this architecture");
 
@@ -351,11 +378,16 @@ int sampler_add_task(struct sampler *s, pid_t tid, unsigned flags)
 		if (fd == -ESRCH)
 			return 1;
 		if (fd == -EACCES || fd == -EPERM)
-			return not_permitted(-fd);
+			return not_permitted(-fd, tid, flags);
 		if (fd == -EMFILE || fd == -ENFILE)
 			return error("cannot open perf event for task %d on cpu %d: %s: "
 				     "raise the open file limit ('ulimit -n')",
 				     (int)tid, r->cpu, strerror(-fd));
+		if (fd == -EINVAL &&
+		    (max_rate = read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", 0)) > 0 &&
+		    s->cfg.freq > (unsigned long)max_rate)
+			return error("-F %u is above kernel.perf_event_max_sample_rate=%ld: "
+				     "lower -F or raise the limit", s->cfg.freq, max_rate);
 		if (fd < 0)
 			return error("cannot open perf event for task %d on cpu %d: %s",
 				     (int)tid, r->cpu, strerror(-fd));

@@ -150,6 +150,8 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, ", throttled %llu times", (unsigned long long)st->throttled);
 	if (st->corrupt)
 		fprintf(stderr, ", %llu corrupt buffers", (unsigned long long)st->corrupt);
+	if (st->lost || st->throttled)
+		fprintf(stderr, " (raise --mmap-pages or lower -F)");
 	fputc('\n', stderr);
 	return o.argv ? exit_code_of(res.wait_status) : HL_EXIT_OK;
 }

@@ -76,4 +76,22 @@ test_expect_code 143 '--duration with a command ends it with SIGTERM' '
 	test -s dur.pb.gz && exit $rc
 '
 
+# Refusal is exit 3 with the reason; an unprivileged user attaching to
+# init is refused whatever kernel.perf_event_paranoid says.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$skip_all" ]; then
+	test_expect_code 3 'refused perf events exit 3 with the reason' '
+		chmod 711 . && mkdir w && chmod 777 w &&
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$HOTLOOP" record -p 1 --duration 0.1 -o w/no.pb.gz 2>err
+		rc=$?
+		expect_grep "perf events not permitted (kernel.perf_event_paranoid=-*[0-9]*)" err &&
+		expect_grep "CAP_PERFMON" err &&
+		test ! -e w/no.pb.gz &&
+		exit $rc
+	'
+else
+	n_skip=$((n_skip + 1))
+	say "skip $test_name: refused perf events exit 3 (needs root and setpriv to drop privileges)"
+fi
+
 test_done
