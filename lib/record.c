@@ -770,7 +770,7 @@ static void kernel_build_id(struct strbuf *hex)
 struct mapping_state {
 	uint64_t id;		/* profile mapping id, 0 = unused */
 	uint64_t lo, hi;	/* address range of synthetic mappings */
-	bool functions, filenames, line_numbers;
+	bool functions, filenames, line_numbers, inline_frames;
 };
 
 /* What the symbolizer said about one frame: lines in a shared pool. */
@@ -807,6 +807,7 @@ struct builder {
 	struct pf_line *lines;
 	size_t nr_lines, alloc_lines;
 	struct strbuf kernel_build_id;
+	char *vdso_path;		/* our vdso, copied to a file */
 };
 
 static void get_fkey(const struct recording *r, size_t f, struct fkey *fk)
@@ -880,6 +881,22 @@ static void add_lines(struct builder *b, const struct sym_frame *sf, int n,
  * DSO's addresses come together and each distinct address is looked up
  * once. A return address is looked up one byte back, inside the call.
  */
+static struct sym_dso *open_dso(struct builder *b, struct symbolizer *sym, uint32_t group)
+{
+	const char *path, *id;
+
+	if (group == KERNEL_GROUP)
+		return symbolizer_kernel(sym);
+	path = file_path(b->r, group);
+	if (!strcmp(path, "[vdso]")) {
+		if (!b->vdso_path)
+			b->vdso_path = vdso_copy();
+		return b->vdso_path ? symbolizer_dso(sym, b->vdso_path, NULL) : NULL;
+	}
+	id = file_build_id_hex(b->r, group);
+	return symbolizer_dso(sym, path, *id ? id : NULL);
+}
+
 static void symbolize_frames(struct builder *b)
 {
 	struct recording *r = b->r;
@@ -888,6 +905,7 @@ static void symbolize_frames(struct builder *b)
 	struct symbolizer *sym = symbolizer_new();
 	struct sym_dso *dso = NULL;
 	uint32_t dso_group = 0;
+	bool opened = false;
 	size_t n = 0;
 
 	for (size_t f = 1; f < b->nf; f++) {
@@ -902,8 +920,8 @@ static void symbolize_frames(struct builder *b)
 			continue;
 		}
 		get_mkey(r, fk.mkey, &mk);
-		if (file_path(r, mk.file)[0] != '/')
-			continue;	/* [vdso], [anon]: no file to read */
+		if (file_path(r, mk.file)[0] != '/' && strcmp(file_path(r, mk.file), "[vdso]"))
+			continue;	/* anonymous code: no file to read */
 		lk[n++] = (struct lookup){
 			mk.file, (uint32_t)f, fk.addr - mk.start + mk.pgoff - fk.is_return,
 		};
@@ -916,24 +934,28 @@ static void symbolize_frames(struct builder *b)
 		struct fkey fk;
 		int got;
 
-		if (!dso || dso_group != lk[i].group) {
+		if (!opened || dso_group != lk[i].group) {
 			dso_group = lk[i].group;
-			if (dso_group == KERNEL_GROUP)
-				dso = symbolizer_kernel(sym);
-			else
-				dso = symbolizer_dso(sym, file_path(r, dso_group),
-						     file_build_id_hex(r, dso_group)[0] ?
-						     file_build_id_hex(r, dso_group) : NULL);
+			dso = open_dso(b, sym, dso_group);
+			opened = true;
 		}
 		while (j < n && lk[j].group == lk[i].group && lk[j].addr == lk[i].addr)
 			j++;
-		got = sym_lookup(dso, lk[i].addr, sf, (int)ARRAY_SIZE(sf));
+		got = dso ? sym_lookup(dso, lk[i].addr, sf, (int)ARRAY_SIZE(sf)) : 0;
 		get_fkey(r, lk[i].frame, &fk);
 		add_lines(b, sf, got > 0 ? got : 0, &res, &b->ms[fk.mkey]);
+		/* with DWARF, every lookup in the DSO expanded inline chains */
+		if (dso)
+			b->ms[fk.mkey].inline_frames |= sym_dso_has_dwarf(dso);
 		for (; i < j; i++)
 			b->fl[lk[i].frame] = res;
 	}
 	symbolizer_free(sym);
+	if (b->vdso_path) {
+		unlink(b->vdso_path);
+		free(b->vdso_path);
+		b->vdso_path = NULL;
+	}
 	free(lk);
 }
 
@@ -982,8 +1004,7 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		pm->has_functions = b.ms[m].functions;
 		pm->has_filenames = b.ms[m].filenames;
 		pm->has_line_numbers = b.ms[m].line_numbers;
-		/* the symbolizer expands inline chains wherever DWARF has lines */
-		pm->has_inline_frames = b.ms[m].line_numbers;
+		pm->has_inline_frames = b.ms[m].inline_frames;
 	}
 
 	k_pid = profile_str(p, "pid");

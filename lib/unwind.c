@@ -7,8 +7,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
@@ -60,6 +63,8 @@ struct session {
 struct unwinder {
 	struct session *sessions;
 	size_t nr, alloc;
+	char *vdso_path;	/* our vdso as a file, made on first need */
+	bool vdso_tried;
 
 	/* the sample being unwound, for the callbacks */
 	pid_t tid;
@@ -97,6 +102,10 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nr; i++)
 		session_release(&u->sessions[i]);
 	free(u->sessions);
+	if (u->vdso_path) {
+		unlink(u->vdso_path);
+		free(u->vdso_path);
+	}
 	free(u);
 }
 
@@ -244,31 +253,40 @@ static bool map_bias(const struct unwind_map *m, int fd, uint64_t *bias)
 	return found;
 }
 
-static void report_maps(Dwfl *dwfl, const struct unwind_target *t)
+static void report_maps(struct unwinder *u, Dwfl *dwfl, const struct unwind_target *t)
 {
 	for (size_t i = 0; i < t->nr_maps; i++) {
 		const struct unwind_map *m = &t->maps[i];
-		const char *name;
+		const char *name, *path = m->path;
 		uint64_t bias;
 		bool seen = false;
 		int fd;
 
-		if (m->path[0] != '/')
-			continue;	/* [vdso], anonymous code */
+		if (!strcmp(path, "[vdso]")) {
+			if (!u->vdso_tried) {
+				u->vdso_path = vdso_copy();
+				u->vdso_tried = true;
+			}
+			if (!u->vdso_path)
+				continue;
+			path = u->vdso_path;
+		} else if (path[0] != '/') {
+			continue;	/* anonymous code */
+		}
 		for (size_t j = 0; j < i && !seen; j++)
 			seen = !strcmp(t->maps[j].path, m->path);
 		if (seen)
 			continue;
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (!map_bias(m, fd, &bias)) {
 			close(fd);
 			continue;
 		}
-		name = strrchr(m->path, '/') + 1;
+		name = path == m->path ? strrchr(path, '/') + 1 : m->path;
 		/* consumes fd on success */
-		if (!dwfl_report_elf(dwfl, name, m->path, fd, bias, true))
+		if (!dwfl_report_elf(dwfl, name, path, fd, bias, true))
 			close(fd);
 	}
 }
@@ -298,11 +316,44 @@ static struct session *get_session(struct unwinder *u, const struct unwind_targe
 	if (!ss->dwfl)
 		return NULL;
 	dwfl_report_begin(ss->dwfl);
-	report_maps(ss->dwfl, t);
+	report_maps(u, ss->dwfl, t);
 	if (dwfl_report_end(ss->dwfl, NULL, NULL))
 		return NULL;
 	ss->attached = dwfl_attach_state(ss->dwfl, NULL, t->pid, &thread_callbacks, u);
 	return ss->attached ? ss : NULL;
+}
+
+char *vdso_copy(void)
+{
+	char line[512], *path;
+	unsigned long long start = 0, end = 0;
+	FILE *maps = fopen("/proc/self/maps", "re");
+	const char *tmpdir = getenv("TMPDIR");
+	int fd;
+
+	if (!maps)
+		return NULL;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+	fclose(maps);
+	if (!start || end <= start || end - start > (16u << 20) ||
+	    getauxval(AT_SYSINFO_EHDR) != start)
+		return NULL;
+	path = xstrfmt("%s/hotloop-vdso.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0) {
+		free(path);
+		return NULL;
+	}
+	if (write(fd, (const void *)(uintptr_t)start, end - start) != (ssize_t)(end - start)) {
+		close(fd);
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
 }
 
 static int frame_cb(Dwfl_Frame *state, void *arg)

@@ -60,4 +60,12 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_target *t,
 /* Forget a process (it exited): its session is closed. */
 void unwinder_forget(struct unwinder *u, pid_t pid);
 
+/*
+ * The vdso is one image per kernel, mapped into every 64-bit process: our
+ * own, copied to a temporary file, stands for a target's "[vdso]" mapping
+ * when unwinding and symbolizing. Returns the file's path (the caller
+ * unlinks and frees it) or NULL.
+ */
+char *vdso_copy(void);
+
 #endif

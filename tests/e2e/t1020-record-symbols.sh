@@ -42,4 +42,17 @@ test_expect_success 'mappings say what was symbolized' '
 	expect_grep " $exe [0-9a-f]* \[FN\]\[FL\]\[LN\]\[IN\]" raw
 '
 
+test_expect_success 'clockhog: the vdso is symbolized in its own mapping' '
+	hotloop record -o vdso.pb.gz -- "$WORKLOADS/clockhog" 0.5 &&
+	test "$(pp_top_self vdso.pb.gz)" = __vdso_clock_gettime &&
+	test "$(pp_mapping_of vdso.pb.gz __vdso_clock_gettime)" = "[vdso]"
+'
+
+test_expect_success 'clockhog with dwarf: unwinding goes through the vdso' '
+	hotloop record --call-graph dwarf -o vdsod.pb.gz -- "$WORKLOADS/clockhog" 0.5 &&
+	pp_calls vdsod.pb.gz __clock_gettime __vdso_clock_gettime &&
+	pp_calls vdsod.pb.gz read_clock wl_now &&
+	pp_calls vdsod.pb.gz main read_clock
+'
+
 test_done
