@@ -336,7 +336,11 @@ static uint32_t guess_comm(struct recording *r, uint32_t pid, uint32_t tid)
 	return intern_comm(r, "");
 }
 
-static struct thread *get_thread(struct recording *r, uint32_t tid, uint32_t pid)
+#define NO_COMM UINT32_MAX
+
+/* The thread tid, created with name 'comm' (NO_COMM: find one) if new. */
+static struct thread *get_thread_named(struct recording *r, uint32_t tid, uint32_t pid,
+				       uint32_t comm)
 {
 	uint32_t *slot = idmap_slot(&r->thread_ix, tid, true);
 	struct thread *t;
@@ -344,6 +348,8 @@ static struct thread *get_thread(struct recording *r, uint32_t tid, uint32_t pid
 	if (*slot) {
 		t = &r->threads[*slot - 1];
 		t->pid = pid;
+		if (comm != NO_COMM)
+			t->comm = comm;
 		return t;
 	}
 	ALLOC_GROW(r->threads, r->nr_threads + 1, r->alloc_threads);
@@ -351,8 +357,13 @@ static struct thread *get_thread(struct recording *r, uint32_t tid, uint32_t pid
 	t = &r->threads[r->nr_threads++];
 	t->tid = tid;
 	t->pid = pid;
-	t->comm = guess_comm(r, pid, tid);
+	t->comm = comm != NO_COMM ? comm : guess_comm(r, pid, tid);
 	return t;
+}
+
+static struct thread *get_thread(struct recording *r, uint32_t tid, uint32_t pid)
+{
+	return get_thread_named(r, tid, pid, NO_COMM);
 }
 
 /* Insert [start, end) into p's maps, cutting away what it overlaps. */
@@ -599,7 +610,7 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 static void on_fork(struct recording *r, const struct sampler_event *ev)
 {
 	struct thread *parent = find_thread(r, ev->task.ptid);
-	struct thread *t;
+	uint32_t comm = parent ? parent->comm : NO_COMM;
 
 	if (ev->pid != ev->task.ppid) {
 		/* a new process: it starts with a copy of its parent's maps */
@@ -616,9 +627,7 @@ static void on_fork(struct recording *r, const struct sampler_event *ev)
 		if (r->unwinder)
 			unwinder_forget(r->unwinder, (pid_t)ev->pid);
 	}
-	t = get_thread(r, ev->tid, ev->pid);
-	if (parent)
-		t->comm = parent->comm;
+	get_thread_named(r, ev->tid, ev->pid, comm);
 }
 
 int recording_event(const struct sampler_event *ev, void *data)
@@ -637,7 +646,7 @@ int recording_event(const struct sampler_event *ev, void *data)
 				    ev->mmap.build_id_size));
 		break;
 	case SAMPLER_COMM:
-		get_thread(r, ev->tid, ev->pid)->comm = intern_comm(r, ev->comm.comm);
+		get_thread_named(r, ev->tid, ev->pid, intern_comm(r, ev->comm.comm));
 		if (ev->comm.exec) {
 			/* exec replaced the whole address space */
 			p = get_proc(r, ev->pid);
@@ -724,7 +733,7 @@ int recording_add_process(struct recording *r, pid_t pid)
 		if (read_text(cpath, buf, sizeof(buf)) < 0)
 			continue;
 		buf[strcspn(buf, "\n")] = '\0';
-		get_thread(r, (uint32_t)tid, (uint32_t)pid)->comm = intern_comm(r, buf);
+		get_thread_named(r, (uint32_t)tid, (uint32_t)pid, intern_comm(r, buf));
 	}
 	closedir(dir);
 	return ret;

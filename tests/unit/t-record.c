@@ -205,6 +205,24 @@ static void test_record__threads_share_maps(void **state)
 	recording_free(r);
 }
 
+static void test_record__many_threads_keep_names(void **state)
+{
+	struct recording *r = new_fp();
+	uint64_t ips[] = { 0x400100 };
+	struct profile p;
+
+	ev_comm(r, 10, 10, "pool", true);
+	/* enough new threads to move the thread table while forking */
+	for (uint32_t tid = 100; tid < 400; tid++)
+		ev_fork(r, 10, 10, tid, tid == 100 ? 10 : tid - 1);
+	ev_sample(r, 10, 399, ips, 1, 0);
+	build(r, &p);
+	assert_string_equal(profile_sample_label(&p, &p.samples[0], "comm"), "pool");
+	assert_int_equal(num_label(&p, 0, "tid"), 399);
+	profile_release(&p);
+	recording_free(r);
+}
+
 static void test_record__overlapping_mmap_cuts(void **state)
 {
 	struct recording *r = new_fp();
@@ -332,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_record__exec_mmap_sample),
 		cmocka_unit_test(test_record__fork_inherits_exec_replaces),
 		cmocka_unit_test(test_record__threads_share_maps),
+		cmocka_unit_test(test_record__many_threads_keep_names),
 		cmocka_unit_test(test_record__overlapping_mmap_cuts),
 		cmocka_unit_test(test_record__non_exec_mmap_ignored),
 		cmocka_unit_test(test_record__kernel_frames),
