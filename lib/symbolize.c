@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -888,18 +889,58 @@ static void set_build_id(struct sym_dso *d, const unsigned char *bits, int len)
 	free(buf);
 }
 
+static bool extent_fits(uint64_t off, uint64_t size, uint64_t file_size)
+{
+	return off <= file_size && size <= file_size - off;
+}
+
+/*
+ * Whether the program headers, the section headers and every section's
+ * bytes lie inside the file: a truncated copy fails this (libelf would
+ * only fail later, section by section).
+ */
+static bool layout_fits(Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum, shnum;
+
+	if (elf_getphdrnum(elf, &phnum) ||
+	    !extent_fits(ehdr->e_phoff, (uint64_t)phnum * ehdr->e_phentsize, file_size))
+		return false;
+	if (!ehdr->e_shoff)
+		return true;
+	/* libelf reports 0 sections when their table does not fit */
+	if (elf_getshdrnum(elf, &shnum) || (ehdr->e_shnum && shnum != ehdr->e_shnum) ||
+	    !extent_fits(ehdr->e_shoff, (uint64_t)(shnum ? shnum : 1) * ehdr->e_shentsize,
+			 file_size))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		if (sh.sh_type != SHT_NOBITS &&
+		    !extent_fits(sh.sh_offset, sh.sh_size, file_size))
+			return false;
+	}
+	return true;
+}
+
 static void dso_open(struct sym_dso *d, const char *want_build_id)
 {
 	Dwfl_Module *mod;
 	GElf_Addr ebias = 0, dbias = 0, bid_vaddr;
 	const unsigned char *bits;
 	GElf_Ehdr ehdr;
+	struct stat st;
 	int fd, len;
 
 	fd = open(d->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st)) {
 		warning("cannot open '%s': %s; its addresses stay unsymbolized",
 			d->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	close(fd);
@@ -919,6 +960,11 @@ static void dso_open(struct sym_dso *d, const char *want_build_id)
 	if (!gelf_getehdr(d->elf, &ehdr) ||
 	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)) {
 		warning("'%s' is not an executable or shared library; its addresses stay unsymbolized",
+			d->path);
+		goto out_close;
+	}
+	if (!layout_fits(d->elf, &ehdr, (uint64_t)st.st_size)) {
+		warning("'%s' is truncated or corrupt (headers or sections past its end); its addresses stay unsymbolized",
 			d->path);
 		goto out_close;
 	}
