@@ -115,6 +115,28 @@ static const char shlib_c[] =
 	"\treturn x;\n"
 	"}\n";
 
+static const char rprog_rs[] =
+	"// symbolizer test program, Rust\n"
+	"mod hot {\n"
+	"    #[inline(always)]\n"
+	"    fn step(x: u64) -> u64 {\n"
+	"        x.wrapping_mul(0x9e3779b97f4a7c15) ^ (x >> 7) // RUST_STEP\n"
+	"    }\n"
+	"\n"
+	"    #[inline(never)]\n"
+	"    pub fn spin(mut x: u64, n: u64) -> u64 {\n"
+	"        for i in 0..n {\n"
+	"            x = step(x.wrapping_add(i)); // RUST_CALL\n"
+	"        }\n"
+	"        x\n"
+	"    }\n"
+	"}\n"
+	"\n"
+	"fn main() {\n"
+	"    let n = std::env::args().count() as u64;\n"
+	"    println!(\"{}\", hot::spin(n, 1000));\n"
+	"}\n";
+
 /* Aliases and a symbol without size; built without -g: symbols only. */
 static const char alias_c[] =
 	"int base_impl(int x) { return x * 5 + 1; }\n"
@@ -133,6 +155,8 @@ static const char alias_c[] =
 
 static char tmpdir[64];
 static const char *skip_reason;
+/* optional toolchains: the tests that need one skip without it */
+static bool have_clang, have_rustc, have_split;
 static int warnings;
 static char last_warning[1024];
 
@@ -218,6 +242,12 @@ static int setup(void **state)
 		skip_reason = "the compiler cannot build the test programs";
 		return 0;
 	}
+	have_clang = have_tool("clang") &&
+		!run("cd %s && clang -O2 -g -o prog-clang prog.c", tmpdir);
+	have_split = !run("cd %s && cc -O2 -g -gsplit-dwarf -c -o prog-split.o prog.c && "
+			  "cc -o prog-split prog-split.o", tmpdir);
+	have_rustc = have_tool("rustc") && !write_text("rprog.rs", rprog_rs) &&
+		!run("cd %s && rustc -C opt-level=2 -g -o rprog rprog.rs", tmpdir);
 	return 0;
 }
 
@@ -266,6 +296,28 @@ static bool nm_symbol(const char *bin, const char *name, uint64_t *addr, uint64_
 		}
 	}
 	pclose(p);
+	return found;
+}
+
+/* The first symbol of 'bin' whose name contains 'needle' (Rust names carry a hash). */
+static char *nm_find(const char *bin, const char *needle)
+{
+	char *cmd = xstrfmt("nm '%s' 2>/dev/null", bin);
+	FILE *p = popen(cmd, "r");
+	char line[1024], sym[512], *found = NULL;
+
+	free(cmd);
+	assert_non_null(p);
+	while (!found && fgets(line, sizeof(line), p)) {
+		uint64_t a;
+		char type;
+
+		if (sscanf(line, "%" SCNx64 " %c %511s", &a, &type, sym) == 3 &&
+		    strstr(sym, needle))
+			found = xstrdup(sym);
+	}
+	pclose(p);
+	assert_non_null(found);
 	return found;
 }
 
@@ -622,6 +674,126 @@ static void test_symbolize__cxx_method(void **state)
 	assert_true(ends_with(fr[0].file, "/cxx.cc"));
 	check_function_against_addr2line(d, bin, "_ZN5hotns6Matrix8multiplyEi");
 	symbolizer_free(s);
+	free(bin);
+}
+
+/* clang's DWARF 5 (address and string indexes, rnglists) */
+static void test_symbolize__clang(void **state)
+{
+	struct symbolizer *s;
+	struct sym_dso *d;
+	struct sym_frame fr[16];
+	char *bin;
+
+	SKIP_IF_UNABLE();
+	if (!have_clang) {
+		print_message("skipped: clang is not installed or cannot build\n");
+		skip();
+	}
+	s = symbolizer_new();
+	bin = tmp_path("prog-clang");
+	d = symbolizer_dso(s, bin, NULL);
+	assert_int_equal(lookup_fn(d, bin, "hot_noinline", 0, fr, 16), 1);
+	assert_string_equal(fr[0].name, "hot_noinline");
+	assert_true(ends_with(fr[0].file, "/prog.c"));
+	assert_int_equal(fr[0].start_line, line_of(prog_c, "HOT_DECL"));
+	assert_true(check_function_against_addr2line(d, bin, "outer_loop") > 0);
+	assert_true(check_function_against_addr2line(d, bin, "outer_twice") > 0);
+	check_function_against_addr2line(d, bin, "main");
+	symbolizer_free(s);
+	free(bin);
+}
+
+/*
+ * Split DWARF (-gsplit-dwarf): lines from the skeleton unit, functions and
+ * inline frames from the .dwo beside it. addr2line cannot read it, so the
+ * oracle is the same program built without splitting (same code).
+ */
+static void test_symbolize__split_dwarf(void **state)
+{
+	struct symbolizer *s;
+	struct sym_dso *split, *whole;
+	char *bin_split, *bin;
+	static const char *fns[] = { "outer_loop", "outer_twice", "hot_noinline", "main" };
+	int chains = 0;
+
+	SKIP_IF_UNABLE();
+	if (!have_split) {
+		print_message("skipped: the compiler cannot build with -gsplit-dwarf\n");
+		skip();
+	}
+	s = symbolizer_new();
+	bin = tmp_path("prog");
+	bin_split = tmp_path("prog-split");
+	whole = symbolizer_dso(s, bin, NULL);
+	split = symbolizer_dso(s, bin_split, NULL);
+	assert_true(sym_dso_has_dwarf(split));
+	for (size_t i = 0; i < ARRAY_SIZE(fns); i++) {
+		uint64_t a1, s1, a2, s2;
+
+		assert_true(nm_symbol(bin, fns[i], &a1, &s1));
+		assert_true(nm_symbol(bin_split, fns[i], &a2, &s2));
+		assert_int_equal(s1, s2);
+		for (uint64_t k = 0; k < s1; k++) {
+			struct sym_frame f1[16], f2[16];
+			int n1 = sym_lookup(whole, vaddr_to_off(bin, a1 + k), f1, 16);
+			int n2 = sym_lookup(split, vaddr_to_off(bin_split, a2 + k), f2, 16);
+
+			assert_int_equal(n1, n2);
+			for (int j = 0; j < n1; j++) {
+				assert_string_equal(f1[j].name, f2[j].name);
+				assert_string_equal(f1[j].file, f2[j].file);
+				assert_int_equal(f1[j].line, f2[j].line);
+				assert_int_equal(f1[j].start_line, f2[j].start_line);
+				assert_int_equal(f1[j].inlined, f2[j].inlined);
+			}
+			chains += n2 > 2;
+		}
+	}
+	assert_true(chains > 0);
+	symbolizer_free(s);
+	free(bin);
+	free(bin_split);
+}
+
+static void test_symbolize__rust(void **state)
+{
+	struct symbolizer *s;
+	struct sym_dso *d;
+	struct sym_frame fr[16];
+	char *bin, *spin;
+	uint64_t addr, size;
+	bool found = false;
+
+	SKIP_IF_UNABLE();
+	if (!have_rustc) {
+		print_message("skipped: rustc is not installed or cannot build\n");
+		skip();
+	}
+	s = symbolizer_new();
+	bin = tmp_path("rprog");
+	spin = nm_find(bin, "3hot4spin");
+	d = symbolizer_dso(s, bin, NULL);
+	assert_int_equal(lookup_fn(d, bin, spin, 0, fr, 16), 1);
+	assert_string_equal(fr[0].name, "rprog::hot::spin");
+	assert_string_equal(fr[0].system_name, spin);
+	assert_true(ends_with(fr[0].file, "/rprog.rs"));
+	/* step() inlined into spin() at the call's line, maybe under core's frames */
+	assert_true(nm_symbol(bin, spin, &addr, &size));
+	for (uint64_t a = addr; a < addr + size && !found; a++) {
+		int n = sym_lookup(d, vaddr_to_off(bin, a), fr, 16);
+
+		for (int k = 0; k + 1 < n; k++) {
+			if (!strcmp(fr[k].name, "rprog::hot::step") && fr[k].inlined &&
+			    !strcmp(fr[k + 1].name, "rprog::hot::spin") && !fr[k + 1].inlined &&
+			    fr[k + 1].line == line_of(rprog_rs, "RUST_CALL"))
+				found = true;
+		}
+	}
+	assert_true(found);
+	assert_true(check_function_against_addr2line(d, bin, spin) > 0);
+	symbolizer_free(s);
+	free(spin);
 	free(bin);
 }
 
@@ -1077,6 +1249,9 @@ int main(void)
 		cmocka_unit_test(test_symbolize__non_pie),
 		cmocka_unit_test(test_symbolize__shared_library),
 		cmocka_unit_test(test_symbolize__cxx_method),
+		cmocka_unit_test(test_symbolize__clang),
+		cmocka_unit_test(test_symbolize__split_dwarf),
+		cmocka_unit_test(test_symbolize__rust),
 		cmocka_unit_test(test_symbolize__debuglink),
 		cmocka_unit_test(test_symbolize__build_id_dir),
 		cmocka_unit_test(test_symbolize__aliases_and_sizeless_symbols),
