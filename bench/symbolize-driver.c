@@ -1,8 +1,9 @@
 /*
  * symbolize-driver: the hotloop side of bench/symbolize. Reads file offsets
  * (hex, one a line) for one ELF file, symbolizes them all with lib/symbolize
- * and writes one line per address: offset, innermost function, file:line and
- * the depth of the inline chain. The time taken goes to stderr.
+ * and writes one line per address: offset, innermost function, file:line,
+ * the depth of the inline chain and the chain (name@file:line|...). The time
+ * taken (opening the file included, writing the answers not) goes to stderr.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,12 +15,19 @@
 #include "strbuf.h"
 #include "symbolize.h"
 
+/* One address's answer, kept until the clock stops. */
+struct answer {
+	int n;
+	struct sym_frame f[16];
+};
+
 int main(int argc, char **argv)
 {
+	struct answer *lines;
 	struct strbuf in = STRBUF_INIT;
 	struct symbolizer *s;
 	struct sym_dso *d;
-	struct sym_frame frames[64];
+	struct sym_frame frames[16];
 	uint64_t *offs = NULL, t0, t1;
 	size_t nr = 0, alloc = 0, resolved = 0, nframes = 0;
 	FILE *out;
@@ -53,6 +61,7 @@ int main(int argc, char **argv)
 		return HL_EXIT_FAILURE;
 	}
 
+	lines = xcalloc(nr ? nr : 1, sizeof(*lines));
 	t0 = now_ns();
 	s = symbolizer_new();
 	d = symbolizer_dso(s, argv[1], NULL);
@@ -62,18 +71,32 @@ int main(int argc, char **argv)
 		if (n > 0) {
 			resolved++;
 			nframes += (size_t)n;
-			fprintf(out, "%" PRIx64 "\t%s\t%s:%d\t%d\n", offs[i],
-				frames[0].name, *frames[0].file ? frames[0].file : "??",
-				frames[0].line, n);
-		} else {
-			fprintf(out, "%" PRIx64 "\t??\t??:0\t0\n", offs[i]);
 		}
+		lines[i].n = n;
+		memcpy(lines[i].f, frames, (size_t)(n > 0 ? n : 0) * sizeof(*frames));
 	}
 	t1 = now_ns();
 
+	/* written after the clock stops: printing is not symbolizing */
+	for (size_t i = 0; i < nr; i++) {
+		const struct sym_frame *f = lines[i].f;
+		int n = lines[i].n;
+
+		if (n <= 0) {
+			fprintf(out, "%" PRIx64 "\t??\t??:0\t0\t??@??:0\n", offs[i]);
+			continue;
+		}
+		fprintf(out, "%" PRIx64 "\t%s\t%s:%d\t%d\t", offs[i], f[0].name,
+			*f[0].file ? f[0].file : "??", f[0].line, n);
+		for (int k = 0; k < n; k++)
+			fprintf(out, "%s%s@%s:%d", k ? "|" : "", f[k].name,
+				*f[k].file ? f[k].file : "??", f[k].line);
+		fputc('\n', out);
+	}
 	fprintf(stderr, "hotloop: %zu addresses, %zu resolved, %zu frames in %.1f ms\n",
 		nr, resolved, nframes, (double)(t1 - t0) / 1e6);
 	symbolizer_free(s);
+	free(lines);
 	free(offs);
 	strbuf_release(&in);
 	if (fclose(out)) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -79,8 +80,10 @@ struct scope {
 };
 
 struct cu {
-	Dwarf_Die die;
+	Dwarf_Die die;		/* the unit's DIEs (a split unit's, for a skeleton) */
+	Dwarf_Die line_die;	/* the unit holding the line table */
 	int state;		/* 0 not read yet, 1 read, -1 unreadable */
+	bool is_c;		/* written in C: no code inside types */
 	struct line_row *lines;
 	size_t nr_lines;
 	struct scope *scopes;
@@ -89,6 +92,20 @@ struct cu {
 	Dwarf_Files *files;
 	size_t nr_files;
 	const char **file_names;	/* interned on first use */
+};
+
+/* A function's names, by the DIE offset of its abstract origin. */
+struct origin {
+	Dwarf *dbg;
+	Dwarf_Off off;
+	bool used;
+	const char *name, *system_name;
+	int decl_line;
+};
+
+struct origin_cache {
+	struct origin *slots;
+	size_t nslots, nr;
 };
 
 struct segment {
@@ -119,6 +136,7 @@ struct sym_dso {
 	struct cu *cus;
 	size_t nr_cus, alloc_cus;
 	struct range_index cu_ranges;	/* items are cus */
+	struct origin_cache origins;
 };
 
 struct symbolizer {
@@ -517,6 +535,7 @@ static void index_cus(struct sym_dso *d)
 		/* a skeleton unit's DIEs are in its split unit, when found */
 		c->die = (unit_type == DW_UT_skeleton &&
 			  dwarf_tag(&subdie) == DW_TAG_compile_unit) ? subdie : cudie;
+		c->line_die = cudie;
 	}
 	if (r < 0)
 		dwarf_broken(d, "units");
@@ -555,9 +574,9 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 	size_t n;
 	bool seq_start = true, skip_seq = false;
 
-	if (!dwarf_attr(&cu->die, DW_AT_stmt_list, &attr))
+	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr))
 		return;
-	if (dwarf_getsrclines(&cu->die, &lines, &n)) {
+	if (dwarf_getsrclines(&cu->line_die, &lines, &n)) {
 		dwarf_broken(d, "line table");
 		return;
 	}
@@ -693,11 +712,15 @@ static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 		case DW_TAG_with_stmt:
 		case DW_TAG_namespace:
 		case DW_TAG_module:
+			walk_dies(d, cu, &child, scope, depth + 1);
+			break;
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
 		case DW_TAG_interface_type:
-			walk_dies(d, cu, &child, scope, depth + 1);
+			/* C types hold members only; other languages' may hold code */
+			if (!cu->is_c)
+				walk_dies(d, cu, &child, scope, depth + 1);
 			break;
 		default:
 			break;
@@ -720,41 +743,119 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1,
 				 sizeof(*cu->file_names));
 	load_lines(d, cu);
+	switch (dwarf_srclang(&cu->die)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+		cu->is_c = true;
+		break;
+	default:
+		break;
+	}
 	walk_dies(d, cu, &cu->die, NONE, 0);
 	range_index_build(&cu->ranges);
 	cu->state = 1;
 	return 0;
 }
 
-static void scope_resolve(struct symbolizer *s, struct cu *cu, struct scope *sc)
+/* A function's names and declaration line, from 'die' and what it refers to. */
+static void die_names(struct symbolizer *s, Dwarf_Die *die, const char **namep,
+		      const char **system_namep, int *decl_linep)
 {
 	Dwarf_Attribute attr;
 	const char *link = NULL, *name = NULL;
-	Dwarf_Word w;
 	int line;
 
-	if (sc->resolved)
-		return;
-	sc->resolved = true;
-	if (dwarf_attr_integrate(&sc->die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(&sc->die, DW_AT_MIPS_linkage_name, &attr))
+	*namep = *system_namep = NULL;
+	*decl_linep = 0;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
 		link = dwarf_formstring(&attr);
-	if (dwarf_attr_integrate(&sc->die, DW_AT_name, &attr))
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		name = dwarf_formstring(&attr);
 	if (link && *link) {
 		const char *dem;
 
-		sc->system_name = intern(s, link);
-		dem = sym_demangle(s, sc->system_name);
-		if (dem != sc->system_name || !name || !*name)
-			sc->name = dem;
+		*system_namep = intern(s, link);
+		dem = sym_demangle(s, *system_namep);
+		if (dem != *system_namep || !name || !*name)
+			*namep = dem;
 		else
-			sc->name = intern(s, name);
+			*namep = intern(s, name);
 	} else if (name && *name) {
-		sc->name = sc->system_name = intern(s, name);
+		*namep = *system_namep = intern(s, name);
 	}
-	if (!dwarf_decl_line(&sc->die, &line) && line > 0)
-		sc->decl_line = line;
+	if (!dwarf_decl_line(die, &line) && line > 0)
+		*decl_linep = line;
+}
+
+static uint64_t origin_hash(const Dwarf *dbg, Dwarf_Off off)
+{
+	return hash_u64(hash_u64(HASH_SEED, (uint64_t)(uintptr_t)dbg), off);
+}
+
+/*
+ * The names of an abstract origin, read once and shared by all its inlined
+ * copies (a helper inlined a thousand times is resolved once).
+ */
+static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
+{
+	struct origin_cache *oc = &d->origins;
+	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
+	Dwarf_Off off = dwarf_dieoffset(die);
+	size_t h;
+
+	if ((oc->nr + 1) * 2 > oc->nslots) {
+		size_t n = oc->nslots ? oc->nslots * 2 : 256;
+		struct origin *slots = xcalloc(n, sizeof(*slots));
+
+		for (size_t i = 0; i < oc->nslots; i++) {
+			if (!oc->slots[i].used)
+				continue;
+			h = origin_hash(oc->slots[i].dbg, oc->slots[i].off) & (n - 1);
+			while (slots[h].used)
+				h = (h + 1) & (n - 1);
+			slots[h] = oc->slots[i];
+		}
+		free(oc->slots);
+		oc->slots = slots;
+		oc->nslots = n;
+	}
+	h = origin_hash(dbg, off) & (oc->nslots - 1);
+	while (oc->slots[h].used) {
+		if (oc->slots[h].dbg == dbg && oc->slots[h].off == off)
+			return &oc->slots[h];
+		h = (h + 1) & (oc->nslots - 1);
+	}
+	oc->slots[h].used = true;
+	oc->slots[h].dbg = dbg;
+	oc->slots[h].off = off;
+	die_names(d->s, die, &oc->slots[h].name, &oc->slots[h].system_name,
+		  &oc->slots[h].decl_line);
+	oc->nr++;
+	return &oc->slots[h];
+}
+
+static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	Dwarf_Word w;
+
+	if (sc->resolved)
+		return;
+	sc->resolved = true;
+	if (dwarf_attr(&sc->die, DW_AT_abstract_origin, &attr) &&
+	    dwarf_formref_die(&attr, &origin)) {
+		const struct origin *o = origin_get(d, &origin);
+
+		sc->name = o->name;
+		sc->system_name = o->system_name;
+		sc->decl_line = o->decl_line;
+	} else {
+		die_names(d->s, &sc->die, &sc->name, &sc->system_name, &sc->decl_line);
+	}
 	sc->call_file = "";
 	if (sc->inlined) {
 		if (dwarf_attr(&sc->die, DW_AT_call_line, &attr) &&
@@ -762,7 +863,7 @@ static void scope_resolve(struct symbolizer *s, struct cu *cu, struct scope *sc)
 			sc->call_line = w > INT_MAX ? 0 : (int)w;
 		if (dwarf_attr(&sc->die, DW_AT_call_file, &attr) &&
 		    !dwarf_formudata(&attr, &w))
-			sc->call_file = cu_file(s, cu, w);
+			sc->call_file = cu_file(d->s, cu, w);
 	}
 }
 
@@ -801,7 +902,7 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, const struct elf_sym 
 	for (;;) {
 		struct sym_frame *f = &frames[n++];
 
-		scope_resolve(d->s, cu, sc);
+		scope_resolve(d, cu, sc);
 		f->name = sc->name;
 		f->system_name = sc->system_name;
 		if (!f->name) {
@@ -888,18 +989,58 @@ static void set_build_id(struct sym_dso *d, const unsigned char *bits, int len)
 	free(buf);
 }
 
+static bool extent_fits(uint64_t off, uint64_t size, uint64_t file_size)
+{
+	return off <= file_size && size <= file_size - off;
+}
+
+/*
+ * Whether the program headers, the section headers and every section's
+ * bytes lie inside the file: a truncated copy fails this (libelf would
+ * only fail later, section by section).
+ */
+static bool layout_fits(Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum, shnum;
+
+	if (elf_getphdrnum(elf, &phnum) ||
+	    !extent_fits(ehdr->e_phoff, (uint64_t)phnum * ehdr->e_phentsize, file_size))
+		return false;
+	if (!ehdr->e_shoff)
+		return true;
+	/* libelf reports 0 sections when their table does not fit */
+	if (elf_getshdrnum(elf, &shnum) || (ehdr->e_shnum && shnum != ehdr->e_shnum) ||
+	    !extent_fits(ehdr->e_shoff, (uint64_t)(shnum ? shnum : 1) * ehdr->e_shentsize,
+			 file_size))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		if (sh.sh_type != SHT_NOBITS &&
+		    !extent_fits(sh.sh_offset, sh.sh_size, file_size))
+			return false;
+	}
+	return true;
+}
+
 static void dso_open(struct sym_dso *d, const char *want_build_id)
 {
 	Dwfl_Module *mod;
 	GElf_Addr ebias = 0, dbias = 0, bid_vaddr;
 	const unsigned char *bits;
 	GElf_Ehdr ehdr;
+	struct stat st;
 	int fd, len;
 
 	fd = open(d->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st)) {
 		warning("cannot open '%s': %s; its addresses stay unsymbolized",
 			d->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	close(fd);
@@ -919,6 +1060,11 @@ static void dso_open(struct sym_dso *d, const char *want_build_id)
 	if (!gelf_getehdr(d->elf, &ehdr) ||
 	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)) {
 		warning("'%s' is not an executable or shared library; its addresses stay unsymbolized",
+			d->path);
+		goto out_close;
+	}
+	if (!layout_fits(d->elf, &ehdr, (uint64_t)st.st_size)) {
+		warning("'%s' is truncated or corrupt (headers or sections past its end); its addresses stay unsymbolized",
 			d->path);
 		goto out_close;
 	}
@@ -977,6 +1123,7 @@ static void dso_free(struct sym_dso *d)
 	}
 	free(d->cus);
 	range_index_release(&d->cu_ranges);
+	free(d->origins.slots);
 	free(d->syms);
 	range_index_release(&d->sym_ranges);
 	free(d->segs);
