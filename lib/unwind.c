@@ -74,11 +74,21 @@ struct unwinder {
 	int nframes, max;
 };
 
-static char *debuginfo_path;
+/*
+ * Unwinding needs call frame information, which .eh_frame in the loaded
+ * file has; separate debug files are not looked for: inflating their
+ * compressed sections costs as much as unwinding hundreds of samples.
+ */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
+	.find_debuginfo = no_debuginfo,
 };
 
 struct unwinder *unwinder_new(void)
