@@ -698,11 +698,12 @@ int recording_add_process(struct recording *r, pid_t pid)
 	DIR *dir;
 	struct dirent *de;
 	char *line, *next;
-	int ret = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (read_file(&sb, path, 64 << 20))
+	if (read_file(&sb, path, 64 << 20)) {
+		strbuf_release(&sb);
 		return -1;
+	}
 	for (line = sb.buf; *line; line = next) {
 		uint64_t start, end, pgoff;
 		const char *file;
@@ -736,7 +737,7 @@ int recording_add_process(struct recording *r, pid_t pid)
 		get_thread_named(r, (uint32_t)tid, (uint32_t)pid, intern_comm(r, buf));
 	}
 	closedir(dir);
-	return ret;
+	return 0;
 }
 
 /* ---- the profile -------------------------------------------------------------- */
