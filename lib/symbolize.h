@@ -7,7 +7,7 @@
  * Fast by construction: each DSO's symbol table is read once and sorted;
  * line tables and inline ranges are read once per compilation unit, on first
  * use; lookups are binary searches. Never one dwfl_module_addrinfo() or
- * dwarf_getscopes() per address.
+ * dwarf_getscopes() per address. A symbolizer is not thread-safe.
  */
 #ifndef HOTLOOP_SYMBOLIZE_H
 #define HOTLOOP_SYMBOLIZE_H
@@ -32,6 +32,14 @@ struct symbolizer *symbolizer_new(void);
 void symbolizer_free(struct symbolizer *s);
 
 /*
+ * Where separate debug files are searched, in elfutils' format: entries
+ * separated by ':', absolute ones as roots for .build-id/xx/rest.debug and
+ * /usr/lib/debug-style mirrors, relative ones beside the file. NULL (the
+ * default) is ":.debug:/usr/lib/debug". Affects DSOs opened afterwards.
+ */
+void symbolizer_set_debug_path(struct symbolizer *s, const char *path);
+
+/*
  * The DSO for an ELF file, opened on first use and cached by path. When
  * build_id (hex) is given and the file's build id differs, or the file is
  * missing or not ELF, a warning is printed once and the DSO resolves
@@ -41,15 +49,27 @@ void symbolizer_free(struct symbolizer *s);
  */
 struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path,
 			       const char *build_id);
-/* The running kernel, symbolized from /proc/kallsyms. */
+/*
+ * The running kernel, symbolized from /proc/kallsyms (function names only,
+ * without module names). When kernel.kptr_restrict hides the addresses
+ * (all zero) a warning is printed once and the DSO resolves nothing.
+ */
 struct sym_dso *symbolizer_kernel(struct symbolizer *s);
+/* The same from a file in kallsyms' format (a copy taken on another machine). */
+struct sym_dso *symbolizer_kallsyms(struct symbolizer *s, const char *path);
 
 /*
  * Resolve one address. For an ELF DSO 'addr' is a file offset (runtime
  * address - mapping start + mapping file offset); for the kernel it is the
  * runtime address. Writes up to 'max' frames, innermost (inlined) first,
  * the last being the function that contains the address; returns the count
- * (0 when the address is unknown).
+ * (0 when the address is unknown). Each frame but the first has the line of
+ * the call into the frame before it. Without DWARF for the address the one
+ * frame comes from the symbol table, with file "" and line 0. A chain deeper
+ * than 'max' is cut, keeping the innermost frames.
+ * Several symbols at one address resolve to one: a function symbol over
+ * other code symbols, then global over weak over local, then fewer leading
+ * underscores, then the shorter name, then the first in byte order.
  */
 int sym_lookup(struct sym_dso *d, uint64_t addr, struct sym_frame *frames, int max);
 
@@ -57,8 +77,13 @@ int sym_lookup(struct sym_dso *d, uint64_t addr, struct sym_frame *frames, int m
 const char *sym_dso_build_id(struct sym_dso *d);
 /* Path of the file the DSO was opened from. */
 const char *sym_dso_path(struct sym_dso *d);
+/* Whether DWARF (source lines, inline frames) was found for the DSO. */
+bool sym_dso_has_dwarf(struct sym_dso *d);
 
-/* Demangle C++ and Rust names; returns 'name' itself when not mangled. */
+/*
+ * Demangle C++ and Rust (legacy and v0) names; returns 'name' itself when
+ * it is not mangled or does not demangle.
+ */
 const char *sym_demangle(struct symbolizer *s, const char *name);
 
 #endif

@@ -1,0 +1,84 @@
+/*
+ * record.h: `hotloop record` as a library. record_run() starts a command
+ * (or attaches to a process), samples it with the sampler, follows every
+ * process and thread it creates and every file they map, and writes the
+ * profile. The pieces are exposed for tests: a struct recording is the
+ * timeline (processes, threads, mappings, aggregated stacks) fed with
+ * sampler events, and recording_build() turns it into a struct profile.
+ *
+ * A struct recording owns everything it holds; the caller owns the
+ * struct profile it builds into.
+ */
+#ifndef HOTLOOP_RECORD_H
+#define HOTLOOP_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler.h"
+
+struct profile;
+
+struct record_options {
+	struct sampler_config sampler;
+	char **argv;		/* the command to run, or NULL to attach */
+	pid_t pid;		/* the process to attach to (argv NULL) */
+	uint64_t duration_ns;	/* stop after this long; 0: when the target ends */
+	const char *output;	/* the profile to write */
+};
+
+struct record_result {
+	struct sampler_stats stats;
+	uint64_t duration_ns;
+	int wait_status;	/* the command's, as from waitpid(); 0 when attached */
+	bool interrupted;	/* SIGINT/SIGTERM/SIGHUP ended an attached recording */
+};
+
+/*
+ * Record and write o->output. Returns 0 when a profile was written, -1
+ * on failure, -HL_EXIT_NOT_PERMITTED when perf events are refused, and
+ * -HL_EXIT_NOT_FOUND / -HL_EXIT_NOT_EXECUTABLE when the command cannot
+ * be run (the message says which, like a shell).
+ */
+int record_run(const struct record_options *o, struct record_result *res);
+
+/* ---- the timeline, for record_run() and tests ---- */
+
+struct recording;
+
+/* regs_mask: the sampler's, for --call-graph dwarf; 0 for fp. */
+struct recording *recording_new(enum sampler_callgraph cg, uint64_t regs_mask);
+void recording_free(struct recording *r);
+
+/* Feed one sampler event (events must come in time order). A sampler_fn. */
+int recording_event(const struct sampler_event *ev, void *recording);
+
+/*
+ * Seed the timeline with a running process: its executable mappings from
+ * /proc/PID/maps and the names of its threads.
+ */
+int recording_add_process(struct recording *r, pid_t pid);
+
+/* What the profile says about how it was recorded. */
+struct recording_info {
+	const char *event;		/* "cpu-clock" or "cycles" */
+	bool period_is_time;		/* sample periods are nanoseconds */
+	unsigned freq;
+	int64_t time_nanos;		/* wall clock at the start */
+	int64_t duration_nanos;
+};
+
+/*
+ * Build the profile into p (freshly initialized): sample types
+ * samples/count and cpu/nanoseconds (cycles/count for the cycles event),
+ * pid/tid/comm labels, one mapping per mapped file range, one location
+ * per distinct (mapping, address).
+ */
+int recording_build(struct recording *r, struct profile *p,
+		    const struct recording_info *info);
+
+/* Samples aggregated so far (distinct stacks) and their total count. */
+uint64_t recording_samples(const struct recording *r);
+
+#endif

@@ -1,0 +1,1371 @@
+/*
+ * symbolize.c: addresses to names, source lines and inline chains (see
+ * symbolize.h). libdwfl only finds the files (the ELF file, its separate
+ * debug file by build id or .gnu_debuglink); the tables are then read once
+ * with libelf and libdw into sorted arrays: per DSO the symbols and the
+ * compilation units' address ranges, per compilation unit (on first use) its
+ * line table and the address ranges of its functions and inlined calls.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <libiberty/demangle.h>
+#undef ARRAY_SIZE	/* ansidecl.h's; util.h has its own */
+
+#include "util.h"
+#include "strbuf.h"
+#include "intern.h"
+#include "symbolize.h"
+
+#define NONE UINT32_MAX
+/* Deeper DIE nesting than this is treated as broken DWARF. */
+#define MAX_DIE_DEPTH 256
+/* /proc/kallsyms is a few MiB; anything far larger is not a kallsyms file. */
+#define KALLSYMS_CAP (512u << 20)
+
+/*
+ * An address range [lo, hi) of item 'item' (a symbol, a compilation unit, a
+ * scope). Sorted by lo, then longest first; 'encl' is the innermost other
+ * range that contains this one (NONE at the top), so the innermost range
+ * holding an address is one binary search plus a walk up the nesting.
+ */
+struct range {
+	uint64_t lo, hi;
+	uint32_t item;
+	uint32_t depth;
+	uint32_t encl;
+};
+
+struct range_index {
+	struct range *r;
+	size_t nr, alloc;
+};
+
+/* One symbol from .symtab/.dynsym or kallsyms: [addr, end). */
+struct elf_sym {
+	uint64_t addr, end;
+	const char *name;	/* as in the file */
+	const char *dname;	/* demangled, computed on first use */
+};
+
+/* A row of a line table; 'order' keeps the table's order among equal addresses. */
+struct line_row {
+	uint64_t addr;
+	const char *file;
+	int line;
+	uint32_t end : 1;
+	uint32_t order : 31;
+};
+
+/* A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine). */
+struct scope {
+	Dwarf_Die die;
+	uint32_t parent;	/* the scope this call was inlined into, NONE for a function */
+	bool inlined;
+	bool resolved;		/* the fields below are filled */
+	const char *name, *system_name;	/* NULL when the DWARF names nothing */
+	const char *call_file;
+	int call_line;
+	int decl_line;
+};
+
+struct cu {
+	Dwarf_Die die;		/* the unit's DIEs (a split unit's, for a skeleton) */
+	Dwarf_Die line_die;	/* the unit holding the line table */
+	int state;		/* 0 not read yet, 1 read, -1 unreadable */
+	bool is_c;		/* written in C: no code inside types */
+	struct line_row *lines;
+	size_t nr_lines;
+	struct scope *scopes;
+	size_t nr_scopes, alloc_scopes;
+	struct range_index ranges;	/* items are scopes */
+	Dwarf_Files *files;
+	size_t nr_files;
+	const char **file_names;	/* interned on first use */
+};
+
+/* A function's names, by the DIE offset of its abstract origin. */
+struct origin {
+	Dwarf *dbg;
+	Dwarf_Off off;
+	bool used;
+	const char *name, *system_name;
+	int decl_line;
+};
+
+struct origin_cache {
+	struct origin *slots;
+	size_t nslots, nr;
+};
+
+struct segment {
+	uint64_t off, size, vaddr;
+};
+
+struct sym_dso {
+	struct symbolizer *s;
+	const char *path;
+	const char *build_id;		/* the file's, hex; "" when none */
+	const char *want_build_id;	/* for a mismatched DSO: what was asked for */
+	struct sym_dso *next;		/* next DSO with the same path */
+	bool kernel;
+	bool usable;
+	bool warned_dwarf;
+	bool elf_mismatch;		/* the file's build id is not the one asked for */
+
+	Dwfl *dwfl;
+	Elf *elf;
+	struct segment *segs;
+	size_t nr_segs;
+	struct elf_sym *syms;
+	size_t nr_syms;
+	struct range_index sym_ranges;	/* items are syms */
+
+	Dwarf *dw;
+	uint64_t dw_adjust;		/* DWARF address = vaddr + dw_adjust */
+	struct cu *cus;
+	size_t nr_cus, alloc_cus;
+	struct range_index cu_ranges;	/* items are cus */
+	struct origin_cache origins;
+};
+
+struct symbolizer {
+	struct strtab strs;		/* every name, file and path handed out */
+	int64_t *demangled;		/* strs index -> demangled index, -1 unknown */
+	size_t nr_demangled;
+	struct strtab paths;		/* DSO paths: index -> by_path slot */
+	struct sym_dso **by_path;
+	size_t alloc_by_path;
+	struct sym_dso **dsos;
+	size_t nr_dsos, alloc_dsos;
+	struct sym_dso *kernel;
+	char *debug_path;
+	Dwfl_Callbacks callbacks;
+};
+
+static const char unknown_name[] = "??";
+
+static const char *intern(struct symbolizer *s, const char *str)
+{
+	return strtab_get(&s->strs, strtab_intern_str(&s->strs, str));
+}
+
+/* ---- range index ---- */
+
+static void range_add(struct range_index *ri, uint64_t lo, uint64_t hi,
+		      uint32_t item, uint32_t depth)
+{
+	if (hi <= lo || ri->nr >= NONE - 1)
+		return;
+	ALLOC_GROW(ri->r, ri->nr + 1, ri->alloc);
+	ri->r[ri->nr].lo = lo;
+	ri->r[ri->nr].hi = hi;
+	ri->r[ri->nr].item = item;
+	ri->r[ri->nr].depth = depth;
+	ri->r[ri->nr].encl = NONE;
+	ri->nr++;
+}
+
+static int range_cmp(const void *a_, const void *b_)
+{
+	const struct range *a = a_, *b = b_;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi > b->hi ? -1 : 1;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	if (a->item != b->item)
+		return a->item < b->item ? -1 : 1;
+	return 0;
+}
+
+static void range_index_build(struct range_index *ri)
+{
+	uint32_t *stack;
+	size_t sp = 0;
+
+	if (!ri->nr)
+		return;
+	qsort(ri->r, ri->nr, sizeof(*ri->r), range_cmp);
+	stack = xmalloc(ri->nr * sizeof(*stack));
+	for (size_t i = 0; i < ri->nr; i++) {
+		while (sp && ri->r[stack[sp - 1]].hi < ri->r[i].hi)
+			sp--;
+		ri->r[i].encl = sp ? stack[sp - 1] : NONE;
+		stack[sp++] = (uint32_t)i;
+	}
+	free(stack);
+}
+
+/* The innermost range that holds 'addr', or NULL. */
+static const struct range *range_find(const struct range_index *ri, uint64_t addr)
+{
+	size_t lo = 0, hi = ri->nr;
+	uint32_t i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ri->r[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	i = (uint32_t)(lo - 1);
+	while (i != NONE && addr >= ri->r[i].hi)
+		i = ri->r[i].encl;
+	return i == NONE ? NULL : &ri->r[i];
+}
+
+static void range_index_release(struct range_index *ri)
+{
+	free(ri->r);
+	memset(ri, 0, sizeof(*ri));
+}
+
+/* ---- demangling ---- */
+
+static bool looks_mangled(const char *name)
+{
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+/*
+ * libiberty's automatic style tries Rust (legacy and v0) before the C++
+ * ABI, which is what we want: legacy Rust names are valid C++ names too.
+ * Passing DMGL_RUST would switch C++ off.
+ */
+const char *sym_demangle(struct symbolizer *s, const char *name)
+{
+	int64_t idx;
+
+	if (!name || !looks_mangled(name))
+		return name;
+	idx = strtab_intern_str(&s->strs, name);
+	if ((size_t)idx >= s->nr_demangled) {
+		size_t n = s->strs.nr > (size_t)idx ? s->strs.nr : (size_t)idx + 1;
+
+		n = n < 1024 ? 1024 : n * 2;
+		s->demangled = xrealloc(s->demangled, n * sizeof(*s->demangled));
+		for (size_t i = s->nr_demangled; i < n; i++)
+			s->demangled[i] = -1;
+		s->nr_demangled = n;
+	}
+	if (s->demangled[idx] < 0) {
+		char *dem = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		int64_t r = dem ? strtab_intern_str(&s->strs, dem) : idx;
+
+		free(dem);
+		s->demangled[idx] = r;
+	}
+	if (s->demangled[idx] == idx)
+		return name;
+	return strtab_get(&s->strs, s->demangled[idx]);
+}
+
+/* ---- symbols ---- */
+
+/* A symbol read from a table, before aliases are resolved. */
+struct sym_cand {
+	uint64_t addr, size;
+	uint64_t sec_end;	/* end of its section, 0 when unknown */
+	const char *name;
+	int rank_type;		/* 0 function, 1 other code, 2 not code */
+	int rank_bind;		/* 0 global, 1 weak, 2 local */
+	int underscores;
+	size_t len;
+};
+
+static void sym_cand_set_name(struct sym_cand *c, const char *name)
+{
+	c->name = name;
+	c->len = strlen(name);
+	c->underscores = 0;
+	while (name[c->underscores] == '_')
+		c->underscores++;
+}
+
+static int sym_cand_cmp(const void *a_, const void *b_)
+{
+	const struct sym_cand *a = a_, *b = b_;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->rank_type != b->rank_type)
+		return a->rank_type - b->rank_type;
+	if (a->rank_bind != b->rank_bind)
+		return a->rank_bind - b->rank_bind;
+	if (a->underscores != b->underscores)
+		return a->underscores - b->underscores;
+	if (a->len != b->len)
+		return a->len < b->len ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+/*
+ * Turn candidates into d->syms. Aliases (several names at one address)
+ * resolve deterministically to one: a FUNC symbol over other code symbols,
+ * then global over weak over local, then fewer leading underscores, then
+ * the shorter name, then the first in byte order. The kept symbol's size is
+ * the largest among its aliases. A symbol of size 0 extends to the next
+ * symbol (of any kind), and not past the end of its section. Addresses whose
+ * best candidate is not code (rank_type 2) only bound the others.
+ */
+static void syms_build(struct sym_dso *d, struct sym_cand *c, size_t nr)
+{
+	size_t i = 0;
+
+	if (!nr)
+		return;
+	qsort(c, nr, sizeof(*c), sym_cand_cmp);
+	d->syms = xcalloc(nr, sizeof(*d->syms));
+	while (i < nr) {
+		size_t j = i + 1;
+		uint64_t size = c[i].size, end;
+
+		while (j < nr && c[j].addr == c[i].addr) {
+			if (c[j].rank_type < 2 && c[j].size > size)
+				size = c[j].size;
+			j++;
+		}
+		if (size) {
+			end = c[i].addr + size;
+			if (end < c[i].addr)
+				end = UINT64_MAX;
+		} else {
+			end = j < nr ? c[j].addr : c[i].sec_end;
+			if (c[i].sec_end > c[i].addr && end > c[i].sec_end)
+				end = c[i].sec_end;
+		}
+		if (c[i].rank_type < 2 && end > c[i].addr) {
+			struct elf_sym *es = &d->syms[d->nr_syms];
+
+			es->addr = c[i].addr;
+			es->end = end;
+			es->name = c[i].name;
+			range_add(&d->sym_ranges, es->addr, es->end,
+				  (uint32_t)d->nr_syms, 0);
+			d->nr_syms++;
+		}
+		i = j;
+	}
+	range_index_build(&d->sym_ranges);
+}
+
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (gelf_getshdr(scn, shdr) && shdr->sh_type == type)
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * Read the code symbols of the table in 'elf' of section type 'type' into
+ * candidates; 'adjust' is subtracted from their values (a debug file's
+ * addresses to the main file's). Returns how many were added, -1 when the
+ * file has no such table.
+ */
+static ssize_t read_symtab(struct sym_dso *d, Elf *elf, Elf64_Word type,
+			   uint64_t adjust, struct sym_cand **cand,
+			   size_t *nr, size_t *alloc)
+{
+	GElf_Shdr shdr, sec;
+	Elf_Scn *scn = find_section(elf, type, &shdr), *xscn;
+	Elf_Data *data, *xdata = NULL;
+	size_t symsz, count, before = *nr, shnum;
+
+	if (!scn)
+		return -1;
+	data = elf_getdata(scn, NULL);
+	symsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!data || !symsz || elf_getshdrnum(elf, &shnum))
+		return 0;
+	count = data->d_size / symsz;
+	/* extended section indices, for files with more than 65279 sections */
+	xscn = NULL;
+	while ((xscn = elf_nextscn(elf, xscn))) {
+		GElf_Shdr xs;
+
+		if (gelf_getshdr(xscn, &xs) && xs.sh_type == SHT_SYMTAB_SHNDX &&
+		    xs.sh_link == elf_ndxscn(scn)) {
+			xdata = elf_getdata(xscn, NULL);
+			break;
+		}
+	}
+	for (size_t i = 1; i < count; i++) {
+		GElf_Sym sym;
+		Elf32_Word xndx = 0;
+		size_t shndx;
+		const char *name;
+		struct sym_cand *c;
+		int st_type, st_bind;
+
+		if (!gelf_getsymshndx(data, xdata, (int)i, &sym, &xndx))
+			continue;
+		st_type = GELF_ST_TYPE(sym.st_info);
+		st_bind = GELF_ST_BIND(sym.st_info);
+		if (st_type != STT_FUNC && st_type != STT_GNU_IFUNC &&
+		    st_type != STT_NOTYPE)
+			continue;
+		shndx = sym.st_shndx == SHN_XINDEX ? xndx : sym.st_shndx;
+		if (shndx == SHN_UNDEF || shndx >= shnum ||
+		    (sym.st_shndx >= SHN_LORESERVE && sym.st_shndx != SHN_XINDEX))
+			continue;
+		if (!gelf_getshdr(elf_getscn(elf, shndx), &sec) ||
+		    !(sec.sh_flags & SHF_EXECINSTR) || sec.sh_type == SHT_NULL)
+			continue;
+		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+		/* ARM mapping symbols ($x, $d) and assembler locals name no code */
+		if (!name || !*name || name[0] == '$' || !strncmp(name, ".L", 2))
+			continue;
+		ALLOC_GROW(*cand, *nr + 1, *alloc);
+		c = &(*cand)[(*nr)++];
+		memset(c, 0, sizeof(*c));
+		c->addr = sym.st_value - adjust;
+		c->size = sym.st_size;
+		c->sec_end = sec.sh_addr + sec.sh_size - adjust;
+		c->rank_type = st_type == STT_NOTYPE ? 1 : 0;
+		c->rank_bind = st_bind == STB_GLOBAL ? 0 : st_bind == STB_WEAK ? 1 : 2;
+		sym_cand_set_name(c, intern(d->s, name));
+	}
+	return (ssize_t)(*nr - before);
+}
+
+/* .symtab of the file, else of its debug file, else .dynsym. */
+static void load_symbols(struct sym_dso *d)
+{
+	struct sym_cand *cand = NULL;
+	size_t nr = 0, alloc = 0;
+	Elf *debug_elf = d->dw ? dwarf_getelf(d->dw) : NULL;
+
+	if (read_symtab(d, d->elf, SHT_SYMTAB, 0, &cand, &nr, &alloc) <= 0 &&
+	    (!debug_elf || debug_elf == d->elf ||
+	     read_symtab(d, debug_elf, SHT_SYMTAB, d->dw_adjust, &cand, &nr, &alloc) <= 0))
+		read_symtab(d, d->elf, SHT_DYNSYM, 0, &cand, &nr, &alloc);
+	syms_build(d, cand, nr);
+	free(cand);
+}
+
+static const struct elf_sym *sym_find(struct sym_dso *d, uint64_t vaddr)
+{
+	const struct range *r = range_find(&d->sym_ranges, vaddr);
+
+	return r ? &d->syms[r->item] : NULL;
+}
+
+static const char *sym_name(struct sym_dso *d, const struct elf_sym *es)
+{
+	struct elf_sym *m = (struct elf_sym *)es;
+
+	if (!m->dname)
+		m->dname = sym_demangle(d->s, m->name);
+	return m->dname;
+}
+
+static void fill_sym_frame(struct sym_dso *d, const struct elf_sym *es,
+			   struct sym_frame *f, const char *file, int line)
+{
+	f->name = sym_name(d, es);
+	f->system_name = es->name;
+	f->file = file;
+	f->line = line;
+	f->start_line = 0;
+	f->inlined = false;
+}
+
+/* ---- DWARF ---- */
+
+static void dwarf_broken(struct sym_dso *d, const char *what)
+{
+	if (d->warned_dwarf)
+		return;
+	d->warned_dwarf = true;
+	warning("broken debug info in '%s' (%s): %s; some lines or inline frames will be missing",
+		d->path, what, dwarf_errmsg(-1));
+}
+
+/* Index the compilation units' address ranges. */
+static void index_cus(struct sym_dso *d)
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, subdie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	int r;
+
+	while ((r = dwarf_get_units(d->dw, cu, &cu, &version, &unit_type,
+				    &cudie, &subdie)) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		struct cu *c;
+		size_t before = d->cu_ranges.nr;
+
+		if (unit_type != DW_UT_compile && unit_type != DW_UT_skeleton)
+			continue;
+		if (d->nr_cus >= NONE - 1)
+			break;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (lo)		/* 0: code the linker discarded */
+				range_add(&d->cu_ranges, lo, hi, (uint32_t)d->nr_cus, 0);
+		}
+		if (off < 0)
+			dwarf_broken(d, "unit ranges");
+		if (d->cu_ranges.nr == before)
+			continue;
+		ALLOC_GROW(d->cus, d->nr_cus + 1, d->alloc_cus);
+		c = &d->cus[d->nr_cus++];
+		memset(c, 0, sizeof(*c));
+		/* a skeleton unit's DIEs are in its split unit, when found */
+		c->die = (unit_type == DW_UT_skeleton &&
+			  dwarf_tag(&subdie) == DW_TAG_compile_unit) ? subdie : cudie;
+		c->line_die = cudie;
+	}
+	if (r < 0)
+		dwarf_broken(d, "units");
+	range_index_build(&d->cu_ranges);
+}
+
+static const char *cu_file(struct symbolizer *s, struct cu *cu, Dwarf_Word idx)
+{
+	const char *name;
+
+	if (idx >= cu->nr_files)
+		return "";
+	if (!cu->file_names[idx]) {
+		name = dwarf_filesrc(cu->files, idx, NULL, NULL);
+		cu->file_names[idx] = name ? intern(s, name) : "";
+	}
+	return cu->file_names[idx];
+}
+
+static int line_row_cmp(const void *a_, const void *b_)
+{
+	const struct line_row *a = a_, *b = b_;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	/* a sequence's end sorts before another starting at the same address */
+	if (a->end != b->end)
+		return a->end ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static void load_lines(struct sym_dso *d, struct cu *cu)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Lines *lines;
+	size_t n;
+	bool seq_start = true, skip_seq = false;
+
+	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr))
+		return;
+	if (dwarf_getsrclines(&cu->line_die, &lines, &n)) {
+		dwarf_broken(d, "line table");
+		return;
+	}
+	if (n > (1u << 31) - 1)
+		n = (1u << 31) - 1;
+	cu->lines = xmalloc((n ? n : 1) * sizeof(*cu->lines));
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Files *files;
+		size_t fidx;
+		Dwarf_Addr addr;
+		int lineno;
+		bool end;
+		struct line_row *row;
+
+		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &lineno) ||
+		    dwarf_lineendsequence(l, &end))
+			continue;
+		/* a sequence at address 0 is code the linker discarded */
+		if (seq_start)
+			skip_seq = addr == 0;
+		seq_start = end;
+		if (skip_seq)
+			continue;
+		row = &cu->lines[cu->nr_lines];
+		row->addr = addr;
+		row->line = lineno < 0 ? 0 : lineno;
+		row->end = end;
+		row->order = (uint32_t)cu->nr_lines;
+		row->file = "";
+		if (!end) {
+			if (!dwarf_line_file(l, &files, &fidx) && files == cu->files) {
+				row->file = cu_file(d->s, cu, fidx);
+			} else {
+				const char *src = dwarf_linesrc(l, NULL, NULL);
+				row->file = src ? intern(d->s, src) : "";
+			}
+		}
+		cu->nr_lines++;
+	}
+	/* libdw hands the rows sorted already, usually */
+	for (size_t i = 1; i < cu->nr_lines; i++) {
+		if (line_row_cmp(&cu->lines[i - 1], &cu->lines[i]) > 0) {
+			qsort(cu->lines, cu->nr_lines, sizeof(*cu->lines), line_row_cmp);
+			break;
+		}
+	}
+}
+
+static const struct line_row *line_find(const struct cu *cu, uint64_t addr)
+{
+	size_t lo = 0, hi = cu->nr_lines;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cu->lines[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || cu->lines[lo - 1].end)
+		return NULL;
+	return &cu->lines[lo - 1];
+}
+
+/* Record a function or inlined call that has code; NONE when it has none. */
+static uint32_t add_scope(struct sym_dso *d, struct cu *cu, Dwarf_Die *die,
+			  uint32_t parent, bool inlined, unsigned depth)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	size_t before = cu->ranges.nr;
+	uint32_t idx = (uint32_t)cu->nr_scopes;
+	struct scope *sc;
+
+	if (cu->nr_scopes >= NONE - 1)
+		return NONE;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (lo)
+			range_add(&cu->ranges, lo, hi, idx, depth);
+	}
+	if (off < 0)
+		dwarf_broken(d, "function ranges");
+	if (cu->ranges.nr == before)
+		return NONE;
+	ALLOC_GROW(cu->scopes, cu->nr_scopes + 1, cu->alloc_scopes);
+	sc = &cu->scopes[cu->nr_scopes++];
+	memset(sc, 0, sizeof(*sc));
+	sc->die = *die;
+	sc->parent = inlined ? parent : NONE;
+	sc->inlined = inlined;
+	return idx;
+}
+
+/*
+ * Walk the DIE tree once: functions and inlined calls with their ranges;
+ * the DIEs that may hold them (namespaces, classes, blocks) are entered,
+ * the rest (types, variables, parameters) skipped.
+ */
+static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
+		      uint32_t scope, unsigned depth)
+{
+	Dwarf_Die child;
+	int r;
+
+	if (depth > MAX_DIE_DEPTH) {
+		dwarf_broken(d, "nesting too deep");
+		return;
+	}
+	r = dwarf_child(parent, &child);
+	if (r < 0)
+		dwarf_broken(d, "DIE tree");
+	if (r)
+		return;
+	do {
+		uint32_t idx;
+
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_entry_point:
+			idx = add_scope(d, cu, &child, scope, false, depth);
+			if (idx != NONE)
+				walk_dies(d, cu, &child, idx, depth + 1);
+			break;
+		case DW_TAG_inlined_subroutine:
+			idx = add_scope(d, cu, &child, scope, true, depth);
+			if (idx != NONE)
+				walk_dies(d, cu, &child, idx, depth + 1);
+			break;
+		case DW_TAG_lexical_block:
+		case DW_TAG_try_block:
+		case DW_TAG_catch_block:
+		case DW_TAG_with_stmt:
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+			walk_dies(d, cu, &child, scope, depth + 1);
+			break;
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+		case DW_TAG_interface_type:
+			/* C types hold members only; other languages' may hold code */
+			if (!cu->is_c)
+				walk_dies(d, cu, &child, scope, depth + 1);
+			break;
+		default:
+			break;
+		}
+		r = dwarf_siblingof(&child, &child);
+	} while (r == 0);
+	if (r < 0)
+		dwarf_broken(d, "DIE tree");
+}
+
+static int cu_load(struct sym_dso *d, struct cu *cu)
+{
+	if (cu->state)
+		return cu->state > 0 ? 0 : -1;
+	cu->state = -1;
+	if (dwarf_getsrcfiles(&cu->die, &cu->files, &cu->nr_files)) {
+		cu->files = NULL;
+		cu->nr_files = 0;
+	}
+	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1,
+				 sizeof(*cu->file_names));
+	load_lines(d, cu);
+	switch (dwarf_srclang(&cu->die)) {
+	case DW_LANG_C89:
+	case DW_LANG_C:
+	case DW_LANG_C99:
+	case DW_LANG_C11:
+		cu->is_c = true;
+		break;
+	default:
+		break;
+	}
+	walk_dies(d, cu, &cu->die, NONE, 0);
+	range_index_build(&cu->ranges);
+	cu->state = 1;
+	return 0;
+}
+
+/* A function's names and declaration line, from 'die' and what it refers to. */
+static void die_names(struct symbolizer *s, Dwarf_Die *die, const char **namep,
+		      const char **system_namep, int *decl_linep)
+{
+	Dwarf_Attribute attr;
+	const char *link = NULL, *name = NULL;
+	int line;
+
+	*namep = *system_namep = NULL;
+	*decl_linep = 0;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		link = dwarf_formstring(&attr);
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (link && *link) {
+		const char *dem;
+
+		*system_namep = intern(s, link);
+		dem = sym_demangle(s, *system_namep);
+		if (dem != *system_namep || !name || !*name)
+			*namep = dem;
+		else
+			*namep = intern(s, name);
+	} else if (name && *name) {
+		*namep = *system_namep = intern(s, name);
+	}
+	if (!dwarf_decl_line(die, &line) && line > 0)
+		*decl_linep = line;
+}
+
+static uint64_t origin_hash(const Dwarf *dbg, Dwarf_Off off)
+{
+	return hash_u64(hash_u64(HASH_SEED, (uint64_t)(uintptr_t)dbg), off);
+}
+
+/*
+ * The names of an abstract origin, read once and shared by all its inlined
+ * copies (a helper inlined a thousand times is resolved once).
+ */
+static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
+{
+	struct origin_cache *oc = &d->origins;
+	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
+	Dwarf_Off off = dwarf_dieoffset(die);
+	size_t h;
+
+	if ((oc->nr + 1) * 2 > oc->nslots) {
+		size_t n = oc->nslots ? oc->nslots * 2 : 256;
+		struct origin *slots = xcalloc(n, sizeof(*slots));
+
+		for (size_t i = 0; i < oc->nslots; i++) {
+			if (!oc->slots[i].used)
+				continue;
+			h = origin_hash(oc->slots[i].dbg, oc->slots[i].off) & (n - 1);
+			while (slots[h].used)
+				h = (h + 1) & (n - 1);
+			slots[h] = oc->slots[i];
+		}
+		free(oc->slots);
+		oc->slots = slots;
+		oc->nslots = n;
+	}
+	h = origin_hash(dbg, off) & (oc->nslots - 1);
+	while (oc->slots[h].used) {
+		if (oc->slots[h].dbg == dbg && oc->slots[h].off == off)
+			return &oc->slots[h];
+		h = (h + 1) & (oc->nslots - 1);
+	}
+	oc->slots[h].used = true;
+	oc->slots[h].dbg = dbg;
+	oc->slots[h].off = off;
+	die_names(d->s, die, &oc->slots[h].name, &oc->slots[h].system_name,
+		  &oc->slots[h].decl_line);
+	oc->nr++;
+	return &oc->slots[h];
+}
+
+static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	Dwarf_Word w;
+
+	if (sc->resolved)
+		return;
+	sc->resolved = true;
+	if (dwarf_attr(&sc->die, DW_AT_abstract_origin, &attr) &&
+	    dwarf_formref_die(&attr, &origin)) {
+		const struct origin *o = origin_get(d, &origin);
+
+		sc->name = o->name;
+		sc->system_name = o->system_name;
+		sc->decl_line = o->decl_line;
+	} else {
+		die_names(d->s, &sc->die, &sc->name, &sc->system_name, &sc->decl_line);
+	}
+	sc->call_file = "";
+	if (sc->inlined) {
+		if (dwarf_attr(&sc->die, DW_AT_call_line, &attr) &&
+		    !dwarf_formudata(&attr, &w))
+			sc->call_line = w > INT_MAX ? 0 : (int)w;
+		if (dwarf_attr(&sc->die, DW_AT_call_file, &attr) &&
+		    !dwarf_formudata(&attr, &w))
+			sc->call_file = cu_file(d->s, cu, w);
+	}
+}
+
+/*
+ * The inline chain at 'vaddr' from DWARF: the innermost scope with the line
+ * table's file:line, then each caller with the call site of the scope below.
+ */
+static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, const struct elf_sym *es,
+			struct sym_frame *frames, int max)
+{
+	uint64_t addr = vaddr + d->dw_adjust;
+	const struct range *r = range_find(&d->cu_ranges, addr);
+	const struct line_row *row;
+	const char *file;
+	struct scope *sc;
+	struct cu *cu;
+	int line, n = 0;
+
+	if (!r)
+		return 0;
+	cu = &d->cus[r->item];
+	if (cu_load(d, cu))
+		return 0;
+	row = line_find(cu, addr);
+	file = row ? row->file : "";
+	line = row ? row->line : 0;
+	r = range_find(&cu->ranges, addr);
+	if (!r) {
+		/* a line without a function: name it from the symbol table */
+		if (!es)
+			return 0;
+		fill_sym_frame(d, es, &frames[0], file, line);
+		return 1;
+	}
+	sc = &cu->scopes[r->item];
+	for (;;) {
+		struct sym_frame *f = &frames[n++];
+
+		scope_resolve(d, cu, sc);
+		f->name = sc->name;
+		f->system_name = sc->system_name;
+		if (!f->name) {
+			f->name = !sc->inlined && es ? sym_name(d, es) : unknown_name;
+			f->system_name = !sc->inlined && es ? es->name : unknown_name;
+		}
+		f->file = file;
+		f->line = line;
+		f->start_line = sc->decl_line;
+		f->inlined = sc->inlined;
+		if (!sc->inlined || n == max)
+			break;
+		file = sc->call_file;
+		line = sc->call_line;
+		if (sc->parent == NONE) {
+			/* an inlined call outside any function: end at the symbol */
+			if (es)
+				fill_sym_frame(d, es, &frames[n++], file, line);
+			else
+				f->inlined = false;
+			break;
+		}
+		sc = &cu->scopes[sc->parent];
+	}
+	return n;
+}
+
+/* ---- DSOs ---- */
+
+static void load_segments(struct sym_dso *d)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(d->elf, &phnum))
+		return;
+	d->segs = xcalloc(phnum ? phnum : 1, sizeof(*d->segs));
+	/* executable segments first: they are where samples land */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < phnum; i++) {
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(d->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+			    !ph.p_filesz || ph.p_offset + ph.p_filesz < ph.p_offset)
+				continue;
+			if (!!(ph.p_flags & PF_X) != (pass == 0))
+				continue;
+			d->segs[d->nr_segs].off = ph.p_offset;
+			d->segs[d->nr_segs].size = ph.p_filesz;
+			d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+			d->nr_segs++;
+		}
+	}
+}
+
+static bool offset_to_vaddr(const struct sym_dso *d, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < d->nr_segs; i++) {
+		const struct segment *sg = &d->segs[i];
+
+		if (off >= sg->off && off - sg->off < sg->size) {
+			*vaddr = sg->vaddr + (off - sg->off);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void set_build_id(struct sym_dso *d, const unsigned char *bits, int len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *buf;
+
+	if (len <= 0 || len > 64) {
+		d->build_id = "";
+		return;
+	}
+	buf = xmalloc((size_t)len * 2 + 1);
+	for (int i = 0; i < len; i++) {
+		buf[2 * i] = hex[bits[i] >> 4];
+		buf[2 * i + 1] = hex[bits[i] & 15];
+	}
+	buf[2 * len] = '\0';
+	d->build_id = intern(d->s, buf);
+	free(buf);
+}
+
+static bool extent_fits(uint64_t off, uint64_t size, uint64_t file_size)
+{
+	return off <= file_size && size <= file_size - off;
+}
+
+/*
+ * Whether the program headers, the section headers and every section's
+ * bytes lie inside the file: a truncated copy fails this (libelf would
+ * only fail later, section by section).
+ */
+static bool layout_fits(Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum, shnum;
+
+	if (elf_getphdrnum(elf, &phnum) ||
+	    !extent_fits(ehdr->e_phoff, (uint64_t)phnum * ehdr->e_phentsize, file_size))
+		return false;
+	if (!ehdr->e_shoff)
+		return true;
+	/* libelf reports 0 sections when their table does not fit */
+	if (elf_getshdrnum(elf, &shnum) || (ehdr->e_shnum && shnum != ehdr->e_shnum) ||
+	    !extent_fits(ehdr->e_shoff, (uint64_t)(shnum ? shnum : 1) * ehdr->e_shentsize,
+			 file_size))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		if (sh.sh_type != SHT_NOBITS &&
+		    !extent_fits(sh.sh_offset, sh.sh_size, file_size))
+			return false;
+	}
+	return true;
+}
+
+static void dso_open(struct sym_dso *d, const char *want_build_id)
+{
+	Dwfl_Module *mod;
+	GElf_Addr ebias = 0, dbias = 0, bid_vaddr;
+	const unsigned char *bits;
+	GElf_Ehdr ehdr;
+	struct stat st;
+	int fd, len;
+
+	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		warning("cannot open '%s': %s; its addresses stay unsymbolized",
+			d->path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	d->dwfl = dwfl_begin(&d->s->callbacks);
+	if (!d->dwfl) {
+		warning("cannot symbolize '%s': %s", d->path, dwfl_errmsg(-1));
+		return;
+	}
+	dwfl_report_begin(d->dwfl);
+	mod = dwfl_report_offline(d->dwfl, d->path, d->path, -1);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (!mod || !(d->elf = dwfl_module_getelf(mod, &ebias))) {
+		warning("cannot read '%s': %s; its addresses stay unsymbolized",
+			d->path, dwfl_errmsg(-1));
+		goto out_close;
+	}
+	if (!gelf_getehdr(d->elf, &ehdr) ||
+	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)) {
+		warning("'%s' is not an executable or shared library; its addresses stay unsymbolized",
+			d->path);
+		goto out_close;
+	}
+	if (!layout_fits(d->elf, &ehdr, (uint64_t)st.st_size)) {
+		warning("'%s' is truncated or corrupt (headers or sections past its end); its addresses stay unsymbolized",
+			d->path);
+		goto out_close;
+	}
+	len = dwfl_module_build_id(mod, &bits, &bid_vaddr);
+	set_build_id(d, bits, len);
+	if (want_build_id && *want_build_id &&
+	    strcasecmp(want_build_id, d->build_id)) {
+		warning("'%s' has build id '%s', not '%s' as recorded: it changed since; its addresses stay unsymbolized",
+			d->path, *d->build_id ? d->build_id : "(none)", want_build_id);
+		d->elf_mismatch = true;
+		goto out_close;
+	}
+	load_segments(d);
+	if (!d->nr_segs) {
+		warning("'%s' has no loadable segments; its addresses stay unsymbolized",
+			d->path);
+		goto out_close;
+	}
+	d->dw = dwfl_module_getdwarf(mod, &dbias);
+	d->dw_adjust = ebias - dbias;
+	load_symbols(d);
+	if (d->dw)
+		index_cus(d);
+	d->usable = true;
+	return;
+
+out_close:
+	dwfl_end(d->dwfl);
+	d->dwfl = NULL;
+	d->elf = NULL;
+	d->dw = NULL;
+}
+
+static struct sym_dso *dso_new(struct symbolizer *s, const char *path)
+{
+	struct sym_dso *d = xcalloc(1, sizeof(*d));
+
+	d->s = s;
+	d->path = intern(s, path);
+	d->build_id = "";
+	d->want_build_id = "";
+	ALLOC_GROW(s->dsos, s->nr_dsos + 1, s->alloc_dsos);
+	s->dsos[s->nr_dsos++] = d;
+	return d;
+}
+
+static void dso_free(struct sym_dso *d)
+{
+	for (size_t i = 0; i < d->nr_cus; i++) {
+		struct cu *cu = &d->cus[i];
+
+		free(cu->lines);
+		free(cu->scopes);
+		free(cu->file_names);
+		range_index_release(&cu->ranges);
+	}
+	free(d->cus);
+	range_index_release(&d->cu_ranges);
+	free(d->origins.slots);
+	free(d->syms);
+	range_index_release(&d->sym_ranges);
+	free(d->segs);
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	free(d);
+}
+
+/*
+ * DSOs are cached per path. A request with a build id that differs from the
+ * file's gets a DSO of its own that resolves nothing (warned about once per
+ * path and build id), so a stale profile never gets wrong names.
+ */
+struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path,
+			       const char *build_id)
+{
+	struct sym_dso *d, *opened = NULL;
+	int64_t idx;
+
+	if (!path)
+		path = "";
+	if (build_id && !*build_id)
+		build_id = NULL;
+	idx = strtab_intern_str(&s->paths, path);
+	if ((size_t)idx >= s->alloc_by_path) {
+		size_t n = s->alloc_by_path;
+
+		ALLOC_GROW(s->by_path, (size_t)idx + 1, s->alloc_by_path);
+		memset(s->by_path + n, 0, (s->alloc_by_path - n) * sizeof(*s->by_path));
+	}
+	for (d = s->by_path[idx]; d; d = d->next) {
+		if (*d->want_build_id) {
+			if (build_id && !strcasecmp(build_id, d->want_build_id))
+				return d;
+			continue;
+		}
+		if (!build_id || !d->usable || !strcasecmp(build_id, d->build_id))
+			return d;
+		opened = d;
+	}
+	d = dso_new(s, path);
+	if (opened) {
+		/* the file is open already, with another build id */
+		d->build_id = opened->build_id;
+		warning("'%s' has build id '%s', not '%s' as recorded: it changed since; its addresses stay unsymbolized",
+			d->path, *d->build_id ? d->build_id : "(none)", build_id);
+	} else {
+		dso_open(d, build_id);
+	}
+	if (!d->usable && build_id && (opened || d->elf_mismatch))
+		d->want_build_id = intern(s, build_id);
+	d->next = s->by_path[idx];
+	s->by_path[idx] = d;
+	return d;
+}
+
+/* ---- the kernel ---- */
+
+/* kallsyms has no sizes: a symbol extends to the next one, at most this far. */
+#define KSYM_MAX_EXTENT (1u << 20)
+
+static void kallsyms_load(struct sym_dso *d)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct sym_cand *cand = NULL;
+	size_t nr = 0, alloc = 0, nonzero = 0;
+	char *p, *eol;
+
+	if (read_file(&sb, d->path, KALLSYMS_CAP)) {
+		warning("cannot read kernel symbols from '%s'; kernel addresses stay unsymbolized",
+			d->path);
+		goto out_free;
+	}
+	for (p = sb.buf; p < sb.buf + sb.len; p = eol + 1) {
+		struct sym_cand *c;
+		uint64_t addr;
+		char *end, *name, type;
+		size_t len;
+
+		eol = memchr(p, '\n', sb.buf + sb.len - p);
+		if (!eol)
+			eol = sb.buf + sb.len;
+		*eol = '\0';
+		errno = 0;
+		addr = strtoull(p, &end, 16);
+		if (end == p || errno || end[0] != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		type = end[1];
+		name = end + 3;
+		len = strcspn(name, " \t");
+		if (!len)
+			continue;
+		if (addr)
+			nonzero++;
+		ALLOC_GROW(cand, nr + 1, alloc);
+		c = &cand[nr++];
+		memset(c, 0, sizeof(*c));
+		c->addr = addr;
+		c->sec_end = addr + KSYM_MAX_EXTENT < addr ? UINT64_MAX : addr + KSYM_MAX_EXTENT;
+		c->rank_type = strchr("tTwW", type) ? 0 : 2;
+		c->rank_bind = (type == 'T') ? 0 : (type == 'W' || type == 'w') ? 1 : 2;
+		sym_cand_set_name(c, strtab_get(&d->s->strs,
+						strtab_intern(&d->s->strs, name, len)));
+	}
+	if (nr && !nonzero) {
+		warning("kernel symbol addresses are hidden in '%s' (kernel.kptr_restrict): run as root or set kernel.kptr_restrict=0; kernel addresses stay unsymbolized",
+			d->path);
+		goto out_free;
+	}
+	syms_build(d, cand, nr);
+	d->usable = true;
+out_free:
+	free(cand);
+	strbuf_release(&sb);
+}
+
+/* The running kernel's build id, from its ELF notes in /sys/kernel/notes. */
+static void kernel_build_id(struct sym_dso *d)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t off = 0;
+
+	if (read_file(&sb, "/sys/kernel/notes", 1 << 16) < 0) {
+		/* read_file reported it; the build id is only informative */
+		strbuf_release(&sb);
+		return;
+	}
+	while (sb.len - off >= 12) {
+		uint32_t hdr[3];
+		size_t namesz, descsz, name_off, desc_off;
+
+		memcpy(hdr, sb.buf + off, sizeof(hdr));
+		namesz = hdr[0];
+		descsz = hdr[1];
+		name_off = off + 12;
+		desc_off = name_off + ((namesz + 3) & ~(size_t)3);
+		if (namesz > sb.len || descsz > sb.len || desc_off > sb.len ||
+		    descsz > sb.len - desc_off)
+			break;
+		if (hdr[2] == NT_GNU_BUILD_ID && namesz == 4 &&
+		    !memcmp(sb.buf + name_off, "GNU", 4)) {
+			set_build_id(d, (const unsigned char *)sb.buf + desc_off, (int)descsz);
+			break;
+		}
+		off = desc_off + ((descsz + 3) & ~(size_t)3);
+	}
+	strbuf_release(&sb);
+}
+
+struct sym_dso *symbolizer_kallsyms(struct symbolizer *s, const char *path)
+{
+	struct sym_dso *d;
+
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		if (s->dsos[i]->kernel && !strcmp(s->dsos[i]->path, path))
+			return s->dsos[i];
+	}
+	d = dso_new(s, path);
+	d->kernel = true;
+	kallsyms_load(d);
+	return d;
+}
+
+struct sym_dso *symbolizer_kernel(struct symbolizer *s)
+{
+	if (!s->kernel) {
+		s->kernel = symbolizer_kallsyms(s, "/proc/kallsyms");
+		if (!*s->kernel->build_id)
+			kernel_build_id(s->kernel);
+	}
+	return s->kernel;
+}
+
+/* ---- lookups and the symbolizer ---- */
+
+int sym_lookup(struct sym_dso *d, uint64_t addr, struct sym_frame *frames, int max)
+{
+	const struct elf_sym *es;
+	uint64_t vaddr;
+	int n = 0;
+
+	if (!d || !d->usable || !frames || max <= 0)
+		return 0;
+	if (d->kernel)
+		vaddr = addr;
+	else if (!offset_to_vaddr(d, addr, &vaddr))
+		return 0;
+	es = sym_find(d, vaddr);
+	if (d->dw)
+		n = dwarf_lookup(d, vaddr, es, frames, max);
+	if (!n && es) {
+		fill_sym_frame(d, es, &frames[0], "", 0);
+		n = 1;
+	}
+	return n;
+}
+
+const char *sym_dso_build_id(struct sym_dso *d)
+{
+	return d ? d->build_id : "";
+}
+
+const char *sym_dso_path(struct sym_dso *d)
+{
+	return d ? d->path : "";
+}
+
+bool sym_dso_has_dwarf(struct sym_dso *d)
+{
+	return d && d->usable && d->dw && d->nr_cus;
+}
+
+struct symbolizer *symbolizer_new(void)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	strtab_init(&s->strs);
+	strtab_init(&s->paths);
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->callbacks.section_address = dwfl_offline_section_address;
+	s->callbacks.debuginfo_path = &s->debug_path;
+	return s;
+}
+
+void symbolizer_set_debug_path(struct symbolizer *s, const char *path)
+{
+	free(s->debug_path);
+	s->debug_path = path ? xstrdup(path) : NULL;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_dsos; i++)
+		dso_free(s->dsos[i]);
+	free(s->dsos);
+	free(s->by_path);
+	free(s->demangled);
+	free(s->debug_path);
+	strtab_release(&s->paths);
+	strtab_release(&s->strs);
+	free(s);
+}

@@ -1,0 +1,412 @@
+/*
+ * unwind.c: DWARF unwinding of copied user stacks (see unwind.h). Each
+ * process gets a libdwfl session with its ELF files reported at their
+ * runtime load bias; our own Dwfl_Thread_Callbacks hand libdwfl the
+ * sample's registers, its stack copy, and for any other address the bytes
+ * of the ELF file mapped there.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#if defined(__x86_64__) || defined(__aarch64__)
+#include <asm/perf_regs.h>
+#endif
+
+#include "util.h"
+#include "unwind.h"
+
+/*
+ * DWARF register number -> perf_regs number, for the registers the CFI
+ * of user code refers to. The program counter is passed separately.
+ */
+#if defined(__x86_64__)
+static const int dwarf_to_perf[] = {
+	PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
+	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+};
+#define PERF_REG_PC PERF_REG_X86_IP
+#define PERF_REG_STACK PERF_REG_X86_SP
+#define HAVE_UNWIND 1
+#elif defined(__aarch64__)
+static const int dwarf_to_perf[] = {
+	 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12, 13, 14, 15,
+	16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30,
+	PERF_REG_ARM64_SP,
+};
+#define PERF_REG_PC PERF_REG_ARM64_PC
+#define PERF_REG_STACK PERF_REG_ARM64_SP
+#define HAVE_UNWIND 1
+#else
+static const int dwarf_to_perf[] = { 0 };
+#define PERF_REG_PC 0
+#define PERF_REG_STACK 0
+#define HAVE_UNWIND 0
+#endif
+
+/* One process's session. */
+struct session {
+	pid_t pid;
+	uint64_t gen;
+	Dwfl *dwfl;
+	bool attached;
+};
+
+struct unwinder {
+	struct session *sessions;
+	size_t nr, alloc;
+	char *vdso_path;	/* our vdso as a file, made on first need */
+	bool vdso_tried;
+
+	/* the sample being unwound, for the callbacks */
+	pid_t tid;
+	const struct unwind_state *st;
+	uint64_t sp;
+	struct unwind_frame *frames;
+	int nframes, max;
+};
+
+/*
+ * Unwinding needs call frame information, which .eh_frame in the loaded
+ * file has; separate debug files are not looked for: inflating their
+ * compressed sections costs as much as unwinding hundreds of samples.
+ */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	return -1;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = no_debuginfo,
+};
+
+struct unwinder *unwinder_new(void)
+{
+	elf_version(EV_CURRENT);
+	return xcalloc(1, sizeof(struct unwinder));
+}
+
+static void session_release(struct session *ss)
+{
+	if (ss->dwfl)
+		dwfl_end(ss->dwfl);
+	ss->dwfl = NULL;
+	ss->attached = false;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nr; i++)
+		session_release(&u->sessions[i]);
+	free(u->sessions);
+	if (u->vdso_path) {
+		unlink(u->vdso_path);
+		free(u->vdso_path);
+	}
+	free(u);
+}
+
+void unwinder_forget(struct unwinder *u, pid_t pid)
+{
+	for (size_t i = 0; i < u->nr; i++)
+		if (u->sessions[i].pid == pid) {
+			session_release(&u->sessions[i]);
+			u->sessions[i] = u->sessions[--u->nr];
+			return;
+		}
+}
+
+/* The value of perf register 'reg' in the sample, if it was recorded. */
+static bool perf_reg(const struct unwind_state *st, int reg, uint64_t *val)
+{
+	unsigned idx;
+
+	if (reg < 0 || reg > 63 || !(st->regs_mask & (1ull << reg)))
+		return false;
+	idx = (unsigned)__builtin_popcountll(st->regs_mask & ((1ull << reg) - 1));
+	if (idx >= st->nr_regs)
+		return false;
+	*val = st->regs[idx];
+	return true;
+}
+
+/* ---- libdwfl callbacks ------------------------------------------------- */
+
+static pid_t cb_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct unwinder *u = arg;
+
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return u->tid;
+}
+
+static bool cb_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	struct unwinder *u = arg;
+
+	*thread_argp = u;
+	return tid == u->tid;
+}
+
+/* Read a word from the ELF file that backs 'addr' in the process. */
+static bool read_from_elf(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, addr);
+	GElf_Addr bias;
+	Elf *elf;
+	size_t phnum, size;
+	const char *raw;
+
+	if (!mod || !(elf = dwfl_module_getelf(mod, &bias)) || elf_getphdrnum(elf, &phnum))
+		return false;
+	raw = elf_rawfile(elf, &size);
+	if (!raw)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+		uint64_t vaddr = addr - bias, off;
+
+		if (!ph || ph->p_type != PT_LOAD || vaddr < ph->p_vaddr ||
+		    vaddr - ph->p_vaddr >= ph->p_filesz || vaddr - ph->p_vaddr > ph->p_filesz - 8)
+			continue;
+		off = ph->p_offset + (vaddr - ph->p_vaddr);
+		if (off > size || size - off < 8)
+			return false;
+		memcpy(result, raw + off, 8);
+		return true;
+	}
+	return false;
+}
+
+static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct unwinder *u = arg;
+	const struct unwind_state *st = u->st;
+
+	if (addr >= u->sp && st->stack_size >= 8 && addr - u->sp <= st->stack_size - 8) {
+		memcpy(result, st->stack + (addr - u->sp), 8);
+		return true;
+	}
+	return read_from_elf(dwfl, addr, result);
+}
+
+static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct unwinder *u = arg;
+	Dwarf_Word regs[ARRAY_SIZE(dwarf_to_perf)];
+	uint64_t pc;
+
+	for (size_t i = 0; i < ARRAY_SIZE(dwarf_to_perf); i++) {
+		uint64_t v = 0;
+		perf_reg(u->st, dwarf_to_perf[i], &v);
+		regs[i] = v;
+	}
+	if (!dwfl_thread_state_registers(thread, 0, ARRAY_SIZE(regs), regs))
+		return false;
+	if (perf_reg(u->st, PERF_REG_PC, &pc))
+		dwfl_thread_state_register_pc(thread, pc);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = cb_next_thread,
+	.get_thread = cb_get_thread,
+	.memory_read = cb_memory_read,
+	.set_initial_registers = cb_set_initial_registers,
+};
+
+/* ---- sessions ----------------------------------------------------------- */
+
+/*
+ * The load bias of the file mapped at m: the runtime address minus the
+ * ELF virtual address. The mapping's file offset picks the segment.
+ */
+static bool map_bias(const struct unwind_map *m, int fd, uint64_t *bias)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t phnum;
+	bool found = false;
+
+	if (!elf)
+		return false;
+	if (elf_kind(elf) == ELF_K_ELF && !elf_getphdrnum(elf, &phnum)) {
+		for (size_t i = 0; i < phnum && !found; i++) {
+			GElf_Phdr mem, *ph = gelf_getphdr(elf, (int)i, &mem);
+			uint64_t seg_page;
+
+			if (!ph || ph->p_type != PT_LOAD)
+				continue;
+			seg_page = ph->p_offset & ~(page - 1);
+			if (m->pgoff < seg_page || m->pgoff >= ph->p_offset + ph->p_filesz)
+				continue;
+			*bias = m->start - (ph->p_vaddr - (ph->p_offset - m->pgoff));
+			found = true;
+		}
+	}
+	elf_end(elf);
+	return found;
+}
+
+static void report_maps(struct unwinder *u, Dwfl *dwfl, const struct unwind_target *t)
+{
+	for (size_t i = 0; i < t->nr_maps; i++) {
+		const struct unwind_map *m = &t->maps[i];
+		const char *name, *path = m->path;
+		uint64_t bias;
+		bool seen = false;
+		int fd;
+
+		if (!strcmp(path, "[vdso]")) {
+			if (!u->vdso_tried) {
+				u->vdso_path = vdso_copy();
+				u->vdso_tried = true;
+			}
+			if (!u->vdso_path)
+				continue;
+			path = u->vdso_path;
+		} else if (path[0] != '/') {
+			continue;	/* anonymous code */
+		}
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = !strcmp(t->maps[j].path, m->path);
+		if (seen)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!map_bias(m, fd, &bias)) {
+			close(fd);
+			continue;
+		}
+		name = path == m->path ? strrchr(path, '/') + 1 : m->path;
+		/* consumes fd on success */
+		if (!dwfl_report_elf(dwfl, name, path, fd, bias, true))
+			close(fd);
+	}
+}
+
+static struct session *get_session(struct unwinder *u, const struct unwind_target *t)
+{
+	struct session *ss = NULL;
+
+	for (size_t i = 0; i < u->nr; i++)
+		if (u->sessions[i].pid == t->pid) {
+			ss = &u->sessions[i];
+			break;
+		}
+	if (!ss) {
+		ALLOC_GROW(u->sessions, u->nr + 1, u->alloc);
+		ss = &u->sessions[u->nr++];
+		memset(ss, 0, sizeof(*ss));
+		ss->pid = t->pid;
+		ss->gen = t->gen + 1;
+	}
+	if (ss->dwfl && ss->gen == t->gen)
+		return ss->attached ? ss : NULL;
+
+	session_release(ss);
+	ss->gen = t->gen;
+	ss->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!ss->dwfl)
+		return NULL;
+	dwfl_report_begin(ss->dwfl);
+	report_maps(u, ss->dwfl, t);
+	if (dwfl_report_end(ss->dwfl, NULL, NULL))
+		return NULL;
+	ss->attached = dwfl_attach_state(ss->dwfl, NULL, t->pid, &thread_callbacks, u);
+	return ss->attached ? ss : NULL;
+}
+
+char *vdso_copy(void)
+{
+	char line[512], *path;
+	unsigned long long start = 0, end = 0;
+	FILE *maps = fopen("/proc/self/maps", "re");
+	const char *tmpdir = getenv("TMPDIR");
+	int fd;
+
+	if (!maps)
+		return NULL;
+	while (fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+	fclose(maps);
+	if (!start || end <= start || end - start > (16u << 20) ||
+	    getauxval(AT_SYSINFO_EHDR) != start)
+		return NULL;
+	path = xstrfmt("%s/hotloop-vdso.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	fd = mkstemp(path);
+	if (fd < 0) {
+		free(path);
+		return NULL;
+	}
+	if (write(fd, (const void *)(uintptr_t)start, end - start) != (ssize_t)(end - start)) {
+		close(fd);
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
+}
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct unwinder *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (!pc)
+		return DWARF_CB_ABORT;
+	u->frames[u->nframes].pc = pc;
+	u->frames[u->nframes].is_return = !activation;
+	u->nframes++;
+	return u->nframes < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int unwinder_unwind(struct unwinder *u, const struct unwind_target *t,
+		    const struct unwind_state *st, struct unwind_frame *frames, int max)
+{
+	struct session *ss;
+	uint64_t pc, sp;
+
+	if (!HAVE_UNWIND || max < 1 || !st->regs ||
+	    !perf_reg(st, PERF_REG_PC, &pc) || !perf_reg(st, PERF_REG_STACK, &sp))
+		return 0;
+	u->tid = t->tid;
+	u->st = st;
+	u->sp = sp;
+	u->frames = frames;
+	u->nframes = 0;
+	u->max = max;
+	ss = get_session(u, t);
+	if (ss)
+		dwfl_getthread_frames(ss->dwfl, t->tid, frame_cb, u);
+	if (!u->nframes) {
+		/* no module or no CFI for the pc: the pc alone is still true */
+		frames[0].pc = pc;
+		frames[0].is_return = false;
+		u->nframes = 1;
+	}
+	u->st = NULL;
+	u->frames = NULL;
+	return u->nframes;
+}
