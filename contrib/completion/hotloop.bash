@@ -10,7 +10,7 @@ _hotloop()
 		return
 	fi
 	case "$cmd" in
-	record)  opts="-F -o -p --call-graph --duration --help" ;;
+	record)  opts="-F --freq -o --output -g --call-graph -p --pid -d --duration -m --mmap-pages --help" ;;
 	report)  opts="--top --sort --by --sample-type --json --help" ;;
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;

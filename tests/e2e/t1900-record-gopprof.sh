@@ -6,7 +6,7 @@
 test_skip_unless PERF "perf events are not permitted here (see hotloop doctor)"
 test_have_prereq GO || skip_all="go is not installed (golang-go)"
 
-gopprof() { go tool pprof -symbolize=none -sample_index=samples "$@" 2>/dev/null; }
+gopprof() { go tool pprof -symbolize=none -sample_index=samples -nodefraction=0 -edgefraction=0 "$@" 2>/dev/null; }
 
 test_expect_success 'record cpuhog' '
 	hotloop record -o "$SCRATCH/cpuhog.pb.gz" -- "$WORKLOADS/cpuhog" 0.5
