@@ -463,23 +463,21 @@ static void load_symbols(struct sym_dso *d)
 	free(cand);
 }
 
-static const struct elf_sym *sym_find(struct sym_dso *d, uint64_t vaddr)
+static struct elf_sym *sym_find(struct sym_dso *d, uint64_t vaddr)
 {
 	const struct range *r = range_find(&d->sym_ranges, vaddr);
 
 	return r ? &d->syms[r->item] : NULL;
 }
 
-static const char *sym_name(struct sym_dso *d, const struct elf_sym *es)
+static const char *sym_name(struct sym_dso *d, struct elf_sym *es)
 {
-	struct elf_sym *m = (struct elf_sym *)es;
-
-	if (!m->dname)
-		m->dname = sym_demangle(d->s, m->name);
-	return m->dname;
+	if (!es->dname)
+		es->dname = sym_demangle(d->s, es->name);
+	return es->dname;
 }
 
-static void fill_sym_frame(struct sym_dso *d, const struct elf_sym *es,
+static void fill_sym_frame(struct sym_dso *d, struct elf_sym *es,
 			   struct sym_frame *f, const char *file, int line)
 {
 	f->name = sym_name(d, es);
@@ -871,7 +869,7 @@ static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
  * The inline chain at 'vaddr' from DWARF: the innermost scope with the line
  * table's file:line, then each caller with the call site of the scope below.
  */
-static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, const struct elf_sym *es,
+static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 			struct sym_frame *frames, int max)
 {
 	uint64_t addr = vaddr + d->dw_adjust;
@@ -1192,11 +1190,13 @@ static void kallsyms_load(struct sym_dso *d)
 	size_t nr = 0, alloc = 0, nonzero = 0;
 	char *p, *eol;
 
-	if (read_file(&sb, d->path, KALLSYMS_CAP)) {
-		warning("cannot read kernel symbols from '%s'; kernel addresses stay unsymbolized",
-			d->path);
+	if (access(d->path, R_OK)) {
+		warning("cannot read kernel symbols from '%s': %s; kernel addresses stay unsymbolized",
+			d->path, strerror(errno));
 		goto out_free;
 	}
+	if (read_file(&sb, d->path, KALLSYMS_CAP))
+		goto out_free;	/* read_file said why */
 	for (p = sb.buf; p < sb.buf + sb.len; p = eol + 1) {
 		struct sym_cand *c;
 		uint64_t addr;
@@ -1246,8 +1246,9 @@ static void kernel_build_id(struct sym_dso *d)
 	struct strbuf sb = STRBUF_INIT;
 	size_t off = 0;
 
-	if (read_file(&sb, "/sys/kernel/notes", 1 << 16) < 0) {
-		/* read_file reported it; the build id is only informative */
+	/* the build id is only informative: no word when it cannot be had */
+	if (access("/sys/kernel/notes", R_OK) ||
+	    read_file(&sb, "/sys/kernel/notes", 1 << 16) < 0) {
 		strbuf_release(&sb);
 		return;
 	}
@@ -1301,7 +1302,7 @@ struct sym_dso *symbolizer_kernel(struct symbolizer *s)
 
 int sym_lookup(struct sym_dso *d, uint64_t addr, struct sym_frame *frames, int max)
 {
-	const struct elf_sym *es;
+	struct elf_sym *es;
 	uint64_t vaddr;
 	int n = 0;
 

@@ -1206,6 +1206,15 @@ static void test_symbolize__running_kernel(void **state)
 		skip();
 	}
 	assert_ptr_equal(symbolizer_kernel(s), d);
+	/* the build id from /sys/kernel/notes, when readable: hex */
+	{
+		const char *id = sym_dso_build_id(d);
+
+		assert_int_equal(strspn(id, "0123456789abcdef"), strlen(id));
+		assert_int_equal(strlen(id) % 2, 0);
+		if (!access("/sys/kernel/notes", R_OK))
+			assert_true(strlen(id) >= 16);
+	}
 	assert_int_equal(sym_lookup(d, addr, fr, 4), 1);
 	assert_string_equal(fr[0].name, "schedule");
 	assert_int_equal(sym_lookup(d, addr + 1, fr, 4), 1);
