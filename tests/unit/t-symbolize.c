@@ -1371,6 +1371,74 @@ static void test_symbolize__plt_arm64(void **state)
 	symbolizer_free(s);
 }
 
+/*
+ * Alignment padding after a function (inside an executable section, before
+ * the next symbol) resolves to nothing, with DWARF or without: no guessed name.
+ */
+static void test_symbolize__padding_after_function(void **state)
+{
+	static const char *const bins[] = { "prog", "prog-nopie", "libalias.so" };
+	struct symbolizer *s;
+
+	SKIP_IF_UNABLE();
+	s = symbolizer_new();
+	for (size_t i = 0; i < ARRAY_SIZE(bins); i++) {
+		char *bin = tmp_path(bins[i]);
+		char *cmd = xstrfmt("nm -S -n '%s'", bin);
+		struct { uint64_t addr, size; char type; } *sy = NULL;
+		size_t nr = 0, alloc = 0, gaps = 0;
+		struct sym_dso *d = symbolizer_dso(s, bin, NULL);
+		struct sym_frame fr[8];
+		char line[1024];
+		FILE *p;
+
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		while (fgets(line, sizeof(line), p)) {
+			uint64_t a, sz;
+			char type, name[512];
+
+			ALLOC_GROW(sy, nr + 1, alloc);
+			if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %511s", &a, &sz, &type, name) == 4) {
+				sy[nr].addr = a;
+				sy[nr].size = sz;
+				sy[nr].type = type;
+				nr++;
+			} else if (sscanf(line, "%" SCNx64 " %c %511s", &a, &type, name) == 3) {
+				sy[nr].addr = a;
+				sy[nr].size = 0;
+				sy[nr].type = type;
+				nr++;
+			}
+		}
+		pclose(p);
+		free(cmd);
+		for (size_t k = 0; k + 1 < nr; k++) {
+			uint64_t end = sy[k].addr + sy[k].size, next = sy[k + 1].addr;
+			bool covered = false;
+
+			if (!sy[k].size || (sy[k].type != 't' && sy[k].type != 'T') ||
+			    (sy[k + 1].type != 't' && sy[k + 1].type != 'T') || end >= next)
+				continue;
+			for (size_t j = 0; j < k && !covered; j++)
+				covered = sy[j].addr + sy[j].size > end;
+			if (covered)
+				continue;
+			for (uint64_t a = end; a < next; a++)
+				assert_int_equal(sym_lookup(d, vaddr_to_off(bin, a), fr, 8), 0);
+			/* while the bytes either side are in the functions */
+			assert_true(sym_lookup(d, vaddr_to_off(bin, end - 1), fr, 8) > 0);
+			assert_true(sym_lookup(d, vaddr_to_off(bin, next), fr, 8) > 0);
+			gaps++;
+		}
+		print_message("%s: %zu padding gaps resolve to nothing\n", bins[i], gaps);
+		assert_true(gaps > 0);
+		free(sy);
+		free(bin);
+	}
+	symbolizer_free(s);
+}
+
 /* Scribbled PLT sections, relocations and dynamic symbols: sane frames, no crash. */
 static void test_symbolize__corrupted_plt(void **state)
 {
@@ -1812,6 +1880,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize__plt_x86_64),
 		cmocka_unit_test(test_symbolize__plt_system_libraries),
 		cmocka_unit_test(test_symbolize__plt_arm64),
+		cmocka_unit_test(test_symbolize__padding_after_function),
 		cmocka_unit_test(test_symbolize__corrupted_plt),
 		cmocka_unit_test(test_symbolize__hostile_files),
 		cmocka_unit_test(test_symbolize__corrupted_dwarf),
