@@ -973,6 +973,7 @@ static int cmp_u64(const void *a, const void *b)
 static void collect_functions(Elf *elf, int type, uint64_t **addrs, size_t *nr,
 			      size_t *alloc)
 {
+	size_t symsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -980,12 +981,15 @@ static void collect_functions(Elf *elf, int type, uint64_t **addrs, size_t *nr,
 		Elf_Data *data;
 		size_t count;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (GElf_Word)type || !sh.sh_entsize)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != (GElf_Word)type)
 			continue;
 		data = elf_getdata(scn, NULL);
-		if (!data)
+		if (!data || !symsize)
 			continue;
-		count = data->d_size / sh.sh_entsize;
+		/* the size of the translated symbols, not the file's claimed sh_entsize */
+		count = data->d_size / symsize;
+		if (count > INT_MAX)
+			count = INT_MAX;
 		for (size_t i = 0; i < count; i++) {
 			GElf_Sym sym;
 			const char *name;
