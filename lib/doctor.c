@@ -635,8 +635,8 @@ static void read_debuglink(struct elf_info *ei, Elf_Scn *scn)
 	const char *s;
 	size_t n, crc_off;
 
-	if (!data || !data->d_buf || !data->d_size)
-		return;
+	if (ei->has_debuglink || !data || !data->d_buf || !data->d_size)
+		return;		/* the first .gnu_debuglink wins */
 	s = data->d_buf;
 	n = strnlen(s, data->d_size);
 	crc_off = (n + 4) & ~(size_t)3;	/* NUL, then padding to 4 */
