@@ -34,7 +34,6 @@ void doctor_init(struct doctor *d)
 	memset(d, 0, sizeof(*d));
 	d->paranoid = INT_MIN;
 	d->kptr_restrict = INT_MIN;
-	d->ptrace_scope = INT_MIN;
 	d->mlock_kb = -1;
 	d->mlock_rlimit_kb = -1;
 	d->max_sample_rate = -1;
@@ -495,7 +494,6 @@ void doctor_check_machine(struct doctor *d)
 	d->cap_perfmon = (caps >> 38) & 1;
 	d->paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
 	d->kptr_restrict = read_int("/proc/sys/kernel/kptr_restrict");
-	d->ptrace_scope = read_int("/proc/sys/kernel/yama/ptrace_scope");
 	if (!read_int64("/proc/sys/kernel/perf_event_mlock_kb", &d->mlock_kb))
 		d->mlock_kb = -1;
 	if (!read_int64("/proc/sys/kernel/perf_event_max_sample_rate", &d->max_sample_rate))

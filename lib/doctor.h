@@ -68,7 +68,6 @@ struct doctor {
 	int64_t max_sample_rate;	/* kernel.perf_event_max_sample_rate, -1 */
 	int kptr_restrict;	/* INT_MIN if unreadable */
 	bool kernel_symbols;	/* /proc/kallsyms readable with real addresses */
-	int ptrace_scope;	/* kernel.yama.ptrace_scope, INT_MIN if absent */
 	char *valgrind, *git, *perf;	/* full paths, NULL when not on PATH */
 	struct doctor_target *target;	/* NULL without a target */
 
