@@ -460,9 +460,9 @@ int pprof_encode(const struct profile *p, struct strbuf *out)
 		const struct pf_sample *s = &p->samples[i];
 		perftools__profiles__sample__init(&smp[i]);
 		smp[i].n_location_id = s->nloc;
-		smp[i].location_id = p->sample_locs + s->loc_off;
+		smp[i].location_id = (uint64_t *)profile_sample_locs(p, s);
 		smp[i].n_value = p->nr_sample_type;
-		smp[i].value = p->values + s->value_off;
+		smp[i].value = (int64_t *)profile_sample_values(p, s);
 		smp[i].n_label = s->nlabel;
 		smp[i].label = labp + s->label_off;
 		smpp[i] = &smp[i];

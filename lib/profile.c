@@ -247,14 +247,15 @@ static uint64_t location_hash_id(const struct profile *p, uint64_t id)
 {
 	const struct pf_location *l = &p->locations[id - 1];
 
-	return location_hash(l->mapping_id, l->address, p->lines + l->line_off, l->nline);
+	return location_hash(l->mapping_id, l->address,
+			     l->nline ? p->lines + l->line_off : NULL, l->nline);
 }
 
 static bool location_eq(const struct profile *p, uint64_t id, const void *key)
 {
 	const struct pf_location *a = &p->locations[id - 1];
 	const struct loc_key *b = key;
-	const struct pf_line *la = p->lines + a->line_off;
+	const struct pf_line *la = a->nline ? p->lines + a->line_off : NULL;
 
 	if (a->mapping_id != b->mapping_id || a->address != b->address || a->nline != b->nline)
 		return false;

@@ -141,13 +141,14 @@ const struct pf_function *profile_function(const struct profile *p, uint64_t id)
 static inline const uint64_t *profile_sample_locs(const struct profile *p,
 						  const struct pf_sample *s)
 {
-	return p->sample_locs + s->loc_off;
+	/* no arithmetic on NULL: a profile without locations has no array */
+	return s->nloc ? p->sample_locs + s->loc_off : NULL;
 }
 
 static inline const int64_t *profile_sample_values(const struct profile *p,
 						   const struct pf_sample *s)
 {
-	return p->values + s->value_off;
+	return p->nr_sample_type ? p->values + s->value_off : NULL;
 }
 
 /* The string value of label 'key' on sample s, or NULL. */
