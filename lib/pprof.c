@@ -182,6 +182,8 @@ struct decoder {
 /* Our string index for foreign index i, or -1 when out of range. */
 static int64_t dstr(const struct decoder *d, int64_t i)
 {
+	if (i == 0)
+		return 0;	/* "" even when a producer left the table empty */
 	if (i < 0 || (uint64_t)i >= d->pb->n_string_table)
 		return -1;
 	return d->strmap[i];
@@ -374,6 +376,10 @@ int pprof_decode(struct profile *p, const void *data, size_t len, const char *wh
 	PbProfile *pb = NULL;
 	int ret = -1;
 
+	if (!len) {
+		error("cannot read '%s': the file is empty", what);
+		goto out;
+	}
 	if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
 		goto out;
 	pb = perftools__profiles__profile__unpack(NULL, raw.len, (const uint8_t *)raw.buf);
