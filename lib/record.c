@@ -242,10 +242,11 @@ struct recording *recording_new(enum sampler_callgraph cg, uint64_t regs_mask)
 	k.file = intern_bytes(&r->files, "", 1);
 	k.kind = MK_UNKNOWN;
 	r->unknown_mkey = intern_mkey(r, &k);
-	if (cg == SAMPLER_CALLGRAPH_DWARF) {
+	if (cg == SAMPLER_CALLGRAPH_DWARF || regs_mask)
 		r->unwinder = unwinder_new();
+	if (cg == SAMPLER_CALLGRAPH_DWARF)
 		r->uframes = xcalloc(SAMPLER_MAX_FRAMES, sizeof(*r->uframes));
-	}
+	/* kernel frames, user frames, and one found above a frameless leaf */
 	r->frame_buf = xcalloc(2 * SAMPLER_MAX_FRAMES + 1, sizeof(*r->frame_buf));
 	return r;
 }
@@ -556,6 +557,31 @@ static size_t dwarf_user_frames(struct recording *r, struct proc *p,
 	return n > 0 ? (size_t)n : 0;
 }
 
+/*
+ * Frame pointers: the caller of the user leaf when the kernel's walk
+ * skipped it (see unwinder_leaf_caller()). 'ips' are the sample's user
+ * entries, the leaf first. Returns false when nothing is missing: the
+ * leaf set up its frame, its module has no CFI, or the return address
+ * found is the walk's next entry already or lies in no mapping.
+ */
+static bool fp_leaf_caller(struct recording *r, struct proc *p,
+			   const struct sampler_event *ev, const uint64_t *ips,
+			   uint32_t n, uint64_t *ret)
+{
+	struct unwind_target t = { (pid_t)ev->pid, (pid_t)ev->tid, p->gen, NULL, 0 };
+	struct unwind_state st = {
+		ev->sample.regs.regs, ev->sample.regs.nr, r->regs_mask,
+		ev->sample.stack, ev->sample.stack_size,
+	};
+
+	if (!r->unwinder || !ev->sample.regs.valid || !n)
+		return false;
+	t.maps = proc_umaps(r, p, &t.nr_maps);
+	if (unwinder_leaf_caller(r->unwinder, &t, &st, ips[0], ret) <= 0)
+		return false;
+	return (n < 2 || *ret != ips[1]) && find_map(p, *ret);
+}
+
 static void grow_counts(struct recording *r, uint32_t i)
 {
 	size_t old = r->alloc_sample_count;
@@ -586,8 +612,15 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 			fr[nu++ + n] = user_frame(r, p, ev->sample.ip, false);
 		n += nu;
 	} else {
-		for (i = ev->sample.nr_kernel; i < ev->sample.nr_ips; i++)
-			fr[n++] = user_frame(r, p, ev->sample.ips[i], i > ev->sample.nr_kernel);
+		const uint64_t *ips = ev->sample.ips + ev->sample.nr_kernel;
+		uint32_t nu = ev->sample.nr_ips - ev->sample.nr_kernel;
+		uint64_t ret;
+
+		for (i = 0; i < nu; i++) {
+			fr[n++] = user_frame(r, p, ips[i], i > 0);
+			if (!i && fp_leaf_caller(r, p, ev, ips, nu, &ret))
+				fr[n++] = user_frame(r, p, ret, true);
+		}
 	}
 	if (!n)
 		fr[n++] = ev->sample.kernel_ip ?
