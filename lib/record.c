@@ -163,6 +163,9 @@ struct proc {
 	struct unwind_map *umaps;
 	size_t nr_umaps, alloc_umaps;
 	uint64_t umaps_gen;
+	struct map exe;		/* the executable's (first) code mapping */
+	bool has_exe;
+	bool exe_next;		/* the next code mapping is the executable's */
 };
 
 struct thread {
@@ -173,6 +176,7 @@ struct thread {
 struct recording {
 	enum sampler_callgraph cg;
 	uint64_t regs_mask;
+	uint32_t main_pid;	/* its executable is the profile's first mapping */
 
 	struct proc *procs;
 	size_t nr_procs, alloc_procs;
@@ -298,6 +302,8 @@ static struct proc *get_proc(struct recording *r, uint32_t pid)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->gen = ++r->gen;
+	/* the kernel maps an exec'd program before its interpreter */
+	p->exe_next = true;
 	*slot = (uint32_t)r->nr_procs;
 	return p;
 }
@@ -492,10 +498,22 @@ static void add_map(struct recording *r, uint32_t pid, uint64_t start, uint64_t 
 		    uint64_t pgoff, uint32_t file)
 {
 	struct map m = { start, start + len, pgoff, file, 0 };
+	struct proc *p;
 
 	if (!len || m.end < start)
 		return;
-	insert_map(r, get_proc(r, pid), &m);
+	p = get_proc(r, pid);
+	insert_map(r, p, &m);
+	if (p->exe_next) {
+		p->exe = m;
+		p->has_exe = true;
+		p->exe_next = false;
+	}
+}
+
+void recording_set_main(struct recording *r, pid_t pid)
+{
+	r->main_pid = (uint32_t)pid;
 }
 
 /* ---- events ----------------------------------------------------------------- */
@@ -656,6 +674,11 @@ static void on_fork(struct recording *r, const struct sampler_event *ev)
 			memcpy(child->maps, pp->maps, pp->nr_maps * sizeof(*pp->maps));
 			child->nr_maps = pp->nr_maps;
 		}
+		if (pp) {
+			child->exe = pp->exe;
+			child->has_exe = pp->has_exe;
+			child->exe_next = pp->exe_next;
+		}
 		child->gen = ++r->gen;
 		if (r->unwinder)
 			unwinder_forget(r->unwinder, (pid_t)ev->pid);
@@ -685,6 +708,8 @@ int recording_event(const struct sampler_event *ev, void *data)
 			p = get_proc(r, ev->pid);
 			p->nr_maps = 0;
 			p->gen = ++r->gen;
+			p->has_exe = false;
+			p->exe_next = true;
 		}
 		break;
 	case SAMPLER_FORK:
@@ -726,30 +751,41 @@ static bool parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 
 int recording_add_process(struct recording *r, pid_t pid)
 {
-	char path[64], buf[64];
+	char path[64], buf[64], exe[4096];
 	struct strbuf sb = STRBUF_INIT;
 	DIR *dir;
 	struct dirent *de;
 	char *line, *next;
+	ssize_t exe_len;
 
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	exe_len = readlink(path, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (read_file(&sb, path, 64 << 20)) {
 		strbuf_release(&sb);
 		return -1;
 	}
+	get_proc(r, (uint32_t)pid)->has_exe = false;
 	for (line = sb.buf; *line; line = next) {
 		uint64_t start, end, pgoff;
 		const char *file;
+		struct proc *p;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
-		if (parse_maps_line(line, &start, &end, &pgoff, &file))
-			add_map(r, (uint32_t)pid, start, end - start, pgoff,
-				intern_file(r, file, NULL, 0));
+		if (!parse_maps_line(line, &start, &end, &pgoff, &file))
+			continue;
+		/* the executable's first code mapping, as /proc/PID/exe names it */
+		p = get_proc(r, (uint32_t)pid);
+		p->exe_next = !p->has_exe && *exe && !strcmp(file, exe);
+		add_map(r, (uint32_t)pid, start, end - start, pgoff,
+			intern_file(r, file, NULL, 0));
 	}
+	get_proc(r, (uint32_t)pid)->exe_next = false;
 	strbuf_release(&sb);
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -844,6 +880,7 @@ static int lookup_cmp(const void *a, const void *b)
 struct builder {
 	struct recording *r;
 	struct profile *p;
+	uint32_t main_mkey;		/* the main executable's code, 0 when unknown */
 	size_t nm, nf;
 	struct mapping_state *ms;	/* by mkey */
 	struct frame_lines *fl;		/* by frame */
@@ -858,11 +895,42 @@ static void get_fkey(const struct recording *r, size_t f, struct fkey *fk)
 	memcpy(fk, strtab_get(&r->fkeys, (int64_t)f), sizeof(*fk));
 }
 
+/*
+ * The mapping key of the main process's executable, interned now when no
+ * sample landed in it (it is listed all the same); 0 when unknown.
+ */
+static uint32_t main_mkey(struct recording *r)
+{
+	struct proc *p = r->main_pid ? find_proc(r, r->main_pid) : NULL;
+	struct mkey k;
+
+	if (!p || !p->has_exe)
+		return 0;
+	k = (struct mkey){ p->exe.start, p->exe.end, p->exe.pgoff, p->exe.file, MK_FILE };
+	return intern_mkey(r, &k);
+}
+
+static void add_mapping(struct builder *b, uint32_t mkey)
+{
+	struct recording *r = b->r;
+	struct mapping_state *s = &b->ms[mkey];
+	struct mkey mk;
+
+	if (s->id)
+		return;
+	get_mkey(r, mkey, &mk);
+	if (mk.kind == MK_FILE)
+		s->id = profile_add_mapping(b->p, mk.start, mk.end, mk.pgoff,
+					    file_path(r, mk.file), file_build_id_hex(r, mk.file));
+	else
+		s->id = profile_add_mapping(b->p, s->lo, s->hi, 0, file_path(r, mk.file),
+					    mk.kind == MK_KERNEL ? b->kernel_build_id.buf : "");
+}
+
 static void build_mappings(struct builder *b)
 {
 	struct recording *r = b->r;
 	struct fkey fk;
-	struct mkey mk;
 
 	/* the address range each synthetic mapping must cover */
 	for (size_t f = 1; f < b->nf; f++) {
@@ -879,23 +947,12 @@ static void build_mappings(struct builder *b)
 	}
 	kernel_build_id(&b->kernel_build_id);
 
-	/* in order of first appearance */
+	/* the main executable first (pprof's convention), then in order of first appearance */
+	if (b->main_mkey)
+		add_mapping(b, b->main_mkey);
 	for (size_t f = 1; f < b->nf; f++) {
-		struct mapping_state *s;
-
 		get_fkey(r, f, &fk);
-		s = &b->ms[fk.mkey];
-		if (s->id)
-			continue;
-		get_mkey(r, fk.mkey, &mk);
-		if (mk.kind == MK_FILE)
-			s->id = profile_add_mapping(b->p, mk.start, mk.end, mk.pgoff,
-						    file_path(r, mk.file),
-						    file_build_id_hex(r, mk.file));
-		else
-			s->id = profile_add_mapping(b->p, s->lo, s->hi, 0, file_path(r, mk.file),
-						    mk.kind == MK_KERNEL ?
-						    b->kernel_build_id.buf : "");
+		add_mapping(b, fk.mkey);
 	}
 }
 
@@ -1004,8 +1061,9 @@ static void symbolize_frames(struct builder *b)
 
 int recording_build(struct recording *r, struct profile *p, const struct recording_info *info)
 {
+	uint32_t main_key = main_mkey(r);
 	struct builder b = {
-		.r = r, .p = p, .nm = r->mkeys.nr, .nf = r->fkeys.nr,
+		.r = r, .p = p, .main_mkey = main_key, .nm = r->mkeys.nr, .nf = r->fkeys.nr,
 		.kernel_build_id = STRBUF_INIT,
 	};
 	size_t ns = r->skeys.nr;
@@ -1451,6 +1509,7 @@ int record_run(const struct record_options *o, struct record_result *res)
 	ret = o->argv ? start_command(&run, &oldmask) : attach_process(&run);
 	if (ret)
 		goto out;
+	recording_set_main(run.rec, o->argv ? run.child : o->pid);
 	run.start_ns = now_ns();
 	if (o->duration_ns)
 		run.deadline_ns = run.start_ns + o->duration_ns;

@@ -2,8 +2,9 @@
  * t-record.c: the recording timeline fed with hand-made sampler events:
  * mappings per process, fork copies them, exec clears them, overlapping
  * mmaps cut older ones, kernel frames, aggregation, and the profile built
- * from it (sample types, labels, mappings, locations), and the caller of a
- * frameless leaf found from this test program's own call frame information.
+ * from it (sample types, labels, mappings with the main executable's
+ * first, locations), and the caller of a frameless leaf found from this
+ * test program's own call frame information.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -349,6 +350,94 @@ static void test_record__unknown_addresses(void **state)
 	recording_free(r);
 }
 
+static const char *mapping_file(const struct profile *p, uint64_t id)
+{
+	const struct pf_mapping *m = profile_mapping(p, id);
+
+	assert_non_null(m);
+	return profile_string(p, m->filename);
+}
+
+static void test_record__main_executable_first(void **state)
+{
+	struct recording *r = new_fp();
+	uint64_t in_ld[] = { 0x7f0000000100 }, in_prog[] = { 0x400100, 0x7f0000000200 };
+	const struct pf_location *l;
+	struct profile p;
+
+	recording_set_main(r, 10);
+	ev_comm(r, 10, 10, "prog", true);
+	/* the kernel maps the program, then its interpreter */
+	ev_mmap(r, 10, 0x400000, 0x1000, 0, 5, "/nonexistent/prog");
+	ev_mmap(r, 10, 0x7f0000000000, 0x1000, 0, 5, "/nonexistent/ld.so");
+	ev_sample(r, 10, 10, in_ld, 1, 0);	/* the first sample lands in ld.so */
+	ev_mmap(r, 10, 0x7f1000000000, 0x1000, 0, 5, "/nonexistent/libc.so");
+	ev_fork(r, 11, 10, 11, 10);
+	ev_sample(r, 11, 11, in_prog, 2, 0);
+	build(r, &p);
+
+	assert_int_equal(p.nr_mappings, 2);
+	assert_string_equal(mapping_file(&p, 1), "/nonexistent/prog");
+	assert_string_equal(mapping_file(&p, 2), "/nonexistent/ld.so");
+	l = profile_location(&p, profile_sample_locs(&p, &p.samples[0])[0]);
+	assert_int_equal(l->mapping_id, 2);
+	assert_int_equal(l->address, 0x7f0000000100);
+	l = profile_location(&p, profile_sample_locs(&p, &p.samples[1])[0]);
+	assert_int_equal(l->mapping_id, 1);
+	assert_int_equal(l->address, 0x400100);
+	profile_release(&p);
+	recording_free(r);
+}
+
+static void test_record__main_executable_without_samples(void **state)
+{
+	struct recording *r = new_fp();
+	uint64_t in_child[] = { 0x500100 };
+	struct profile p;
+
+	recording_set_main(r, 10);
+	ev_comm(r, 10, 10, "sh", true);
+	ev_mmap(r, 10, 0x400000, 0x1000, 0, 5, "/nonexistent/sh");
+	ev_mmap(r, 10, 0x7f0000000000, 0x1000, 0, 5, "/nonexistent/ld.so");
+	/* sh execs the program in place: the last exec counts */
+	ev_comm(r, 10, 10, "prog", true);
+	ev_mmap(r, 10, 0x600000, 0x2000, 0x1000, 5, "/nonexistent/prog");
+	/* a child execs a tool, where every sample lands */
+	ev_fork(r, 12, 10, 12, 10);
+	ev_comm(r, 12, 12, "tool", true);
+	ev_mmap(r, 12, 0x500000, 0x1000, 0, 5, "/nonexistent/tool");
+	ev_sample(r, 12, 12, in_child, 1, 0);
+	build(r, &p);
+
+	assert_int_equal(p.nr_mappings, 2);
+	assert_string_equal(mapping_file(&p, 1), "/nonexistent/prog");
+	assert_int_equal(p.mappings[0].start, 0x600000);
+	assert_int_equal(p.mappings[0].limit, 0x602000);
+	assert_int_equal(p.mappings[0].offset, 0x1000);
+	assert_string_equal(mapping_file(&p, 2), "/nonexistent/tool");
+	assert_int_equal(profile_location(&p, profile_sample_locs(&p, &p.samples[0])[0])->mapping_id, 2);
+	profile_release(&p);
+	recording_free(r);
+}
+
+static void test_record__attached_main_executable(void **state)
+{
+	struct recording *r = new_fp();
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct profile p;
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(recording_add_process(r, getpid()), 0);
+	recording_set_main(r, getpid());
+	build(r, &p);
+	assert_int_equal(p.nr_mappings, 1);
+	assert_string_equal(mapping_file(&p, 1), exe);
+	profile_release(&p);
+	recording_free(r);
+}
+
 #if defined(__x86_64__)
 /* Functions of this program whose addresses stand for code in the tests. */
 __attribute__((noinline)) int fp_leaf_target(int x)
@@ -450,6 +539,9 @@ int main(void)
 		cmocka_unit_test(test_record__kernel_frames),
 		cmocka_unit_test(test_record__identical_stacks_aggregate),
 		cmocka_unit_test(test_record__unknown_addresses),
+		cmocka_unit_test(test_record__main_executable_first),
+		cmocka_unit_test(test_record__main_executable_without_samples),
+		cmocka_unit_test(test_record__attached_main_executable),
 #if defined(__x86_64__)
 		cmocka_unit_test(test_record__fp_leaf_caller),
 #endif
