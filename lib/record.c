@@ -945,7 +945,8 @@ static void build_mappings(struct builder *b)
 		if (fk.addr >= s->hi)
 			s->hi = fk.addr + 1;
 	}
-	kernel_build_id(&b->kernel_build_id);
+	if (b->ms[r->kernel_mkey].hi)
+		kernel_build_id(&b->kernel_build_id);
 
 	/* the main executable first (pprof's convention), then in order of first appearance */
 	if (b->main_mkey)
