@@ -159,7 +159,7 @@ struct proc {
 	uint32_t pid;
 	struct map *maps;	/* sorted by start, disjoint */
 	size_t nr_maps, alloc_maps;
-	uint64_t gen;		/* changes whenever maps do */
+	uint64_t gen;		/* changes whenever the maps of files do */
 	struct unwind_map *umaps;
 	size_t nr_umaps, alloc_umaps;
 	uint64_t umaps_gen;
@@ -373,12 +373,26 @@ static struct thread *get_thread(struct recording *r, uint32_t tid, uint32_t pid
 	return get_thread_named(r, tid, pid, NO_COMM);
 }
 
-/* Insert [start, end) into p's maps, cutting away what it overlaps. */
+static const char *file_path(const struct recording *r, uint32_t file);
+
+/* Whether unwinding reads what is mapped there: a file or the vdso. */
+static bool map_has_file(const struct recording *r, const struct map *m)
+{
+	const char *path = file_path(r, m->file);
+
+	return path[0] == '/' || !strcmp(path, "[vdso]");
+}
+
+/*
+ * Insert [start, end) into p's maps, cutting away what it overlaps. Code
+ * without a file (JIT compilers map and remap it all the time) does not
+ * change p->gen: the unwinder's session of the process stays.
+ */
 static void insert_map(struct recording *r, struct proc *p, const struct map *m)
 {
 	struct map *out = xcalloc(p->nr_maps + 2, sizeof(*out));
 	size_t n = 0;
-	bool placed = false;
+	bool placed = false, files = map_has_file(r, m);
 
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		struct map o = p->maps[i];
@@ -391,6 +405,7 @@ static void insert_map(struct recording *r, struct proc *p, const struct map *m)
 			out[n++] = o;
 			continue;
 		}
+		files |= map_has_file(r, &o);
 		if (o.start < m->start) {
 			struct map left = o;
 			left.end = m->start;
@@ -415,7 +430,8 @@ static void insert_map(struct recording *r, struct proc *p, const struct map *m)
 	p->maps = out;
 	p->nr_maps = n;
 	p->alloc_maps = p->nr_maps + 2;
-	p->gen = ++r->gen;
+	if (files)
+		p->gen = ++r->gen;
 }
 
 static const struct map *find_map(const struct proc *p, uint64_t addr)
