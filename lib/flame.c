@@ -319,81 +319,6 @@ static void tree_sort(struct ftree *t, const uint32_t *rank)
 
 /* ---- SVG text --------------------------------------------------------- */
 
-/* One UTF-8 character at s: its code point, or -1 (one byte) when invalid. */
-static int32_t utf8_decode(const unsigned char *s, size_t *len)
-{
-	uint32_t cp, min;
-	size_t n;
-
-	if (s[0] < 0x80) {
-		*len = 1;
-		return s[0];
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2, cp = s[0] & 0x1f, min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3, cp = s[0] & 0x0f, min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4, cp = s[0] & 0x07, min = 0x10000;
-	} else {
-		*len = 1;
-		return -1;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {	/* also stops at the NUL */
-			*len = 1;
-			return -1;
-		}
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	*len = n;
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
-		*len = 1;
-		return -1;
-	}
-	return (int32_t)cp;
-}
-
-static size_t utf8_chars(const char *str)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t n = 0, len;
-
-	for (; *s; s += len, n++)
-		utf8_decode(s, &len);
-	return n;
-}
-
-/*
- * Append at most max characters of str as XML character data: markup
- * escaped, control characters shown as '?', invalid UTF-8 and code points
- * XML forbids as U+FFFD. Names come from outside; the SVG must stay valid.
- */
-static void xml_add(struct strbuf *sb, const char *str, size_t max)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t len;
-
-	for (size_t n = 0; *s && n < max; s += len, n++) {
-		int32_t cp = utf8_decode(s, &len);
-
-		switch (cp) {
-		case '<': strbuf_addstr(sb, "&lt;"); break;
-		case '>': strbuf_addstr(sb, "&gt;"); break;
-		case '&': strbuf_addstr(sb, "&amp;"); break;
-		case '"': strbuf_addstr(sb, "&quot;"); break;
-		case '\'': strbuf_addstr(sb, "&#39;"); break;
-		default:
-			if (cp < 0 || cp == 0xfffe || cp == 0xffff)
-				strbuf_addstr(sb, "\xef\xbf\xbd");
-			else if (cp < 0x20 && cp != '\t')
-				strbuf_addch(sb, '?');
-			else
-				strbuf_add(sb, s, len);
-		}
-	}
-}
-
 /* The label that fits a box w pixels wide (the script applies the same rule). */
 static void add_label(struct strbuf *sb, const char *name, double w)
 {
@@ -402,11 +327,11 @@ static void add_label(struct strbuf *sb, const char *name, double w)
 
 	if (fit < 3)
 		return;
-	n = utf8_chars(name);
+	n = utf8_strlen(name);
 	if ((double)n <= fit) {
-		xml_add(sb, name, SIZE_MAX);
+		strbuf_add_xml(sb, name, SIZE_MAX);
 	} else {
-		xml_add(sb, name, (size_t)fit - 2);
+		strbuf_add_xml(sb, name, (size_t)fit - 2);
 		strbuf_addstr(sb, "..");
 	}
 }
@@ -500,7 +425,7 @@ static void emit_frame(struct render *r, uint32_t node, uint32_t bnode, int64_t 
 	struct rgb c;
 
 	strbuf_addf(sb, "<g%s><title>", node ? kind_class[n->kind] : "");
-	xml_add(sb, name, SIZE_MAX);
+	strbuf_add_xml(sb, name, SIZE_MAX);
 	strbuf_addf(sb, " (%s", node ? kind_word[n->kind] : "");
 	if (r->old) {
 		int64_t bv = bnode != NONE ? r->old->nodes[bnode].value : 0;
@@ -732,13 +657,13 @@ static void emit_svg(struct render *r, const struct strbuf *frames)
 		    w, h, w, h, style, script, w, h);
 
 	strbuf_addf(sb, "<text id=\"title\" x=\"%.1f\" y=\"24\">", w / 2.0);
-	xml_add(sb, o->title ? o->title : r->old ? "Differential Flame Graph" : "Flame Graph",
+	strbuf_add_xml(sb, o->title ? o->title : r->old ? "Differential Flame Graph" : "Flame Graph",
 		SIZE_MAX);
 	strbuf_addf(sb, "</text>\n<text id=\"subtitle\" x=\"%.1f\" y=\"42\">", w / 2.0);
-	xml_add(sb, o->name ? o->name : "profile", SIZE_MAX);
+	strbuf_add_xml(sb, o->name ? o->name : "profile", SIZE_MAX);
 	if (r->old) {
 		strbuf_addstr(sb, " vs ");
-		xml_add(sb, o->base_name ? o->base_name : "base", SIZE_MAX);
+		strbuf_add_xml(sb, o->base_name ? o->base_name : "base", SIZE_MAX);
 		strbuf_addstr(sb, ": ");
 		add_count(sb, r->cur->total);
 		strbuf_addstr(sb, " vs ");
@@ -748,9 +673,9 @@ static void emit_svg(struct render *r, const struct strbuf *frames)
 		add_count(sb, r->cur->total);
 	}
 	strbuf_addf(sb, " %s (sample type ", r->unit_word);
-	xml_add(sb, profile_string(p, vt->type), SIZE_MAX);
+	strbuf_add_xml(sb, profile_string(p, vt->type), SIZE_MAX);
 	strbuf_addch(sb, '/');
-	xml_add(sb, profile_string(p, vt->unit), SIZE_MAX);
+	strbuf_add_xml(sb, profile_string(p, vt->unit), SIZE_MAX);
 	strbuf_addstr(sb, o->reverse ? "), reversed: leaf functions at the base</text>\n"
 				     : ")</text>\n");
 

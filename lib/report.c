@@ -115,7 +115,7 @@ static struct report_row *row_for(struct report *r, const struct profile *p,
  * function with the most self cost. Counted in a second small table.
  */
 struct line_cost {
-	struct report_row *row;
+	size_t row;		/* index: rows move while the table grows */
 	int64_t line, cost;
 };
 
@@ -136,9 +136,10 @@ static void set_hottest_lines(struct report *r, struct line_cost *lc, size_t n)
 		int64_t sum = 0;
 		while (j < n && lc[j].row == lc[i].row && lc[j].line == lc[i].line)
 			sum = sat_add(sum, lc[j++].cost);
-		if (lc[i].line && (sum > lc[i].row->best_line_self || !lc[i].row->best_line_self)) {
-			lc[i].row->best_line_self = sum;
-			lc[i].row->line = lc[i].line;
+		struct report_row *row = &r->rows[lc[i].row];
+		if (sum > row->best_line_self) {
+			row->best_line_self = sum;
+			row->line = lc[i].line;
 		}
 		i = j;
 	}
@@ -171,7 +172,7 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		row->self = sat_add(row->self, w);
 		if (by == REPORT_BY_FUNCTION && frames[0].line) {
 			ALLOC_GROW(lc, nlc + 1, alloc_lc);
-			lc[nlc++] = (struct line_cost){ row, frames[0].line, w };
+			lc[nlc++] = (struct line_cost){ (size_t)(row - r->rows), frames[0].line, w };
 		}
 		for (size_t j = 0; j < n; j++) {
 			row = row_for(r, p, &frames[j]);

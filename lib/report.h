@@ -34,7 +34,7 @@ struct report {
 	struct report_row *rows;
 	size_t nr, alloc;
 	int64_t total;		/* sum of the sample type over all samples */
-	size_t samples;		/* number of samples */
+	size_t samples;		/* number of samples (distinct stacks, in our profiles) */
 	int sample_index;	/* which of the profile's sample types */
 	enum report_by by;
 	/* private: key -> row index + 1 */

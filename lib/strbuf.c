@@ -1,6 +1,7 @@
 /*
  * strbuf.c: the growable string buffer (see strbuf.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,20 +115,84 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
-void strbuf_addstr_xml(struct strbuf *sb, const char *s)
+/* One UTF-8 character at s: its code point, or -1 (one byte) when invalid. */
+int32_t utf8_decode(const unsigned char *s, size_t *len)
 {
-	for (; *s; s++) {
-		switch (*s) {
+	uint32_t cp, min;
+	size_t n;
+
+	if (s[0] < 0x80) {
+		*len = 1;
+		return s[0];
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2, cp = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3, cp = s[0] & 0x0f, min = 0x800;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4, cp = s[0] & 0x07, min = 0x10000;
+	} else {
+		*len = 1;
+		return -1;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) {	/* also stops at the NUL */
+			*len = 1;
+			return -1;
+		}
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	*len = n;
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+		*len = 1;
+		return -1;
+	}
+	return (int32_t)cp;
+}
+
+size_t utf8_strlen(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t n = 0, len;
+
+	for (; *s; s += len, n++)
+		utf8_decode(s, &len);
+	return n;
+}
+
+/*
+ * Append at most max characters of str as XML character data: markup
+ * escaped, control characters shown as '?', invalid UTF-8 and code points
+ * XML forbids as U+FFFD. Names come from outside; the SVG must stay valid.
+ */
+void strbuf_add_xml(struct strbuf *sb, const char *str, size_t max)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len;
+
+	for (size_t n = 0; *s && n < max; s += len, n++) {
+		int32_t cp = utf8_decode(s, &len);
+
+		switch (cp) {
 		case '<': strbuf_addstr(sb, "&lt;"); break;
 		case '>': strbuf_addstr(sb, "&gt;"); break;
 		case '&': strbuf_addstr(sb, "&amp;"); break;
 		case '"': strbuf_addstr(sb, "&quot;"); break;
 		case '\'': strbuf_addstr(sb, "&#39;"); break;
 		default:
-			/* control bytes are not allowed in XML 1.0 */
-			strbuf_addch(sb, ((unsigned char)*s < 0x20 && *s != '\t') ? '?' : *s);
+			if (cp < 0 || cp == 0xfffe || cp == 0xffff)
+				strbuf_addstr(sb, "\xef\xbf\xbd");
+			else if (cp < 0x20 && cp != '\t')
+				strbuf_addch(sb, '?');
+			else
+				strbuf_add(sb, s, len);
 		}
 	}
+}
+
+void strbuf_addstr_xml(struct strbuf *sb, const char *s)
+{
+	strbuf_add_xml(sb, s, SIZE_MAX);
 }
 
 void strbuf_rtrim(struct strbuf *sb)

@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include "util.h"
 
 struct strbuf {
@@ -32,8 +33,18 @@ void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
-/* Append 's' with XML/HTML special characters escaped. */
+/*
+ * Append at most 'max' characters of 's' as XML character data: markup
+ * escaped, control characters as '?', invalid UTF-8 and code points XML
+ * forbids as U+FFFD, so text from outside cannot break a document.
+ */
+void strbuf_add_xml(struct strbuf *sb, const char *s, size_t max);
 void strbuf_addstr_xml(struct strbuf *sb, const char *s);
+
+/* One UTF-8 character at s: its code point, or -1 (one byte) when invalid. */
+int32_t utf8_decode(const unsigned char *s, size_t *len);
+/* Number of characters in s, an invalid byte counting as one. */
+size_t utf8_strlen(const char *s);
 void strbuf_rtrim(struct strbuf *sb);
 
 #endif

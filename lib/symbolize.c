@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,7 +451,381 @@ static ssize_t read_symtab(struct sym_dso *d, Elf *elf, Elf64_Word type,
 	return (ssize_t)(*nr - before);
 }
 
-/* .symtab of the file, else of its debug file, else .dynsym. */
+/* ---- PLT stubs ---- */
+
+/*
+ * PLT stubs are in no symbol table; they are named as perf and objdump name
+ * them, "<target>@plt", from the GOT slot each stub jumps through: the
+ * stub's instructions give the slot's address, the dynamic relocation of
+ * that slot (JUMP_SLOT, GLOB_DAT for .plt.got, IRELATIVE) gives the target.
+ * Matching slots, not counting entries, keeps the names right whatever the
+ * order of .rela.plt (IRELATIVE entries come last in it, not in the PLT),
+ * with .plt.sec (IBT), with -z now and in static binaries' .iplt.
+ */
+
+/* A GOT slot that dynamic linking fills, and what with. */
+struct got_slot {
+	uint64_t addr;
+	const char *name;	/* the target symbol; NULL for IRELATIVE */
+	uint64_t resolver;	/* IRELATIVE: the resolver's address */
+};
+
+static int got_slot_cmp(const void *a_, const void *b_)
+{
+	const struct got_slot *a = a_, *b = b_;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return 0;
+}
+
+/* 1 a relocation that fills a slot a stub can jump through, 2 IRELATIVE, else 0. */
+static int plt_reloc_kind(unsigned machine, uint64_t type)
+{
+	switch (machine) {
+	case EM_X86_64:
+		if (type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT)
+			return 1;
+		return type == R_X86_64_IRELATIVE ? 2 : 0;
+	case EM_AARCH64:
+		if (type == R_AARCH64_JUMP_SLOT || type == R_AARCH64_GLOB_DAT)
+			return 1;
+		return type == R_AARCH64_IRELATIVE ? 2 : 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The GOT slots filled by the file's allocated relocation sections, sorted:
+ * .rela.plt's, and with 'all' (for .plt.got) also .rela.dyn's, which can
+ * hold hundreds of thousands of other relocations.
+ */
+static size_t read_got_slots(struct sym_dso *d, unsigned machine, size_t shstrndx,
+			     bool all, struct got_slot **out)
+{
+	Elf *elf = d->elf;
+	Elf_Scn *scn = NULL;
+	struct got_slot *slots = NULL;
+	size_t nr = 0, alloc = 0, shnum;
+
+	*out = NULL;
+	if (elf_getshdrnum(elf, &shnum))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Data *data, *symdata = NULL;
+		size_t entsz, count, nsyms = 0, symsz;
+		const char *sname;
+		bool rela;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) ||
+		    (sh.sh_type != SHT_RELA && sh.sh_type != SHT_REL))
+			continue;
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!all && (!sname || (strcmp(sname, ".rela.plt") && strcmp(sname, ".rel.plt") &&
+					strcmp(sname, ".rela.iplt") && strcmp(sname, ".rel.iplt"))))
+			continue;
+		rela = sh.sh_type == SHT_RELA;
+		entsz = gelf_fsize(elf, rela ? ELF_T_RELA : ELF_T_REL, 1, EV_CURRENT);
+		data = elf_getdata(scn, NULL);
+		if (!data || !entsz)
+			continue;
+		count = data->d_size / entsz;
+		if (count > INT_MAX)
+			count = INT_MAX;
+		/* the symbols the relocations name; none in a static binary */
+		symsz = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+		if (sh.sh_link && sh.sh_link < shnum &&
+		    gelf_getshdr(elf_getscn(elf, sh.sh_link), &symsh) &&
+		    (symsh.sh_type == SHT_DYNSYM || symsh.sh_type == SHT_SYMTAB) &&
+		    (symdata = elf_getdata(elf_getscn(elf, sh.sh_link), NULL)) && symsz)
+			nsyms = symdata->d_size / symsz;
+		for (size_t i = 0; i < count; i++) {
+			GElf_Rela r;
+			GElf_Rel rel;
+			GElf_Sym sym;
+			size_t symi;
+			const char *name = NULL;
+			int kind;
+
+			if (rela) {
+				if (!gelf_getrela(data, (int)i, &r))
+					continue;
+			} else {
+				if (!gelf_getrel(data, (int)i, &rel))
+					continue;
+				r.r_offset = rel.r_offset;
+				r.r_info = rel.r_info;
+				r.r_addend = 0;
+			}
+			kind = plt_reloc_kind(machine, GELF_R_TYPE(r.r_info));
+			if (!kind || (kind == 2 && !rela))
+				continue;	/* REL keeps the resolver in the slot */
+			if (kind == 1) {
+				symi = GELF_R_SYM(r.r_info);
+				if (!symi || symi >= nsyms || !gelf_getsym(symdata, (int)symi, &sym))
+					continue;
+				name = elf_strptr(elf, symsh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+			}
+			ALLOC_GROW(slots, nr + 1, alloc);
+			slots[nr].addr = r.r_offset;
+			slots[nr].name = name;
+			slots[nr].resolver = (uint64_t)r.r_addend;
+			nr++;
+		}
+	}
+	if (nr)
+		qsort(slots, nr, sizeof(*slots), got_slot_cmp);
+	*out = slots;
+	return nr;
+}
+
+static const struct got_slot *got_slot_find(const struct got_slot *slots, size_t nr,
+					    uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (slots[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr && slots[lo].addr == addr ? &slots[lo] : NULL;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+/*
+ * The GOT slot a stub at 'pos' of a PLT section jumps through: on x86-64
+ * "[endbr64] [bnd] jmp *disp32(%rip)", on arm64 "adrp x16, page; ldr x17,
+ * [x16, #off]" (a stub's "bti c" before them is found by the caller).
+ * 'len' is how many bytes the stub's decoded instructions take.
+ */
+static bool plt_stub_slot(unsigned machine, const unsigned char *buf, size_t size,
+			  size_t pos, uint64_t addr, uint64_t *slot, size_t *len)
+{
+	static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	size_t i = pos;
+
+	if (machine == EM_X86_64) {
+		if (size - i >= 4 && !memcmp(buf + i, endbr64, 4))
+			i += 4;
+		if (i < size && buf[i] == 0xf2)
+			i++;
+		if (size - i < 6 || buf[i] != 0xff || buf[i + 1] != 0x25)
+			return false;
+		i += 6;
+		*slot = addr + (i - pos) + (uint64_t)(int64_t)(int32_t)le32(buf + i - 4);
+		*len = i - pos;
+		return true;
+	}
+	if (machine == EM_AARCH64) {
+		uint32_t adrp, ldr;
+		uint64_t imm;
+
+		if (size - i < 8)
+			return false;
+		adrp = le32(buf + i);
+		ldr = le32(buf + i + 4);
+		if ((adrp & 0x9f00001f) != 0x90000010 ||	/* adrp x16 */
+		    (ldr & 0xffc003ff) != 0xf9400211)		/* ldr x17, [x16, #imm] */
+			return false;
+		imm = (uint64_t)((adrp >> 5) & 0x7ffff) << 2 | ((adrp >> 29) & 3);
+		if (imm & (UINT64_C(1) << 20))
+			imm |= ~((UINT64_C(1) << 21) - 1);	/* sign-extend 21 bits */
+		*slot = (addr & ~UINT64_C(0xfff)) + (imm << 12) +
+			(uint64_t)((ldr >> 10) & 0xfff) * 8;
+		*len = 8;
+		return true;
+	}
+	return false;
+}
+
+/* A stub found in a PLT section: where it starts, what it jumps through. */
+struct plt_stub {
+	uint64_t off;
+	const struct got_slot *slot;
+};
+
+static void plt_cand_add(struct sym_dso *d, struct sym_cand **cand, size_t *nr,
+			 size_t *alloc, uint64_t addr, uint64_t size,
+			 uint64_t sec_end, const char *name)
+{
+	struct sym_cand *c;
+
+	ALLOC_GROW(*cand, *nr + 1, *alloc);
+	c = &(*cand)[(*nr)++];
+	memset(c, 0, sizeof(*c));
+	c->addr = addr;
+	c->size = size;
+	c->sec_end = sec_end;
+	/* any symbol of the file at the same address names it instead */
+	c->rank_type = 1;
+	c->rank_bind = 3;
+	sym_cand_set_name(c, intern(d->s, name));
+}
+
+/* The best-ranked candidate at 'addr' in sorted candidates, or NULL. */
+static const struct sym_cand *cand_at(const struct sym_cand *c, size_t nr, uint64_t addr)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nr && c[lo].addr == addr && c[lo].rank_type < 2 ? &c[lo] : NULL;
+}
+
+/*
+ * The name of a stub: the target's, else for IRELATIVE the symbol at the
+ * resolver's address (the ifunc), else objdump's "*ABS*+0x<resolver>".
+ */
+static char *plt_stub_name(const struct got_slot *slot, const struct sym_cand *c,
+			   size_t nr_real)
+{
+	const struct sym_cand *ifunc;
+
+	if (slot->name)
+		return xstrfmt("%s@plt", slot->name);
+	ifunc = cand_at(c, nr_real, slot->resolver);
+	if (ifunc)	/* without a version: "memcpy@@GLIBC_2.14" in a .symtab */
+		return xstrfmt("%.*s@plt", (int)strcspn(ifunc->name, "@"), ifunc->name);
+	return xstrfmt("*ABS*+0x%" PRIx64 "@plt", slot->resolver);
+}
+
+/*
+ * Name one PLT section's stubs. A stub extends to the next one, and no
+ * further than the distance between stubs (the entry size); the bytes no
+ * stub covers (the PLT0 header, lazy-binding entries of an IBT .plt) are
+ * "[plt]". 'c' has the file's own symbols, sorted, in its first 'nr_real'.
+ */
+static void plt_section(struct sym_dso *d, unsigned machine, Elf_Scn *scn,
+			const GElf_Shdr *sh, const struct got_slot *slots, size_t nr_slots,
+			size_t nr_real, struct sym_cand **cand, size_t *nr, size_t *alloc)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	const unsigned char *buf;
+	size_t size, step = machine == EM_AARCH64 ? 4 : 8;
+	struct plt_stub *stubs = NULL;
+	size_t nr_stubs = 0, alloc_stubs = 0;
+	uint64_t stride = UINT64_MAX, covered = 0, sec_end = sh->sh_addr + sh->sh_size;
+
+	if (!data || !data->d_buf || sec_end < sh->sh_addr)
+		return;
+	buf = data->d_buf;
+	size = data->d_size < sh->sh_size ? data->d_size : sh->sh_size;
+	for (size_t pos = 0; pos + step <= size; ) {
+		const struct got_slot *gs;
+		uint64_t slot;
+		size_t len, start = pos;
+
+		if (!plt_stub_slot(machine, buf, size, pos, sh->sh_addr + pos, &slot, &len) ||
+		    !(gs = got_slot_find(slots, nr_slots, slot))) {
+			pos += step;
+			continue;
+		}
+		/* arm64 BTI: the stub starts at its "bti c" */
+		if (machine == EM_AARCH64 && pos >= 4 && le32(buf + pos - 4) == 0xd503245f &&
+		    (!nr_stubs || pos - 4 > stubs[nr_stubs - 1].off))
+			start = pos - 4;
+		ALLOC_GROW(stubs, nr_stubs + 1, alloc_stubs);
+		stubs[nr_stubs].off = start;
+		stubs[nr_stubs].slot = gs;
+		if (nr_stubs && start - stubs[nr_stubs - 1].off < stride)
+			stride = start - stubs[nr_stubs - 1].off;
+		nr_stubs++;
+		pos += (len + step - 1) / step * step;
+	}
+	if (nr_stubs == 1 && sh->sh_entsize)
+		stride = sh->sh_entsize;
+	for (size_t k = 0; k < nr_stubs; k++) {
+		uint64_t lo = stubs[k].off;
+		uint64_t hi = k + 1 < nr_stubs ? stubs[k + 1].off : size;
+		char *name;
+
+		if (hi - lo > stride)
+			hi = lo + stride;
+		if (lo > covered)
+			plt_cand_add(d, cand, nr, alloc, sh->sh_addr + covered,
+				     lo - covered, sec_end, "[plt]");
+		name = plt_stub_name(stubs[k].slot, *cand, nr_real);
+		plt_cand_add(d, cand, nr, alloc, sh->sh_addr + lo, hi - lo, sec_end, name);
+		free(name);
+		covered = hi;
+	}
+	if (size > covered)
+		plt_cand_add(d, cand, nr, alloc, sh->sh_addr + covered, size - covered,
+			     sec_end, "[plt]");
+	free(stubs);
+}
+
+/* The next section after 'scn' that holds PLT stubs, or NULL. */
+static Elf_Scn *next_plt_section(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *sh,
+				 const char **name)
+{
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, sh) || sh->sh_type != SHT_PROGBITS ||
+		    !(sh->sh_flags & SHF_EXECINSTR))
+			continue;
+		*name = elf_strptr(elf, shstrndx, sh->sh_name);
+		if (*name && (!strcmp(*name, ".plt") || !strcmp(*name, ".plt.sec") ||
+			      !strcmp(*name, ".plt.got") || !strcmp(*name, ".iplt")))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Add candidates for the PLT stubs of d->elf (x86-64 and arm64). */
+static void synth_plt(struct sym_dso *d, struct sym_cand **cand, size_t *nr, size_t *alloc)
+{
+	struct got_slot *slots = NULL;
+	size_t nr_slots, shstrndx, nr_real = *nr;
+	Elf_Scn *first, *scn;
+	GElf_Ehdr ehdr;
+	GElf_Shdr sh;
+	const char *name;
+	bool plt_got = false;
+
+	if (!gelf_getehdr(d->elf, &ehdr) ||
+	    (ehdr.e_machine != EM_X86_64 && ehdr.e_machine != EM_AARCH64) ||
+	    elf_getshdrstrndx(d->elf, &shstrndx))
+		return;
+	first = next_plt_section(d->elf, shstrndx, NULL, &sh, &name);
+	if (!first)
+		return;
+	for (scn = first; scn; scn = next_plt_section(d->elf, shstrndx, scn, &sh, &name))
+		plt_got |= !strcmp(name, ".plt.got");
+	nr_slots = read_got_slots(d, ehdr.e_machine, shstrndx, plt_got, &slots);
+	/* sorted, to find IRELATIVE resolvers among them */
+	if (nr_real)
+		qsort(*cand, nr_real, sizeof(**cand), sym_cand_cmp);
+	for (scn = first; scn; scn = next_plt_section(d->elf, shstrndx, scn, &sh, &name)) {
+		if (gelf_getshdr(scn, &sh))
+			plt_section(d, ehdr.e_machine, scn, &sh, slots, nr_slots, nr_real,
+				    cand, nr, alloc);
+	}
+	free(slots);
+}
+
+/*
+ * .symtab of the file, else of its debug file, else .dynsym; then the PLT
+ * stubs of the file.
+ */
 static void load_symbols(struct sym_dso *d)
 {
 	struct sym_cand *cand = NULL;
@@ -461,27 +836,48 @@ static void load_symbols(struct sym_dso *d)
 	    (!debug_elf || debug_elf == d->elf ||
 	     read_symtab(d, debug_elf, SHT_SYMTAB, d->dw_adjust, &cand, &nr, &alloc) <= 0))
 		read_symtab(d, d->elf, SHT_DYNSYM, 0, &cand, &nr, &alloc);
+	synth_plt(d, &cand, &nr, &alloc);
 	syms_build(d, cand, nr);
 	free(cand);
 }
 
-static const struct elf_sym *sym_find(struct sym_dso *d, uint64_t vaddr)
+static struct elf_sym *sym_find(struct sym_dso *d, uint64_t vaddr)
 {
 	const struct range *r = range_find(&d->sym_ranges, vaddr);
 
 	return r ? &d->syms[r->item] : NULL;
 }
 
-static const char *sym_name(struct sym_dso *d, const struct elf_sym *es)
+/* A PLT stub's "<target>@plt" demangles as "<demangled target>@plt". */
+static const char *demangle_plt(struct symbolizer *s, const char *name)
 {
-	struct elf_sym *m = (struct elf_sym *)es;
+	size_t len = strlen(name);
+	const char *dem;
+	char *target, *full;
 
-	if (!m->dname)
-		m->dname = sym_demangle(d->s, m->name);
-	return m->dname;
+	if (len <= 4 || strcmp(name + len - 4, "@plt"))
+		return sym_demangle(s, name);
+	target = xstrndup(name, len - 4);
+	dem = sym_demangle(s, target);
+	if (dem == target) {
+		free(target);
+		return name;
+	}
+	full = xstrfmt("%s@plt", dem);
+	dem = intern(s, full);
+	free(full);
+	free(target);
+	return dem;
 }
 
-static void fill_sym_frame(struct sym_dso *d, const struct elf_sym *es,
+static const char *sym_name(struct sym_dso *d, struct elf_sym *es)
+{
+	if (!es->dname)
+		es->dname = looks_mangled(es->name) ? demangle_plt(d->s, es->name) : es->name;
+	return es->dname;
+}
+
+static void fill_sym_frame(struct sym_dso *d, struct elf_sym *es,
 			   struct sym_frame *f, const char *file, int line)
 {
 	f->name = sym_name(d, es);
@@ -873,7 +1269,7 @@ static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
  * The inline chain at 'vaddr' from DWARF: the innermost scope with the line
  * table's file:line, then each caller with the call site of the scope below.
  */
-static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, const struct elf_sym *es,
+static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 			struct sym_frame *frames, int max)
 {
 	uint64_t addr = vaddr + d->dw_adjust;
@@ -1259,11 +1655,13 @@ static void kallsyms_load(struct sym_dso *d)
 	size_t nr = 0, alloc = 0, nonzero = 0;
 	char *p, *eol, *end;
 
-	if (read_file(&sb, d->path, KALLSYMS_CAP)) {
-		warning("cannot read kernel symbols from '%s'; kernel addresses stay unsymbolized",
-			d->path);
+	if (access(d->path, R_OK)) {
+		warning("cannot read kernel symbols from '%s': %s; kernel addresses stay unsymbolized",
+			d->path, strerror(errno));
 		goto out_free;
 	}
+	if (read_file(&sb, d->path, KALLSYMS_CAP))
+		goto out_free;	/* read_file said why */
 	end = sb.buf + sb.len;
 	for (p = sb.buf; p < end; p = eol + 1) {
 		struct sym_cand *c;
@@ -1319,8 +1717,9 @@ static void kernel_build_id(struct sym_dso *d)
 	struct strbuf sb = STRBUF_INIT;
 	size_t off = 0;
 
-	if (read_file(&sb, "/sys/kernel/notes", 1 << 16) < 0) {
-		/* read_file reported it; the build id is only informative */
+	/* the build id is only informative: no word when it cannot be had */
+	if (access("/sys/kernel/notes", R_OK) ||
+	    read_file(&sb, "/sys/kernel/notes", 1 << 16) < 0) {
 		strbuf_release(&sb);
 		return;
 	}
@@ -1374,7 +1773,7 @@ struct sym_dso *symbolizer_kernel(struct symbolizer *s)
 
 int sym_lookup(struct sym_dso *d, uint64_t addr, struct sym_frame *frames, int max)
 {
-	const struct elf_sym *es;
+	struct elf_sym *es;
 	uint64_t vaddr;
 	int n = 0;
 

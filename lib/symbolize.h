@@ -67,6 +67,9 @@ struct sym_dso *symbolizer_kallsyms(struct symbolizer *s, const char *path);
  * the call into the frame before it. Without DWARF for the address the one
  * frame comes from the symbol table, with file "" and line 0. A chain deeper
  * than 'max' is cut, keeping the innermost frames.
+ * PLT stubs (x86-64, arm64) are named "<target>@plt" as objdump names them,
+ * the rest of a PLT (its header, lazy-binding code) "[plt]". An address in
+ * no symbol, such as the padding after a function, resolves to nothing.
  * Several symbols at one address resolve to one: a function symbol over
  * other code symbols, then global over weak over local, then fewer leading
  * underscores, then the shorter name, then the first in byte order.

@@ -24,6 +24,10 @@ long parse_count(const char *opt, const char *arg, long min, long max);
 /* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 
+/* Write a command's output to 'path' atomically, or to stdout for "-". */
+struct strbuf;
+int write_output(const char *path, const struct strbuf *sb);
+
 /* Print JSON 'doc' to stdout (indented) and free it. */
 struct json_t;
 void print_json(struct json_t *doc);

@@ -76,15 +76,6 @@ static int pick_weight(const struct profile *p, const char *weight)
 	return profile_pick_sample_type(p, weight);
 }
 
-static int write_output(const char *path, const struct strbuf *sb)
-{
-	if (strcmp(path, "-"))
-		return write_file_atomic(path, sb->buf, sb->len);
-	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len)
-		return error("cannot write to standard output");
-	return 0;
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {

@@ -53,15 +53,6 @@ static int parse_min_width(const char *arg, struct flame_options *o)
 	return 0;
 }
 
-static int write_output(const char *path, const struct strbuf *sb)
-{
-	if (strcmp(path, "-"))
-		return write_file_atomic(path, sb->buf, sb->len);
-	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len)
-		return error("cannot write to standard output");
-	return 0;
-}
-
 int cmd_flame(int argc, char **argv)
 {
 	enum { OPT_DIFF = 256, OPT_REVERSE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_SAMPLE_TYPE };

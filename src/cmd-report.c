@@ -57,9 +57,9 @@ static void print_text(const struct profile *p, const struct report *r, long top
 	struct strbuf loc = STRBUF_INIT;
 	size_t n = top && (size_t)top < r->nr ? (size_t)top : r->nr;
 
-	printf("# %zu samples, %lld %s/%s in total; by %s, sorted by %s\n",
-	       r->samples, (long long)r->total, profile_string(p, st->type),
-	       profile_string(p, st->unit), by_names[r->by],
+	printf("# %lld %s (%s) in %zu distinct stacks; by %s, sorted by %s\n",
+	       (long long)r->total, profile_string(p, st->type),
+	       profile_string(p, st->unit), r->samples, by_names[r->by],
 	       sort == REPORT_SORT_SELF ? "self" : "total");
 	printf("%7s %12s %7s %12s  %-40s %-28s %s\n", "self%", "self", "total%", "total",
 	       r->by == REPORT_BY_FUNCTION || r->by == REPORT_BY_LINE ? "function" :
@@ -98,7 +98,7 @@ static json_t *report_json(const struct profile *p, const struct report *r, long
 	snprintf(type, sizeof(type), "%s/%s", profile_string(p, st->type),
 		 profile_string(p, st->unit));
 	json_object_set_new(doc, "total", json_integer(r->total));
-	json_object_set_new(doc, "samples", json_integer((json_int_t)r->samples));
+	json_object_set_new(doc, "stacks", json_integer((json_int_t)r->samples));
 	json_object_set_new(doc, "sample_type", json_string(type));
 	json_object_set_new(doc, "by", json_string(by_names[r->by]));
 	json_object_set_new(doc, "sort", json_string(sort == REPORT_SORT_SELF ? "self" : "total"));

@@ -131,6 +131,15 @@ int usage_error(const char *cmd, const char *fmt, ...)
 	return HL_EXIT_USAGE;
 }
 
+int write_output(const char *path, const struct strbuf *sb)
+{
+	if (strcmp(path, "-"))
+		return write_file_atomic(path, sb->buf, sb->len);
+	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len)
+		return error("cannot write to standard output");
+	return 0;
+}
+
 void print_json(struct json_t *doc)
 {
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

@@ -17,7 +17,7 @@ test_expect_success 'go profile: the hot Go function is on top' '
 
 test_expect_success 'json: keys and types' '
 	hotloop report --json --top 2 go.pb.gz >out.json &&
-	jq -e "(.total|type==\"number\") and (.samples|type==\"number\") and
+	jq -e "(.total|type==\"number\") and (.stacks|type==\"number\") and
 	       (.sample_type==\"samples/count\") and (.rows|length==2) and
 	       (.rows[0]|(.name|type==\"string\") and (.self|type==\"number\") and
 	        (.self_pct|type==\"number\") and (.total|type==\"number\") and

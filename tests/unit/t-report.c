@@ -4,6 +4,7 @@
  */
 #include "test-helpers.h"
 #include "report.h"
+#include "strbuf.h"
 
 static const struct report_row *find_row(const struct report *r, const char *name)
 {
@@ -114,6 +115,26 @@ static void test_report__by_line_file_dso(void **state)
 	profile_release(&p);
 }
 
+static void test_report__hottest_line_survives_growth(void **state)
+{
+	struct strbuf text = STRBUF_INIT;
+	struct profile p;
+	struct report r;
+
+	/* the hot function's lines are seen before and after the row table grows */
+	strbuf_addstr(&text, "hot@h.c:5;main@m.c:1 1\n");
+	for (int i = 0; i < 200; i++)
+		strbuf_addf(&text, "f%d@f.c:%d;main@m.c:2 1\n", i, i + 1);
+	strbuf_addstr(&text, "hot@h.c:9;main@m.c:1 50\n");
+	build(&p, &r, text.buf, REPORT_BY_FUNCTION, REPORT_SORT_SELF);
+	assert_string_equal(r.rows[0].name, "hot");
+	assert_int_equal(r.rows[0].line, 9);
+	assert_int_equal(find_row(&r, "f150")->line, 151);
+	report_release(&r);
+	profile_release(&p);
+	strbuf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +142,7 @@ int main(void)
 		cmocka_unit_test(test_report__recursion_counted_once),
 		cmocka_unit_test(test_report__inlined_flag),
 		cmocka_unit_test(test_report__by_line_file_dso),
+		cmocka_unit_test(test_report__hottest_line_survives_growth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,7 @@
  * t-symbolize.c: unit tests of lib/symbolize. The programs being symbolized
  * are built here, at test time, with the machine's cc and c++ (-O2 -g) into
  * a temporary directory; binutils' addr2line is the oracle for file:line and
- * inline chains. Hostile files (truncated, random, corrupted) must give 0
+ * inline chains, objdump's labels for the names of PLT stubs. Hostile files (truncated, random, corrupted) must give 0
  * frames or sane ones, never a crash.
  */
 #include <stdarg.h>
@@ -150,6 +150,39 @@ static const char alias_c[] =
 	"__asm__(\".text\\n.globl zsize_fn\\n.type zsize_fn,@function\\n\"\n"
 	"\t\"zsize_fn:\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tret\\n\");\n"
 	"int after_zsize(int x) { return x ^ 0x55; }\n";
+
+/* Library calls the compiler cannot inline: they go through the PLT. */
+static const char plt_c[] =
+	"/* symbolizer PLT test program */\n"
+	"#include <stdio.h>\n"
+	"#include <string.h>\n"
+	"int plt_calls(int argc, char **argv)\n"
+	"{\n"
+	"\tunsigned long n = 0;\n"
+	"\tfor (int i = 0; i < argc; i++)\n"
+	"\t\tn += strlen(argv[i]) + (strcmp(argv[i], argv[0]) != 0);\n"
+	"\treturn printf(\"%lu\\n\", n);\n"
+	"}\n"
+	"\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\treturn plt_calls(argc, argv) < 0;\n"
+	"}\n";
+
+/* The same for arm64, built without arm64 headers or libc: a stand-in libc. */
+static const char plt_a64_c[] =
+	"extern int strcmp(const char *, const char *);\n"
+	"extern unsigned long strlen(const char *);\n"
+	"extern int printf(const char *, ...);\n"
+	"int plt_calls(const char *a, const char *b)\n"
+	"{\n"
+	"\treturn strcmp(a, b) + (int)strlen(a) + printf(\"%s\\n\", b);\n"
+	"}\n";
+
+static const char fakec_c[] =
+	"int strcmp(const char *a, const char *b) { return a[0] - b[0]; }\n"
+	"unsigned long strlen(const char *s) { return (unsigned long)s[0]; }\n"
+	"int printf(const char *f, ...) { return f[0]; }\n";
 
 /* ---- fixture ---- */
 
@@ -931,6 +964,586 @@ static void test_symbolize__aliases_and_sizeless_symbols(void **state)
 	free(lib);
 }
 
+/* ---- PLT stubs ---- */
+
+/* Whether 'bin' has a section called 'name' (of any type but NOBITS). */
+static bool has_section(const char *bin, const char *name, uint64_t *addr, uint64_t *size)
+{
+	int fd = open(bin, O_RDONLY);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+
+	assert_true(fd >= 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name)) {
+			found = true;
+			if (addr)
+				*addr = sh.sh_addr;
+			if (size)
+				*size = sh.sh_size;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return found;
+}
+
+/* Whether 'name' is one of the symbols that nm 'opts' lists at 'addr'. */
+static bool nm_has_at(const char *bin, const char *opts, uint64_t addr, const char *name)
+{
+	char *cmd = xstrfmt("nm %s '%s' 2>/dev/null", opts, bin);
+	FILE *p = popen(cmd, "r");
+	char line[1024];
+	bool found = false;
+
+	free(cmd);
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		uint64_t a;
+		char type, sym[512];
+
+		/* -D lists versions: "strnlen@@GLIBC_2.2.5" */
+		if (sscanf(line, "%" SCNx64 " %c %511s", &a, &type, sym) == 3 && a == addr) {
+			sym[strcspn(sym, "@")] = '\0';
+			found |= !strcmp(sym, name);
+		}
+	}
+	pclose(p);
+	return found;
+}
+
+/* One line of a disassembly of the PLT sections, with its label. */
+struct plt_row {
+	uint64_t addr;
+	int section;
+	size_t label;		/* index into the labels */
+};
+
+static bool ends_with_plt(const char *s)
+{
+	return ends_with(s, "@plt");
+}
+
+/*
+ * Every byte of the PLT sections of 'bin' against 'objdump -d': in a stub
+ * labelled "<target>@plt" the frame must be "<target>@plt", elsewhere (the
+ * header objdump labels "<.plt>" or "<x@plt-0x10>", lazy-binding entries)
+ * "[plt]"; file "", line 0, not inlined. With 'demangle' (objdump -C) the
+ * frame's name is compared, else its system_name. objdump's "*ABS*+0xR@plt"
+ * (IRELATIVE) must be named after a dynamic symbol at R. Each of the
+ * NULL-terminated 'must' must be among the labels (at most 8). Returns the
+ * number of stubs.
+ */
+static int check_plt_against_objdump(struct sym_dso *d, const char *bin, const char *objdump,
+				     bool demangle, const char *const *must)
+{
+	char *cmd = xstrfmt("%s -d %s -j .plt -j .plt.sec -j .plt.got -j .iplt '%s' 2>/dev/null",
+			    objdump, demangle ? "-C" : "", bin);
+	FILE *p = popen(cmd, "r");
+	struct plt_row *rows = NULL;
+	char **labels = NULL, *line = NULL, *abs_ok = xstrdup("");
+	size_t nr = 0, alloc = 0, nr_labels = 1, alloc_labels = 0, linecap = 0;
+	int section = 0, mismatches = 0, stubs = 0;
+	bool seen[8] = { false };
+	uint64_t delta = 0;
+
+	assert_non_null(p);
+	ALLOC_GROW(labels, 1, alloc_labels);
+	labels[0] = xstrdup("");
+	while (getline(&line, &linecap, p) > 0) {
+		char *s = line, *end, *label;
+		uint64_t a;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "Disassembly of section ", 23)) {
+			section++;
+			ALLOC_GROW(labels, nr_labels + 1, alloc_labels);
+			labels[nr_labels++] = xstrdup("");
+			continue;
+		}
+		while (*s == ' ')
+			s++;
+		a = strtoull(s, &end, 16);
+		if (end == s)
+			continue;
+		if (s == line && !strncmp(end, " <", 2) && ends_with(end, ">:")) {
+			label = xstrndup(end + 2, strlen(end) - 4);
+			ALLOC_GROW(labels, nr_labels + 1, alloc_labels);
+			labels[nr_labels++] = label;
+			if (ends_with_plt(label))
+				stubs++;
+			for (size_t k = 0; must && must[k]; k++)
+				seen[k] |= !strcmp(must[k], label);
+			continue;
+		}
+		if (s == line || *end != ':' || !section)
+			continue;
+		ALLOC_GROW(rows, nr + 1, alloc);
+		rows[nr].addr = a;
+		rows[nr].section = section;
+		rows[nr].label = nr_labels - 1;
+		nr++;
+	}
+	free(line);
+	pclose(p);
+	free(cmd);
+	for (size_t k = 0; must && must[k]; k++) {
+		if (!seen[k])
+			print_message("%s: no label '%s' in %s's disassembly\n", bin, must[k], objdump);
+		assert_true(seen[k]);
+	}
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t end = i + 1 < nr && rows[i + 1].section == rows[i].section ?
+			rows[i + 1].addr : rows[i].addr + 1;
+
+		if (!i || rows[i - 1].section != rows[i].section)
+			delta = vaddr_to_off(bin, rows[i].addr) - rows[i].addr;
+		for (uint64_t a = rows[i].addr; a < end; a++) {
+			const char *lab = labels[rows[i].label];
+			struct sym_frame fr[4];
+			int n = sym_lookup(d, a + delta, fr, 4);
+			const char *got = n == 1 ? (demangle ? fr[0].name : fr[0].system_name) : "(none)";
+			bool ok;
+
+			if (!ends_with_plt(lab)) {
+				ok = !strcmp(got, "[plt]");
+			} else if (!strncmp(lab, "*ABS*+0x", 8)) {
+				char *key = n == 1 ? xstrfmt("%s %s", lab, fr[0].system_name) : NULL;
+
+				ok = key && !strcmp(key, abs_ok);
+				if (key && !ok && ends_with_plt(fr[0].system_name)) {
+					char *target = xstrndup(fr[0].system_name,
+								strlen(fr[0].system_name) - 4);
+
+					ok = nm_has_at(bin, "-D --defined-only",
+						       strtoull(lab + 8, NULL, 16), target);
+					if (ok) {
+						free(abs_ok);
+						abs_ok = xstrdup(key);
+					}
+					free(target);
+				}
+				free(key);
+			} else {
+				ok = !strcmp(got, lab);
+			}
+			ok = ok && n == 1 && !strcmp(fr[0].file, "") && fr[0].line == 0 &&
+			     fr[0].start_line == 0 && !fr[0].inlined;
+			if (!ok && mismatches++ < 5)
+				print_message("%s 0x%" PRIx64 ": objdump <%s>, hotloop %d frames '%s'\n",
+					      bin, a, lab, n, got);
+		}
+	}
+	for (size_t k = 0; k < nr_labels; k++)
+		free(labels[k]);
+	free(labels);
+	free(abs_ok);
+	free(rows);
+	assert_int_equal(mismatches, 0);
+	return stubs;
+}
+
+/* Both checks: system names against objdump, demangled ones against objdump -C. */
+static void check_plt(struct symbolizer *s, const char *bin, const char *objdump)
+{
+	static const char *const names[] = { "strlen@plt", "strcmp@plt", "printf@plt", NULL };
+	struct sym_dso *d = symbolizer_dso(s, bin, NULL);
+
+	assert_true(check_plt_against_objdump(d, bin, objdump, false, names) >= 3);
+	assert_true(check_plt_against_objdump(d, bin, objdump, true, names) >= 3);
+}
+
+static void test_symbolize__plt_x86_64(void **state)
+{
+	static const struct { const char *name, *flags; } builds[] = {
+		{ "plt", "-O2 -g -fPIE -pie" },
+		{ "plt-nopie", "-O2 -fno-pie -no-pie" },
+		{ "plt-now", "-O2 -g -Wl,-z,now" },
+		{ "plt-nopie-now", "-O2 -fno-pie -no-pie -Wl,-z,now" },
+		/* ld gives .plt.sec when every input is IBT-marked, or when told */
+		{ "plt-ibt", "-O2 -fcf-protection -Wl,-z,ibtplt" },
+		{ "plt-ibt-now", "-O2 -fcf-protection -Wl,-z,ibtplt -Wl,-z,now" },
+		{ "libplt.so", "-O2 -g -fPIC -shared" },
+		{ "libplt-ibt.so", "-O2 -fPIC -shared -fcf-protection -Wl,-z,ibtplt" },
+	};
+	struct symbolizer *s;
+	struct sym_frame fr[4];
+	char *bin;
+
+	SKIP_IF_UNABLE();
+#ifndef __x86_64__
+	print_message("skipped: not an x86-64 machine\n");
+	skip();
+#endif
+	assert_int_equal(write_text("plt.c", plt_c), 0);
+	s = symbolizer_new();
+	for (size_t i = 0; i < ARRAY_SIZE(builds); i++) {
+		assert_int_equal(run("cd %s && cc %s -o %s plt.c", tmpdir, builds[i].flags,
+				     builds[i].name), 0);
+		bin = tmp_path(builds[i].name);
+		assert_true(has_section(bin, ".plt", NULL, NULL));
+		if (strstr(builds[i].flags, "ibtplt"))
+			assert_true(has_section(bin, ".plt.sec", NULL, NULL));
+		check_plt(s, bin, "objdump");
+		/* the program's own functions are still found */
+		assert_int_equal(lookup_fn(symbolizer_dso(s, bin, NULL), bin, "plt_calls", 0,
+					   fr, 4), 1);
+		assert_string_equal(fr[0].name, "plt_calls");
+		free(bin);
+	}
+
+	/* stripped: only .dynsym is left, which the relocations name anyway */
+	assert_int_equal(run("cd %s && objcopy --strip-all plt-ibt plt-ibt-stripped && "
+			     "objcopy --strip-all libplt.so libplt-stripped.so", tmpdir), 0);
+	bin = tmp_path("plt-ibt-stripped");
+	assert_false(has_section(bin, ".symtab", NULL, NULL));
+	check_plt(s, bin, "objdump");
+	free(bin);
+	bin = tmp_path("libplt-stripped.so");
+	check_plt(s, bin, "objdump");
+	free(bin);
+
+	/* lld: no sh_entsize, no .plt.got, another order */
+	if (have_tool("ld.lld") &&
+	    !run("cd %s && clang -fuse-ld=lld -O2 -o plt-lld plt.c", tmpdir)) {
+		bin = tmp_path("plt-lld");
+		check_plt(s, bin, "objdump");
+		free(bin);
+	} else {
+		print_message("lld: skipped, clang cannot link with ld.lld (apt-get install lld)\n");
+	}
+
+	/*
+	 * static: .plt holds only IRELATIVE stubs, 8 bytes each, which objdump
+	 * does not label; each must be named after an ifunc of the program
+	 */
+	if (!run("cd %s && cc -O2 -static -o plt-static plt.c 2>/dev/null", tmpdir)) {
+		uint64_t addr, size, delta;
+		struct sym_dso *d;
+		char last[512] = "";
+		int stubs = 0;
+
+		bin = tmp_path("plt-static");
+		d = symbolizer_dso(s, bin, NULL);
+		assert_true(has_section(bin, ".plt", &addr, &size));
+		delta = vaddr_to_off(bin, addr) - addr;
+		for (uint64_t a = addr; a < addr + size; a++) {
+			uint64_t taddr, tsize;
+			char *target;
+
+			assert_int_equal(sym_lookup(d, a + delta, fr, 4), 1);
+			assert_true(ends_with_plt(fr[0].name));
+			if (!strcmp(fr[0].name, last))
+				continue;
+			snprintf(last, sizeof(last), "%s", fr[0].name);
+			target = xstrndup(fr[0].name, strlen(fr[0].name) - 4);
+			if (!nm_symbol(bin, target, &taddr, &tsize))
+				print_message("plt-static 0x%" PRIx64 ": '%s' is no symbol\n",
+					      a, fr[0].name);
+			assert_true(nm_symbol(bin, target, &taddr, &tsize));
+			free(target);
+			stubs++;
+		}
+		assert_true(stubs > 1);
+		free(bin);
+	} else {
+		print_message("static: skipped, cc cannot link -static (libc6-dev static libraries)\n");
+	}
+	symbolizer_free(s);
+}
+
+/* The machine's libc (IRELATIVE stubs, .plt.got) and libstdc++ (C++ names). */
+static void test_symbolize__plt_system_libraries(void **state)
+{
+	static const char *const libs[][2] = {
+		{ "cc", "libc.so.6" },
+		{ "c++", "libstdc++.so.6" },
+	};
+	struct symbolizer *s;
+
+	SKIP_IF_UNABLE();
+#ifndef __x86_64__
+	print_message("skipped: not an x86-64 machine\n");
+	skip();
+#endif
+	s = symbolizer_new();
+	for (size_t i = 0; i < ARRAY_SIZE(libs); i++) {
+		char *cmd = xstrfmt("%s -print-file-name=%s", libs[i][0], libs[i][1]);
+		FILE *p = popen(cmd, "r");
+		char path[1024] = "";
+		struct sym_dso *d;
+		int stubs;
+
+		assert_non_null(p);
+		if (!fgets(path, sizeof(path), p))
+			path[0] = '\0';
+		pclose(p);
+		free(cmd);
+		path[strcspn(path, "\n")] = '\0';
+		if (path[0] != '/' || access(path, R_OK)) {
+			print_message("%s: skipped, %s does not find it\n", libs[i][1], libs[i][0]);
+			continue;
+		}
+		d = symbolizer_dso(s, path, NULL);
+		stubs = check_plt_against_objdump(d, path, "objdump", false, NULL);
+		assert_int_equal(check_plt_against_objdump(d, path, "objdump", true, NULL), stubs);
+		print_message("%s: %d PLT stubs agree with objdump\n", path, stubs);
+		assert_true(stubs > 10);
+	}
+	symbolizer_free(s);
+}
+
+/*
+ * arm64, cross-built: clang compiles, ld.lld and binutils' ld (when there)
+ * link, with and without BTI ("bti c" before each stub) and PAC.
+ */
+static void test_symbolize__plt_arm64(void **state)
+{
+	static const struct { const char *ld, *name, *flags; } links[] = {
+		{ "ld.lld", "libplt-a64-lld.so", "-shared plt-a64.o libfakec-lld.so" },
+		{ "ld.lld", "plt-a64-lld-pie", "-pie -e plt_calls plt-a64.o libfakec-lld.so" },
+		{ "ld.lld", "plt-a64-lld-bti", "-no-pie -z force-bti -e plt_calls plt-a64-bti.o libfakec-lld.so" },
+		{ "ld.lld", "plt-a64-lld-now", "-pie -z now -e plt_calls plt-a64.o libfakec-lld.so" },
+		{ "aarch64-linux-gnu-ld", "libplt-a64-bfd.so", "-shared plt-a64.o libfakec-bfd.so" },
+		{ "aarch64-linux-gnu-ld", "plt-a64-bfd", "-no-pie -e plt_calls plt-a64-nopic.o libfakec-bfd.so" },
+		{ "aarch64-linux-gnu-ld", "plt-a64-bfd-pie", "-pie -e plt_calls plt-a64.o libfakec-bfd.so" },
+		{ "aarch64-linux-gnu-ld", "plt-a64-bfd-bti", "-no-pie -z force-bti -e plt_calls plt-a64-bti-nopic.o libfakec-bfd.so" },
+		{ "aarch64-linux-gnu-ld", "plt-a64-bfd-btipac", "-no-pie -z force-bti -z pac-plt -e plt_calls plt-a64-bti-nopic.o libfakec-bfd.so" },
+		{ "aarch64-linux-gnu-ld", "plt-a64-bfd-now", "-pie -z now -e plt_calls plt-a64.o libfakec-bfd.so" },
+	};
+	const char *objdump = NULL;
+	bool have_lld, have_bfd;
+	struct symbolizer *s;
+	int built = 0;
+
+	SKIP_IF_UNABLE();
+	if (have_tool("aarch64-linux-gnu-objdump"))
+		objdump = "aarch64-linux-gnu-objdump";
+	else if (have_tool("llvm-objdump"))
+		objdump = "llvm-objdump";
+	have_lld = have_tool("ld.lld");
+	have_bfd = have_tool("aarch64-linux-gnu-ld");
+	if (!objdump || !(have_lld || have_bfd) || write_text("plt-a64.c", plt_a64_c) ||
+	    write_text("fakec.c", fakec_c) ||
+	    run("cd %s && T='clang --target=aarch64-linux-gnu -O2 -ffreestanding' && "
+		"$T -fPIC -c -o plt-a64.o plt-a64.c && "
+		"$T -fno-pic -c -o plt-a64-nopic.o plt-a64.c && "
+		"$T -fPIC -mbranch-protection=standard -c -o plt-a64-bti.o plt-a64.c && "
+		"$T -fno-pic -mbranch-protection=standard -c -o plt-a64-bti-nopic.o plt-a64.c && "
+		"$T -fPIC -c -o fakec-a64.o fakec.c 2>/dev/null", tmpdir)) {
+		print_message("skipped: no arm64 cross tools (clang, and ld.lld or "
+			      "binutils-aarch64-linux-gnu)\n");
+		skip();
+	}
+	if (have_lld)
+		assert_int_equal(run("cd %s && ld.lld -shared -soname libfakec.so -o libfakec-lld.so "
+				     "fakec-a64.o", tmpdir), 0);
+	if (have_bfd)
+		assert_int_equal(run("cd %s && aarch64-linux-gnu-ld -shared -soname libfakec.so "
+				     "-o libfakec-bfd.so fakec-a64.o", tmpdir), 0);
+	s = symbolizer_new();
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+		char *bin;
+
+		if (!strcmp(links[i].ld, "ld.lld") ? !have_lld : !have_bfd)
+			continue;
+		assert_int_equal(run("cd %s && %s %s -o %s", tmpdir, links[i].ld, links[i].flags,
+				     links[i].name), 0);
+		bin = tmp_path(links[i].name);
+		check_plt(s, bin, objdump);
+		free(bin);
+		built++;
+	}
+	print_message("%d arm64 binaries checked against %s\n", built, objdump);
+	if (!have_bfd)
+		print_message("binutils' arm64 PLTs skipped: apt-get install binutils-aarch64-linux-gnu\n");
+	symbolizer_free(s);
+}
+
+/*
+ * Alignment padding after a function (inside an executable section, before
+ * the next symbol) resolves to nothing, with DWARF or without: no guessed name.
+ */
+static void test_symbolize__padding_after_function(void **state)
+{
+	static const char *const bins[] = { "prog", "prog-nopie", "libalias.so" };
+	struct symbolizer *s;
+
+	SKIP_IF_UNABLE();
+	s = symbolizer_new();
+	for (size_t i = 0; i < ARRAY_SIZE(bins); i++) {
+		char *bin = tmp_path(bins[i]);
+		char *cmd = xstrfmt("nm -S -n '%s'", bin);
+		struct { uint64_t addr, size; char type; } *sy = NULL;
+		size_t nr = 0, alloc = 0, gaps = 0;
+		struct sym_dso *d = symbolizer_dso(s, bin, NULL);
+		struct sym_frame fr[8];
+		char line[1024];
+		FILE *p;
+
+		p = popen(cmd, "r");
+		assert_non_null(p);
+		while (fgets(line, sizeof(line), p)) {
+			uint64_t a, sz;
+			char type, name[512];
+
+			ALLOC_GROW(sy, nr + 1, alloc);
+			if (sscanf(line, "%" SCNx64 " %" SCNx64 " %c %511s", &a, &sz, &type, name) == 4) {
+				sy[nr].addr = a;
+				sy[nr].size = sz;
+				sy[nr].type = type;
+				nr++;
+			} else if (sscanf(line, "%" SCNx64 " %c %511s", &a, &type, name) == 3) {
+				sy[nr].addr = a;
+				sy[nr].size = 0;
+				sy[nr].type = type;
+				nr++;
+			}
+		}
+		pclose(p);
+		free(cmd);
+		for (size_t k = 0; k + 1 < nr; k++) {
+			uint64_t end = sy[k].addr + sy[k].size, next = sy[k + 1].addr;
+			bool covered = false;
+
+			if (!sy[k].size || (sy[k].type != 't' && sy[k].type != 'T') ||
+			    (sy[k + 1].type != 't' && sy[k + 1].type != 'T') || end >= next)
+				continue;
+			for (size_t j = 0; j < k && !covered; j++)
+				covered = sy[j].addr + sy[j].size > end;
+			if (covered)
+				continue;
+			for (uint64_t a = end; a < next; a++)
+				assert_int_equal(sym_lookup(d, vaddr_to_off(bin, a), fr, 8), 0);
+			/* while the bytes either side are in the functions */
+			assert_true(sym_lookup(d, vaddr_to_off(bin, end - 1), fr, 8) > 0);
+			assert_true(sym_lookup(d, vaddr_to_off(bin, next), fr, 8) > 0);
+			gaps++;
+		}
+		print_message("%s: %zu padding gaps resolve to nothing\n", bins[i], gaps);
+		assert_true(gaps > 0);
+		free(sy);
+		free(bin);
+	}
+	symbolizer_free(s);
+}
+
+/* Scribbled PLT sections, relocations and dynamic symbols: sane frames, no crash. */
+static void test_symbolize__corrupted_plt(void **state)
+{
+	static const char *const names[] = {
+		".plt", ".plt.sec", ".plt.got", ".rela.plt", ".rela.dyn", ".dynsym", ".dynstr",
+	};
+	struct { uint64_t off, size, shdr; bool code; } secs[ARRAY_SIZE(names)];
+	struct strbuf elf = STRBUF_INIT;
+	uint64_t rnd = 0x0123456789abcdefull;
+	size_t nsecs = 0, shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	char *bin;
+	Elf *e;
+	int fd;
+
+	SKIP_IF_UNABLE();
+#ifndef __x86_64__
+	print_message("skipped: not an x86-64 machine\n");
+	skip();
+#endif
+	assert_int_equal(write_text("plt.c", plt_c), 0);
+	assert_int_equal(run("cd %s && cc -O2 -fcf-protection -Wl,-z,ibtplt -o plt-corrupt plt.c",
+			     tmpdir), 0);
+	bin = tmp_path("plt-corrupt");
+	assert_int_equal(read_file(&elf, bin, 64 << 20), 0);
+	fd = open(bin, O_RDONLY);
+	assert_true(fd >= 0);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(e);
+	assert_non_null(gelf_getehdr(e, &ehdr));
+	assert_int_equal(elf_getshdrstrndx(e, &shstrndx), 0);
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+			if (strcmp(n, names[k]) || !sh.sh_size)
+				continue;
+			secs[nsecs].off = sh.sh_offset;
+			secs[nsecs].size = sh.sh_size;
+			secs[nsecs].shdr = ehdr.e_shoff + elf_ndxscn(scn) * ehdr.e_shentsize;
+			secs[nsecs].code = !!(sh.sh_flags & SHF_EXECINSTR);
+			nsecs++;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	assert_int_equal(nsecs, ARRAY_SIZE(names));
+
+	for (int round = 0; round < 24; round++) {
+		struct strbuf bad = STRBUF_INIT;
+		struct symbolizer *s = symbolizer_new();
+		struct sym_dso *d;
+		char name[64], *path;
+
+		strbuf_add(&bad, elf.buf, elf.len);
+		for (size_t k = 0; k < nsecs; k++) {
+			for (int j = 0; j < 2 + round * 4; j++) {
+				rnd ^= rnd << 13;
+				rnd ^= rnd >> 7;
+				rnd ^= rnd << 17;
+				bad.buf[secs[k].off + rnd % secs[k].size] = (char)(rnd >> 32);
+			}
+			/* odd rounds: bad sh_link and sh_entsize too */
+			if (round & 1) {
+				uint32_t link = (uint32_t)(rnd >> 20) % 64;
+				uint64_t entsize = rnd >> (round % 60);
+
+				memcpy(bad.buf + secs[k].shdr + offsetof(Elf64_Shdr, sh_link),
+				       &link, sizeof(link));
+				memcpy(bad.buf + secs[k].shdr + offsetof(Elf64_Shdr, sh_entsize),
+				       &entsize, sizeof(entsize));
+			}
+		}
+		snprintf(name, sizeof(name), "plt-corrupt-%d", round);
+		path = tmp_path(name);
+		assert_int_equal(write_file_atomic(path, bad.buf, bad.len), 0);
+		d = symbolizer_dso(s, path, NULL);
+		for (size_t k = 0; k < nsecs; k++) {
+			if (!secs[k].code)
+				continue;
+			for (uint64_t a = 0; a < secs[k].size; a++) {
+				struct sym_frame fr[8];
+				int n = sym_lookup(d, secs[k].off + a, fr, 8);
+
+				assert_true(n == 0 || n == 1);
+				if (n) {
+					assert_non_null(fr[0].name);
+					assert_non_null(fr[0].system_name);
+					assert_string_equal(fr[0].file, "");
+					assert_false(fr[0].inlined);
+				}
+			}
+		}
+		symbolizer_free(s);
+		strbuf_release(&bad);
+		free(path);
+	}
+	strbuf_release(&elf);
+	free(bin);
+}
+
 /* Truncated copies, random bytes, empty files, directories: 0 frames. */
 static void test_symbolize__hostile_files(void **state)
 {
@@ -1256,6 +1869,15 @@ static void test_symbolize__running_kernel(void **state)
 		skip();
 	}
 	assert_ptr_equal(symbolizer_kernel(s), d);
+	/* the build id from /sys/kernel/notes, when readable: hex */
+	{
+		const char *id = sym_dso_build_id(d);
+
+		assert_int_equal(strspn(id, "0123456789abcdef"), strlen(id));
+		assert_int_equal(strlen(id) % 2, 0);
+		if (!access("/sys/kernel/notes", R_OK))
+			assert_true(strlen(id) >= 16);
+	}
 	assert_int_equal(sym_lookup(d, addr, fr, 4), 1);
 	assert_string_equal(fr[0].name, "schedule");
 	assert_int_equal(sym_lookup(d, addr + 1, fr, 4), 1);
@@ -1305,6 +1927,11 @@ int main(void)
 		cmocka_unit_test(test_symbolize__debuglink),
 		cmocka_unit_test(test_symbolize__build_id_dir),
 		cmocka_unit_test(test_symbolize__aliases_and_sizeless_symbols),
+		cmocka_unit_test(test_symbolize__plt_x86_64),
+		cmocka_unit_test(test_symbolize__plt_system_libraries),
+		cmocka_unit_test(test_symbolize__plt_arm64),
+		cmocka_unit_test(test_symbolize__padding_after_function),
+		cmocka_unit_test(test_symbolize__corrupted_plt),
 		cmocka_unit_test(test_symbolize__hostile_files),
 		cmocka_unit_test(test_symbolize__corrupted_dwarf),
 		cmocka_unit_test(test_symbolize__kallsyms),
