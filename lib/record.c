@@ -159,10 +159,13 @@ struct proc {
 	uint32_t pid;
 	struct map *maps;	/* sorted by start, disjoint */
 	size_t nr_maps, alloc_maps;
-	uint64_t gen;		/* changes whenever maps do */
+	uint64_t gen;		/* changes whenever the maps of files do */
 	struct unwind_map *umaps;
 	size_t nr_umaps, alloc_umaps;
 	uint64_t umaps_gen;
+	struct map exe;		/* the executable's (first) code mapping */
+	bool has_exe;
+	bool exe_next;		/* the next code mapping is the executable's */
 };
 
 struct thread {
@@ -173,6 +176,7 @@ struct thread {
 struct recording {
 	enum sampler_callgraph cg;
 	uint64_t regs_mask;
+	uint32_t main_pid;	/* its executable is the profile's first mapping */
 
 	struct proc *procs;
 	size_t nr_procs, alloc_procs;
@@ -242,10 +246,11 @@ struct recording *recording_new(enum sampler_callgraph cg, uint64_t regs_mask)
 	k.file = intern_bytes(&r->files, "", 1);
 	k.kind = MK_UNKNOWN;
 	r->unknown_mkey = intern_mkey(r, &k);
-	if (cg == SAMPLER_CALLGRAPH_DWARF) {
+	if (cg == SAMPLER_CALLGRAPH_DWARF || regs_mask)
 		r->unwinder = unwinder_new();
+	if (cg == SAMPLER_CALLGRAPH_DWARF)
 		r->uframes = xcalloc(SAMPLER_MAX_FRAMES, sizeof(*r->uframes));
-	}
+	/* kernel frames, user frames, and one found above a frameless leaf */
 	r->frame_buf = xcalloc(2 * SAMPLER_MAX_FRAMES + 1, sizeof(*r->frame_buf));
 	return r;
 }
@@ -297,6 +302,8 @@ static struct proc *get_proc(struct recording *r, uint32_t pid)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->gen = ++r->gen;
+	/* the kernel maps an exec'd program before its interpreter */
+	p->exe_next = true;
 	*slot = (uint32_t)r->nr_procs;
 	return p;
 }
@@ -366,12 +373,26 @@ static struct thread *get_thread(struct recording *r, uint32_t tid, uint32_t pid
 	return get_thread_named(r, tid, pid, NO_COMM);
 }
 
-/* Insert [start, end) into p's maps, cutting away what it overlaps. */
+static const char *file_path(const struct recording *r, uint32_t file);
+
+/* Whether unwinding reads what is mapped there: a file or the vdso. */
+static bool map_has_file(const struct recording *r, const struct map *m)
+{
+	const char *path = file_path(r, m->file);
+
+	return path[0] == '/' || !strcmp(path, "[vdso]");
+}
+
+/*
+ * Insert [start, end) into p's maps, cutting away what it overlaps. Code
+ * without a file (JIT compilers map and remap it all the time) does not
+ * change p->gen: the unwinder's session of the process stays.
+ */
 static void insert_map(struct recording *r, struct proc *p, const struct map *m)
 {
 	struct map *out = xcalloc(p->nr_maps + 2, sizeof(*out));
 	size_t n = 0;
-	bool placed = false;
+	bool placed = false, files = map_has_file(r, m);
 
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		struct map o = p->maps[i];
@@ -384,6 +405,7 @@ static void insert_map(struct recording *r, struct proc *p, const struct map *m)
 			out[n++] = o;
 			continue;
 		}
+		files |= map_has_file(r, &o);
 		if (o.start < m->start) {
 			struct map left = o;
 			left.end = m->start;
@@ -408,7 +430,8 @@ static void insert_map(struct recording *r, struct proc *p, const struct map *m)
 	p->maps = out;
 	p->nr_maps = n;
 	p->alloc_maps = p->nr_maps + 2;
-	p->gen = ++r->gen;
+	if (files)
+		p->gen = ++r->gen;
 }
 
 static const struct map *find_map(const struct proc *p, uint64_t addr)
@@ -491,10 +514,22 @@ static void add_map(struct recording *r, uint32_t pid, uint64_t start, uint64_t 
 		    uint64_t pgoff, uint32_t file)
 {
 	struct map m = { start, start + len, pgoff, file, 0 };
+	struct proc *p;
 
 	if (!len || m.end < start)
 		return;
-	insert_map(r, get_proc(r, pid), &m);
+	p = get_proc(r, pid);
+	insert_map(r, p, &m);
+	if (p->exe_next) {
+		p->exe = m;
+		p->has_exe = true;
+		p->exe_next = false;
+	}
+}
+
+void recording_set_main(struct recording *r, pid_t pid)
+{
+	r->main_pid = (uint32_t)pid;
 }
 
 /* ---- events ----------------------------------------------------------------- */
@@ -556,6 +591,31 @@ static size_t dwarf_user_frames(struct recording *r, struct proc *p,
 	return n > 0 ? (size_t)n : 0;
 }
 
+/*
+ * Frame pointers: the caller of the user leaf when the kernel's walk
+ * skipped it (see unwinder_leaf_caller()). 'ips' are the sample's user
+ * entries, the leaf first. Returns false when nothing is missing: the
+ * leaf set up its frame, its module has no CFI, or the return address
+ * found is the walk's next entry already or lies in no mapping.
+ */
+static bool fp_leaf_caller(struct recording *r, struct proc *p,
+			   const struct sampler_event *ev, const uint64_t *ips,
+			   uint32_t n, uint64_t *ret)
+{
+	struct unwind_target t = { (pid_t)ev->pid, (pid_t)ev->tid, p->gen, NULL, 0 };
+	struct unwind_state st = {
+		ev->sample.regs.regs, ev->sample.regs.nr, r->regs_mask,
+		ev->sample.stack, ev->sample.stack_size,
+	};
+
+	if (!r->unwinder || !ev->sample.regs.valid || !n)
+		return false;
+	t.maps = proc_umaps(r, p, &t.nr_maps);
+	if (unwinder_leaf_caller(r->unwinder, &t, &st, ips[0], ret) <= 0)
+		return false;
+	return (n < 2 || *ret != ips[1]) && find_map(p, *ret);
+}
+
 static void grow_counts(struct recording *r, uint32_t i)
 {
 	size_t old = r->alloc_sample_count;
@@ -586,8 +646,15 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 			fr[nu++ + n] = user_frame(r, p, ev->sample.ip, false);
 		n += nu;
 	} else {
-		for (i = ev->sample.nr_kernel; i < ev->sample.nr_ips; i++)
-			fr[n++] = user_frame(r, p, ev->sample.ips[i], i > ev->sample.nr_kernel);
+		const uint64_t *ips = ev->sample.ips + ev->sample.nr_kernel;
+		uint32_t nu = ev->sample.nr_ips - ev->sample.nr_kernel;
+		uint64_t ret;
+
+		for (i = 0; i < nu; i++) {
+			fr[n++] = user_frame(r, p, ips[i], i > 0);
+			if (!i && fp_leaf_caller(r, p, ev, ips, nu, &ret))
+				fr[n++] = user_frame(r, p, ret, true);
+		}
 	}
 	if (!n)
 		fr[n++] = ev->sample.kernel_ip ?
@@ -623,6 +690,11 @@ static void on_fork(struct recording *r, const struct sampler_event *ev)
 			memcpy(child->maps, pp->maps, pp->nr_maps * sizeof(*pp->maps));
 			child->nr_maps = pp->nr_maps;
 		}
+		if (pp) {
+			child->exe = pp->exe;
+			child->has_exe = pp->has_exe;
+			child->exe_next = pp->exe_next;
+		}
 		child->gen = ++r->gen;
 		if (r->unwinder)
 			unwinder_forget(r->unwinder, (pid_t)ev->pid);
@@ -652,6 +724,8 @@ int recording_event(const struct sampler_event *ev, void *data)
 			p = get_proc(r, ev->pid);
 			p->nr_maps = 0;
 			p->gen = ++r->gen;
+			p->has_exe = false;
+			p->exe_next = true;
 		}
 		break;
 	case SAMPLER_FORK:
@@ -693,30 +767,41 @@ static bool parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 
 int recording_add_process(struct recording *r, pid_t pid)
 {
-	char path[64], buf[64];
+	char path[64], buf[64], exe[4096];
 	struct strbuf sb = STRBUF_INIT;
 	DIR *dir;
 	struct dirent *de;
 	char *line, *next;
+	ssize_t exe_len;
 
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	exe_len = readlink(path, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (read_file(&sb, path, 64 << 20)) {
 		strbuf_release(&sb);
 		return -1;
 	}
+	get_proc(r, (uint32_t)pid)->has_exe = false;
 	for (line = sb.buf; *line; line = next) {
 		uint64_t start, end, pgoff;
 		const char *file;
+		struct proc *p;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		else
 			next = line + strlen(line);
-		if (parse_maps_line(line, &start, &end, &pgoff, &file))
-			add_map(r, (uint32_t)pid, start, end - start, pgoff,
-				intern_file(r, file, NULL, 0));
+		if (!parse_maps_line(line, &start, &end, &pgoff, &file))
+			continue;
+		/* the executable's first code mapping, as /proc/PID/exe names it */
+		p = get_proc(r, (uint32_t)pid);
+		p->exe_next = !p->has_exe && *exe && !strcmp(file, exe);
+		add_map(r, (uint32_t)pid, start, end - start, pgoff,
+			intern_file(r, file, NULL, 0));
 	}
+	get_proc(r, (uint32_t)pid)->exe_next = false;
 	strbuf_release(&sb);
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -811,6 +896,7 @@ static int lookup_cmp(const void *a, const void *b)
 struct builder {
 	struct recording *r;
 	struct profile *p;
+	uint32_t main_mkey;		/* the main executable's code, 0 when unknown */
 	size_t nm, nf;
 	struct mapping_state *ms;	/* by mkey */
 	struct frame_lines *fl;		/* by frame */
@@ -825,11 +911,42 @@ static void get_fkey(const struct recording *r, size_t f, struct fkey *fk)
 	memcpy(fk, strtab_get(&r->fkeys, (int64_t)f), sizeof(*fk));
 }
 
+/*
+ * The mapping key of the main process's executable, interned now when no
+ * sample landed in it (it is listed all the same); 0 when unknown.
+ */
+static uint32_t main_mkey(struct recording *r)
+{
+	struct proc *p = r->main_pid ? find_proc(r, r->main_pid) : NULL;
+	struct mkey k;
+
+	if (!p || !p->has_exe)
+		return 0;
+	k = (struct mkey){ p->exe.start, p->exe.end, p->exe.pgoff, p->exe.file, MK_FILE };
+	return intern_mkey(r, &k);
+}
+
+static void add_mapping(struct builder *b, uint32_t mkey)
+{
+	struct recording *r = b->r;
+	struct mapping_state *s = &b->ms[mkey];
+	struct mkey mk;
+
+	if (s->id)
+		return;
+	get_mkey(r, mkey, &mk);
+	if (mk.kind == MK_FILE)
+		s->id = profile_add_mapping(b->p, mk.start, mk.end, mk.pgoff,
+					    file_path(r, mk.file), file_build_id_hex(r, mk.file));
+	else
+		s->id = profile_add_mapping(b->p, s->lo, s->hi, 0, file_path(r, mk.file),
+					    mk.kind == MK_KERNEL ? b->kernel_build_id.buf : "");
+}
+
 static void build_mappings(struct builder *b)
 {
 	struct recording *r = b->r;
 	struct fkey fk;
-	struct mkey mk;
 
 	/* the address range each synthetic mapping must cover */
 	for (size_t f = 1; f < b->nf; f++) {
@@ -844,25 +961,15 @@ static void build_mappings(struct builder *b)
 		if (fk.addr >= s->hi)
 			s->hi = fk.addr + 1;
 	}
-	kernel_build_id(&b->kernel_build_id);
+	if (b->ms[r->kernel_mkey].hi)
+		kernel_build_id(&b->kernel_build_id);
 
-	/* in order of first appearance */
+	/* the main executable first (pprof's convention), then in order of first appearance */
+	if (b->main_mkey)
+		add_mapping(b, b->main_mkey);
 	for (size_t f = 1; f < b->nf; f++) {
-		struct mapping_state *s;
-
 		get_fkey(r, f, &fk);
-		s = &b->ms[fk.mkey];
-		if (s->id)
-			continue;
-		get_mkey(r, fk.mkey, &mk);
-		if (mk.kind == MK_FILE)
-			s->id = profile_add_mapping(b->p, mk.start, mk.end, mk.pgoff,
-						    file_path(r, mk.file),
-						    file_build_id_hex(r, mk.file));
-		else
-			s->id = profile_add_mapping(b->p, s->lo, s->hi, 0, file_path(r, mk.file),
-						    mk.kind == MK_KERNEL ?
-						    b->kernel_build_id.buf : "");
+		add_mapping(b, fk.mkey);
 	}
 }
 
@@ -971,8 +1078,9 @@ static void symbolize_frames(struct builder *b)
 
 int recording_build(struct recording *r, struct profile *p, const struct recording_info *info)
 {
+	uint32_t main_key = main_mkey(r);
 	struct builder b = {
-		.r = r, .p = p, .nm = r->mkeys.nr, .nf = r->fkeys.nr,
+		.r = r, .p = p, .main_mkey = main_key, .nm = r->mkeys.nr, .nf = r->fkeys.nr,
 		.kernel_build_id = STRBUF_INIT,
 	};
 	size_t ns = r->skeys.nr;
@@ -1418,6 +1526,7 @@ int record_run(const struct record_options *o, struct record_result *res)
 	ret = o->argv ? start_command(&run, &oldmask) : attach_process(&run);
 	if (ret)
 		goto out;
+	recording_set_main(run.rec, o->argv ? run.child : o->pid);
 	run.start_ns = now_ns();
 	if (o->duration_ns)
 		run.deadline_ns = run.start_ns + o->duration_ns;

@@ -60,6 +60,13 @@ int recording_event(const struct sampler_event *ev, void *recording);
  */
 int recording_add_process(struct recording *r, pid_t pid);
 
+/*
+ * The process whose executable is the profile's first mapping (pprof's
+ * convention: the main binary), listed even when no sample landed in it:
+ * the command started (its last exec), or the process attached to.
+ */
+void recording_set_main(struct recording *r, pid_t pid);
+
 /* What the profile says about how it was recorded. */
 struct recording_info {
 	const char *event;		/* "cpu-clock" or "cycles" */
@@ -72,8 +79,8 @@ struct recording_info {
 /*
  * Build the profile into p (freshly initialized): sample types
  * samples/count and cpu/nanoseconds (cycles/count for the cycles event),
- * pid/tid/comm labels, one mapping per mapped file range, one location
- * per distinct (mapping, address).
+ * pid/tid/comm labels, one mapping per mapped file range (the main
+ * executable's first), one location per distinct (mapping, address).
  */
 int recording_build(struct recording *r, struct profile *p,
 		    const struct recording_info *info);

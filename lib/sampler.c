@@ -167,6 +167,23 @@ static uint64_t dwarf_regs_mask(void)
 #endif
 }
 
+/*
+ * What the call frame information needs to find the caller of a leaf
+ * without a frame: the pc, the stack pointer, the frame pointer (to tell
+ * whether the frame is set up) and, on arm64, the link register.
+ */
+static uint64_t fp_regs_mask(void)
+{
+#if defined(__x86_64__)
+	return 1ull << PERF_REG_X86_IP | 1ull << PERF_REG_X86_SP | 1ull << PERF_REG_X86_BP;
+#elif defined(__aarch64__)
+	return 1ull << PERF_REG_ARM64_PC | 1ull << PERF_REG_ARM64_SP |
+	       1ull << PERF_REG_ARM64_X29 | 1ull << PERF_REG_ARM64_LR;
+#else
+	return 0;
+#endif
+}
+
 struct sampler *sampler_new(const struct sampler_config *cfg)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
@@ -179,12 +196,18 @@ struct sampler *sampler_new(const struct sampler_config *cfg)
 		s->cfg.mmap_pages = cfg->callgraph == SAMPLER_CALLGRAPH_DWARF ?
 				    SAMPLER_DWARF_PAGES : SAMPLER_FP_PAGES;
 	if (cfg->callgraph == SAMPLER_CALLGRAPH_DWARF) {
-		unsigned st = s->cfg.stack_size ? s->cfg.stack_size : SAMPLER_DEFAULT_STACK;
-		st = (st + 7) & ~7u;
-		s->cfg.stack_size = st > SAMPLER_MAX_STACK ? SAMPLER_MAX_STACK : st;
 		s->regs_mask = dwarf_regs_mask();
-		s->nr_regs = (unsigned)__builtin_popcountll(s->regs_mask);
+		if (!s->cfg.stack_size)
+			s->cfg.stack_size = SAMPLER_DEFAULT_STACK;
+	} else {
+		s->regs_mask = fp_regs_mask();
+		if (!s->cfg.stack_size)
+			s->cfg.stack_size = SAMPLER_FP_STACK;
 	}
+	s->cfg.stack_size = (s->cfg.stack_size + 7) & ~7u;
+	if (s->cfg.stack_size > SAMPLER_MAX_STACK)
+		s->cfg.stack_size = SAMPLER_MAX_STACK;
+	s->nr_regs = (unsigned)__builtin_popcountll(s->regs_mask);
 
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -207,12 +230,12 @@ struct sampler *sampler_new(const struct sampler_config *cfg)
 	a->sample_max_stack = SAMPLER_MAX_FRAMES;
 	a->watermark = 1;
 	a->wakeup_watermark = (uint32_t)((uint64_t)s->cfg.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE) / 2);
-	if (cfg->callgraph == SAMPLER_CALLGRAPH_DWARF) {
+	if (s->regs_mask) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->exclude_callchain_user = 1;
 		a->sample_regs_user = s->regs_mask;
 		a->sample_stack_user = s->cfg.stack_size;
 	}
+	a->exclude_callchain_user = cfg->callgraph == SAMPLER_CALLGRAPH_DWARF;
 	online_cpus(s);
 	s->rings = xcalloc(s->nr_cpus, sizeof(*s->rings));
 	for (size_t i = 0; i < s->nr_cpus; i++) {
@@ -280,6 +303,8 @@ static int not_permitted(int err, pid_t tid, unsigned flags)
 static int open_event(struct sampler *s, pid_t tid, int cpu, unsigned flags)
 {
 	struct perf_event_attr *a = &s->attr;
+	uint64_t sample_type = a->sample_type;
+	bool fp_leaf = s->cfg.callgraph == SAMPLER_CALLGRAPH_FP && s->regs_mask;
 	int fd = -1, err = EINVAL;
 
 	a->disabled = !!(flags & SAMPLER_ENABLE_ON_EXEC);
@@ -291,31 +316,44 @@ static int open_event(struct sampler *s, pid_t tid, int cpu, unsigned flags)
 	/*
 	 * Cycles, else the software clock (no PMU in most VMs); build ids in
 	 * mmap records, else not (before Linux 5.12); kernel frames, else
-	 * user space only (perf_event_paranoid 2). The last refusal is the
-	 * one reported.
+	 * user space only (perf_event_paranoid 2); with frame pointers, the
+	 * leaf's registers and stack, else the bare callchain. Each bit of
+	 * 'drop' gives up one of these: counting up gives up kernel frames
+	 * first, the leaf's registers last. The last refusal is reported.
 	 */
-	for (int hw = 1; hw >= 0 && fd < 0; hw--) {
-		for (int bid = 1; bid >= 0 && fd < 0; bid--) {
-			for (int ek = 0; ek <= 1 && fd < 0; ek++) {
-				a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
-				a->config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
-				a->build_id = (unsigned)bid;
-				a->exclude_kernel = (unsigned)ek;
-				a->exclude_hv = (unsigned)ek;
-				fd = (int)sys_perf_event_open(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-				if (fd >= 0)
-					break;
-				err = errno;
-				if (err == ESRCH || err == EMFILE || err == ENFILE)
-					return -err;
-			}
+	for (unsigned drop = 0; drop < 16 && fd < 0; drop++) {
+		bool ek = drop & 1, bid = !(drop & 2), hw = !(drop & 4), leaf = !(drop & 8);
+
+		if (!leaf && !fp_leaf)
+			break;
+		a->type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE;
+		a->config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK;
+		a->build_id = bid;
+		a->exclude_kernel = ek;
+		a->exclude_hv = ek;
+		if (!leaf)
+			a->sample_type &= ~(uint64_t)(PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+		fd = (int)sys_perf_event_open(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			err = errno;
+			if (err == ESRCH || err == EMFILE || err == ENFILE)
+				break;
 		}
 	}
 	if (fd < 0)
-		return -err;
+		goto out_restore;
+	if (!(a->sample_type & PERF_SAMPLE_REGS_USER)) {
+		s->regs_mask = 0;
+		s->nr_regs = 0;
+	}
 	s->attr_ready = true;
 	s->hardware = a->type == PERF_TYPE_HARDWARE;
 	return fd;
+
+out_restore:
+	/* a later open tries everything again */
+	a->sample_type = sample_type;
+	return -err;
 }
 
 static int map_ring(struct sampler *s, struct ring *r)

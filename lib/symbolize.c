@@ -132,6 +132,8 @@ struct sym_dso {
 	size_t nr_syms;
 	struct range_index sym_ranges;	/* items are syms */
 
+	char *kallsyms;			/* the kernel's: the text its names point into */
+
 	Dwarf *dw;
 	uint64_t dw_adjust;		/* DWARF address = vaddr + dw_adjust */
 	struct cu *cus;
@@ -1523,6 +1525,7 @@ static void dso_free(struct sym_dso *d)
 	free(d->syms);
 	range_index_release(&d->sym_ranges);
 	free(d->segs);
+	free(d->kallsyms);
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
 	free(d);
@@ -1581,12 +1584,76 @@ struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path,
 /* kallsyms has no sizes: a symbol extends to the next one, at most this far. */
 #define KSYM_MAX_EXTENT (1u << 20)
 
+/*
+ * The symbol index of kallsyms, as syms_build() makes it, without its two
+ * sorts: the core kernel's lines come in address order, so candidates are
+ * sorted (once) only when they are not (modules). Of the symbols at one
+ * address the first by sym_cand_cmp() wins; each ends where the next
+ * begins, at sec_end at the latest. The ranges are disjoint: none
+ * encloses another.
+ */
+static void kallsyms_index(struct sym_dso *d, struct sym_cand *c, size_t nr)
+{
+	struct range_index *ri = &d->sym_ranges;
+
+	for (size_t i = 1; i < nr; i++) {
+		if (c[i].addr < c[i - 1].addr) {
+			qsort(c, nr, sizeof(*c), sym_cand_cmp);
+			break;
+		}
+	}
+	d->syms = xcalloc(nr ? nr : 1, sizeof(*d->syms));
+	ri->r = xcalloc(nr ? nr : 1, sizeof(*ri->r));
+	ri->alloc = nr;
+	for (size_t i = 0, j; i < nr; i = j) {
+		size_t best = i;
+		uint64_t end = c[i].sec_end;
+		struct elf_sym *es;
+
+		for (j = i + 1; j < nr && c[j].addr == c[i].addr; j++) {
+			if (sym_cand_cmp(&c[j], &c[best]) < 0)
+				best = j;
+			if (c[j].sec_end < end)
+				end = c[j].sec_end;
+		}
+		if (j < nr && c[j].addr < end)
+			end = c[j].addr;
+		if (end <= c[i].addr || d->nr_syms >= NONE - 1)
+			continue;
+		es = &d->syms[d->nr_syms];
+		es->addr = c[i].addr;
+		es->end = end;
+		es->name = c[best].name;
+		ri->r[ri->nr] = (struct range){ es->addr, es->end, (uint32_t)d->nr_syms, 0, NONE };
+		ri->nr++;
+		d->nr_syms++;
+	}
+}
+
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * kallsyms is "address type name [module]" a line, 100k lines and more:
+ * read at once and parsed in place. Only code symbols (t, T, w, W) become
+ * candidates, their names NUL-terminated where they stand in the text,
+ * which the DSO keeps (d->kallsyms) instead of copying each name. Another
+ * symbol right after a code symbol, above it, still ends it.
+ */
 static void kallsyms_load(struct sym_dso *d)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct sym_cand *cand = NULL;
 	size_t nr = 0, alloc = 0, nonzero = 0;
-	char *p, *eol;
+	char *p, *eol, *end;
 
 	if (access(d->path, R_OK)) {
 		warning("cannot read kernel symbols from '%s': %s; kernel addresses stay unsymbolized",
@@ -1595,25 +1662,32 @@ static void kallsyms_load(struct sym_dso *d)
 	}
 	if (read_file(&sb, d->path, KALLSYMS_CAP))
 		goto out_free;	/* read_file said why */
-	for (p = sb.buf; p < sb.buf + sb.len; p = eol + 1) {
+	end = sb.buf + sb.len;
+	for (p = sb.buf; p < end; p = eol + 1) {
 		struct sym_cand *c;
-		uint64_t addr;
-		char *end, *name, type;
+		uint64_t addr = 0;
+		char *name, type;
 		size_t len;
+		int digits = 0, v;
 
-		eol = memchr(p, '\n', sb.buf + sb.len - p);
+		eol = memchr(p, '\n', (size_t)(end - p));
 		if (!eol)
-			eol = sb.buf + sb.len;
-		*eol = '\0';
-		errno = 0;
-		addr = strtoull(p, &end, 16);
-		if (end == p || errno || end[0] != ' ' || !end[1] || end[2] != ' ')
+			eol = end;	/* the strbuf's NUL ends the last line */
+		for (; digits < 16 && (v = hex_digit(*p)) >= 0; p++, digits++)
+			addr = addr << 4 | (uint64_t)v;
+		if (!digits || eol - p < 4 || p[0] != ' ' || p[2] != ' ')
 			continue;
-		type = end[1];
-		name = end + 3;
-		len = strcspn(name, " \t");
-		if (!len)
+		type = p[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W') {
+			if (nr && addr > cand[nr - 1].addr && addr < cand[nr - 1].sec_end)
+				cand[nr - 1].sec_end = addr;
 			continue;
+		}
+		name = p + 3;
+		len = strcspn(name, " \t\n");
+		if (!len || name + len > eol)
+			continue;
+		name[len] = '\0';
 		if (addr)
 			nonzero++;
 		ALLOC_GROW(cand, nr + 1, alloc);
@@ -1621,18 +1695,17 @@ static void kallsyms_load(struct sym_dso *d)
 		memset(c, 0, sizeof(*c));
 		c->addr = addr;
 		c->sec_end = addr + KSYM_MAX_EXTENT < addr ? UINT64_MAX : addr + KSYM_MAX_EXTENT;
-		c->rank_type = strchr("tTwW", type) ? 0 : 2;
-		c->rank_bind = (type == 'T') ? 0 : (type == 'W' || type == 'w') ? 1 : 2;
-		sym_cand_set_name(c, strtab_get(&d->s->strs,
-						strtab_intern(&d->s->strs, name, len)));
+		c->rank_bind = type == 'T' ? 0 : type == 't' ? 2 : 1;
+		sym_cand_set_name(c, name);
 	}
 	if (nr && !nonzero) {
 		warning("kernel symbol addresses are hidden in '%s' (kernel.kptr_restrict): run as root or set kernel.kptr_restrict=0; kernel addresses stay unsymbolized",
 			d->path);
 		goto out_free;
 	}
-	syms_build(d, cand, nr);
+	kallsyms_index(d, cand, nr);
 	d->usable = true;
+	d->kallsyms = strbuf_detach(&sb, NULL);
 out_free:
 	free(cand);
 	strbuf_release(&sb);

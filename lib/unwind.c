@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #if defined(__x86_64__) || defined(__aarch64__)
@@ -24,7 +25,8 @@
 
 /*
  * DWARF register number -> perf_regs number, for the registers the CFI
- * of user code refers to. The program counter is passed separately.
+ * of user code refers to. The program counter is passed separately; on
+ * x86-64 it is also DWARF register 16, which the CFI of PLT entries reads.
  */
 #if defined(__x86_64__)
 static const int dwarf_to_perf[] = {
@@ -32,9 +34,11 @@ static const int dwarf_to_perf[] = {
 	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
 	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
 	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+	PERF_REG_X86_IP,
 };
 #define PERF_REG_PC PERF_REG_X86_IP
 #define PERF_REG_STACK PERF_REG_X86_SP
+#define DWARF_REG_FP 6		/* rbp */
 #define HAVE_UNWIND 1
 #elif defined(__aarch64__)
 static const int dwarf_to_perf[] = {
@@ -44,11 +48,13 @@ static const int dwarf_to_perf[] = {
 };
 #define PERF_REG_PC PERF_REG_ARM64_PC
 #define PERF_REG_STACK PERF_REG_ARM64_SP
+#define DWARF_REG_FP 29		/* x29 */
 #define HAVE_UNWIND 1
 #else
 static const int dwarf_to_perf[] = { 0 };
 #define PERF_REG_PC 0
 #define PERF_REG_STACK 0
+#define DWARF_REG_FP 0
 #define HAVE_UNWIND 0
 #endif
 
@@ -382,31 +388,98 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	return u->nframes < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-int unwinder_unwind(struct unwinder *u, const struct unwind_target *t,
-		    const struct unwind_state *st, struct unwind_frame *frames, int max)
+/* Unwind up to max frames of the sample in session ss; returns how many. */
+static int walk(struct unwinder *u, struct session *ss, const struct unwind_target *t,
+		const struct unwind_state *st, uint64_t sp,
+		struct unwind_frame *frames, int max)
 {
-	struct session *ss;
-	uint64_t pc, sp;
-
-	if (!HAVE_UNWIND || max < 1 || !st->regs ||
-	    !perf_reg(st, PERF_REG_PC, &pc) || !perf_reg(st, PERF_REG_STACK, &sp))
-		return 0;
 	u->tid = t->tid;
 	u->st = st;
 	u->sp = sp;
 	u->frames = frames;
 	u->nframes = 0;
 	u->max = max;
-	ss = get_session(u, t);
-	if (ss)
-		dwfl_getthread_frames(ss->dwfl, t->tid, frame_cb, u);
-	if (!u->nframes) {
-		/* no module or no CFI for the pc: the pc alone is still true */
-		frames[0].pc = pc;
-		frames[0].is_return = false;
-		u->nframes = 1;
-	}
+	dwfl_getthread_frames(ss->dwfl, t->tid, frame_cb, u);
 	u->st = NULL;
 	u->frames = NULL;
 	return u->nframes;
+}
+
+int unwinder_unwind(struct unwinder *u, const struct unwind_target *t,
+		    const struct unwind_state *st, struct unwind_frame *frames, int max)
+{
+	struct session *ss;
+	uint64_t pc, sp;
+	int n = 0;
+
+	if (!HAVE_UNWIND || max < 1 || !st->regs ||
+	    !perf_reg(st, PERF_REG_PC, &pc) || !perf_reg(st, PERF_REG_STACK, &sp))
+		return 0;
+	ss = get_session(u, t);
+	if (ss)
+		n = walk(u, ss, t, st, sp, frames, max);
+	if (!n) {
+		/* no module or no CFI for the pc: the pc alone is still true */
+		frames[0].pc = pc;
+		frames[0].is_return = false;
+		n = 1;
+	}
+	return n;
+}
+
+/* The CFI row for pc: from .eh_frame, else .debug_frame; NULL when none has one. */
+static Dwarf_Frame *cfi_row(Dwfl_Module *mod, Dwarf_Addr pc)
+{
+	Dwarf_Frame *frame = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+		return frame;
+	cfi = dwfl_module_dwarf_cfi(mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, pc - bias, &frame))
+		return frame;
+	return NULL;
+}
+
+/* Whether a CFA rule reads the frame pointer register. */
+static bool reads_fp(const Dwarf_Op *ops, size_t nops)
+{
+	for (size_t i = 0; i < nops; i++) {
+		unsigned atom = ops[i].atom;
+
+		if ((atom == DW_OP_bregx || atom == DW_OP_regx) && ops[i].number == DWARF_REG_FP)
+			return true;
+		if (atom == DW_OP_breg0 + DWARF_REG_FP || atom == DW_OP_reg0 + DWARF_REG_FP)
+			return true;
+	}
+	return false;
+}
+
+int unwinder_leaf_caller(struct unwinder *u, const struct unwind_target *t,
+			 const struct unwind_state *st, uint64_t leaf, uint64_t *ret)
+{
+	struct unwind_frame frames[2];
+	struct session *ss;
+	Dwfl_Module *mod;
+	Dwarf_Frame *row;
+	Dwarf_Op *ops;
+	size_t nops;
+	uint64_t pc, sp;
+	bool framed;
+
+	if (!HAVE_UNWIND || !st->regs ||
+	    !perf_reg(st, PERF_REG_PC, &pc) || !perf_reg(st, PERF_REG_STACK, &sp) || pc != leaf)
+		return 0;
+	ss = get_session(u, t);
+	if (!ss || !(mod = dwfl_addrmodule(ss->dwfl, pc)) || !(row = cfi_row(mod, pc)))
+		return 0;
+	/* the frame is set up when the CFA is found from the frame pointer */
+	framed = dwarf_frame_cfa(row, &ops, &nops) || reads_fp(ops, nops);
+	free(row);
+	if (framed || walk(u, ss, t, st, sp, frames, 2) < 2 || !frames[1].is_return)
+		return 0;
+	*ret = frames[1].pc;
+	return 1;
 }

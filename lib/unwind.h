@@ -1,6 +1,7 @@
 /*
  * unwind.h: DWARF unwinding of sampled user stacks with libdwfl, for
- * programs built without frame pointers. A sample brings the user
+ * programs built without frame pointers, and the one step a frame
+ * pointer walk misses above a frameless leaf. A sample brings the user
  * registers and a copy of the top of the user stack; the call frame
  * information of the process's ELF files does the rest.
  *
@@ -56,6 +57,21 @@ void unwinder_free(struct unwinder *u);
  */
 int unwinder_unwind(struct unwinder *u, const struct unwind_target *t,
 		    const struct unwind_state *st, struct unwind_frame *frames, int max);
+
+/*
+ * For frame pointer call chains. A function sampled before it set up its
+ * frame, or that never does (a leaf built without one, libc's string
+ * functions), is not in the frame pointer chain: the kernel's walk goes
+ * from it straight to its caller's caller. When the call frame
+ * information at the sampled pc does not find the CFA from the frame
+ * pointer, unwind one step from the sample's registers and stack copy.
+ * 'leaf' is the pc the chain starts with. Returns 1 with the return
+ * address into the leaf's caller in *ret; 0 when the frame pointer chain
+ * is right (the frame is set up), when the registers' pc is not 'leaf',
+ * or when there is no CFI for it or the stack copy is too short to tell.
+ */
+int unwinder_leaf_caller(struct unwinder *u, const struct unwind_target *t,
+			 const struct unwind_state *st, uint64_t leaf, uint64_t *ret);
 
 /* Forget a process (it exited): its session is closed. */
 void unwinder_forget(struct unwinder *u, pid_t pid);

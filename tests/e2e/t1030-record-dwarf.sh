@@ -14,12 +14,6 @@ test_expect_success 'nofp with dwarf: middle_work calls leaf_work' '
 	pp_calls dw.pb.gz main middle_work
 '
 
-test_expect_success 'nofp with frame pointers cannot see middle_work' '
-	hotloop record --call-graph fp -o fp.pb.gz -- "$WORKLOADS/nofp" 0.5 &&
-	test "$(pp_top_self fp.pb.gz)" = leaf_work &&
-	! pp_calls fp.pb.gz middle_work leaf_work
-'
-
 test_expect_success 'dwarf with an explicit stack size, threads followed' '
 	hotloop record --call-graph dwarf,8192 -o dwt.pb.gz -- "$WORKLOADS/threads" 0.3 &&
 	test "$(pp_top_self dwt.pb.gz)" = thread_spin &&

@@ -2,14 +2,20 @@
  * t-record.c: the recording timeline fed with hand-made sampler events:
  * mappings per process, fork copies them, exec clears them, overlapping
  * mmaps cut older ones, kernel frames, aggregation, and the profile built
- * from it (sample types, labels, mappings, locations).
+ * from it (sample types, labels, mappings with the main executable's
+ * first, locations), and the caller of a frameless leaf found from this
+ * test program's own call frame information.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#endif
 
 #include "util.h"
 #include "profile.h"
@@ -344,6 +350,183 @@ static void test_record__unknown_addresses(void **state)
 	recording_free(r);
 }
 
+static const char *mapping_file(const struct profile *p, uint64_t id)
+{
+	const struct pf_mapping *m = profile_mapping(p, id);
+
+	assert_non_null(m);
+	return profile_string(p, m->filename);
+}
+
+static void test_record__main_executable_first(void **state)
+{
+	struct recording *r = new_fp();
+	uint64_t in_ld[] = { 0x7f0000000100 }, in_prog[] = { 0x400100, 0x7f0000000200 };
+	const struct pf_location *l;
+	struct profile p;
+
+	recording_set_main(r, 10);
+	ev_comm(r, 10, 10, "prog", true);
+	/* the kernel maps the program, then its interpreter */
+	ev_mmap(r, 10, 0x400000, 0x1000, 0, 5, "/nonexistent/prog");
+	ev_mmap(r, 10, 0x7f0000000000, 0x1000, 0, 5, "/nonexistent/ld.so");
+	ev_sample(r, 10, 10, in_ld, 1, 0);	/* the first sample lands in ld.so */
+	ev_mmap(r, 10, 0x7f1000000000, 0x1000, 0, 5, "/nonexistent/libc.so");
+	ev_fork(r, 11, 10, 11, 10);
+	ev_sample(r, 11, 11, in_prog, 2, 0);
+	build(r, &p);
+
+	assert_int_equal(p.nr_mappings, 2);
+	assert_string_equal(mapping_file(&p, 1), "/nonexistent/prog");
+	assert_string_equal(mapping_file(&p, 2), "/nonexistent/ld.so");
+	l = profile_location(&p, profile_sample_locs(&p, &p.samples[0])[0]);
+	assert_int_equal(l->mapping_id, 2);
+	assert_int_equal(l->address, 0x7f0000000100);
+	l = profile_location(&p, profile_sample_locs(&p, &p.samples[1])[0]);
+	assert_int_equal(l->mapping_id, 1);
+	assert_int_equal(l->address, 0x400100);
+	profile_release(&p);
+	recording_free(r);
+}
+
+static void test_record__main_executable_without_samples(void **state)
+{
+	struct recording *r = new_fp();
+	uint64_t in_child[] = { 0x500100 };
+	struct profile p;
+
+	recording_set_main(r, 10);
+	ev_comm(r, 10, 10, "sh", true);
+	ev_mmap(r, 10, 0x400000, 0x1000, 0, 5, "/nonexistent/sh");
+	ev_mmap(r, 10, 0x7f0000000000, 0x1000, 0, 5, "/nonexistent/ld.so");
+	/* sh execs the program in place: the last exec counts */
+	ev_comm(r, 10, 10, "prog", true);
+	ev_mmap(r, 10, 0x600000, 0x2000, 0x1000, 5, "/nonexistent/prog");
+	/* a child execs a tool, where every sample lands */
+	ev_fork(r, 12, 10, 12, 10);
+	ev_comm(r, 12, 12, "tool", true);
+	ev_mmap(r, 12, 0x500000, 0x1000, 0, 5, "/nonexistent/tool");
+	ev_sample(r, 12, 12, in_child, 1, 0);
+	build(r, &p);
+
+	assert_int_equal(p.nr_mappings, 2);
+	assert_string_equal(mapping_file(&p, 1), "/nonexistent/prog");
+	assert_int_equal(p.mappings[0].start, 0x600000);
+	assert_int_equal(p.mappings[0].limit, 0x602000);
+	assert_int_equal(p.mappings[0].offset, 0x1000);
+	assert_string_equal(mapping_file(&p, 2), "/nonexistent/tool");
+	assert_int_equal(profile_location(&p, profile_sample_locs(&p, &p.samples[0])[0])->mapping_id, 2);
+	profile_release(&p);
+	recording_free(r);
+}
+
+static void test_record__attached_main_executable(void **state)
+{
+	struct recording *r = new_fp();
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct profile p;
+
+	assert_true(n > 0);
+	exe[n] = '\0';
+	assert_int_equal(recording_add_process(r, getpid()), 0);
+	recording_set_main(r, getpid());
+	build(r, &p);
+	assert_int_equal(p.nr_mappings, 1);
+	assert_string_equal(mapping_file(&p, 1), exe);
+	profile_release(&p);
+	recording_free(r);
+}
+
+#if defined(__x86_64__)
+/* Functions of this program whose addresses stand for code in the tests. */
+__attribute__((noinline)) int fp_leaf_target(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) int fp_leaf_other(int x)
+{
+	return fp_leaf_target(x) + 2;
+}
+
+/*
+ * A frame pointer sample of this process taken at the first instruction
+ * of fp_leaf_target(), where no function has a frame yet: the CFA is sp + 8
+ * and the return address is on top of the stack copy.
+ */
+static void ev_leaf_sample(struct recording *r, uint64_t mask, const uint64_t *ips,
+			   uint32_t n, uint64_t ret)
+{
+	struct sampler_event ev = { .type = SAMPLER_SAMPLE, .pid = (uint32_t)getpid() };
+	uint64_t regs[3], stack[8] = { ret, 0x1111, 0x2222 };
+	uint64_t sp = 0x7ffc00001000;
+	unsigned k = 0;
+
+	ev.tid = ev.pid;
+	for (int bit = 0; bit < 64; bit++) {
+		if (!(mask & (1ull << bit)))
+			continue;
+		assert_true(k < ARRAY_SIZE(regs));
+		regs[k++] = bit == PERF_REG_X86_IP ? ips[0] :
+			    bit == PERF_REG_X86_SP ? sp : 0x7ffc00002000;	/* bp: a caller's */
+	}
+	ev.sample.ips = ips;
+	ev.sample.nr_ips = n;
+	ev.sample.ip = ips[0];
+	ev.sample.period = PERIOD;
+	ev.sample.regs = (struct sampler_regs){ regs, k, true };
+	ev.sample.stack = (const unsigned char *)stack;
+	ev.sample.stack_size = sizeof(stack);
+	feed(r, &ev);
+}
+
+static void test_record__fp_leaf_caller(void **state)
+{
+	struct sampler_config cfg = { .callgraph = SAMPLER_CALLGRAPH_FP };
+	struct sampler *s = sampler_new(&cfg);
+	uint64_t mask = sampler_regs_mask(s);
+	uint64_t leaf = (uint64_t)(uintptr_t)fp_leaf_target;
+	uint64_t ret = (uint64_t)(uintptr_t)fp_leaf_other + 4;
+	uint64_t far = (uint64_t)(uintptr_t)test_record__kernel_frames + 8;
+	uint64_t missing[] = { leaf, far }, complete[] = { leaf, ret, far };
+	uint64_t alone[] = { leaf }, nowhere[] = { 0x10, far };
+	struct recording *r;
+	struct profile p;
+	uint64_t a;
+
+	sampler_free(s);
+	r = recording_new(SAMPLER_CALLGRAPH_FP, mask);
+	assert_int_equal(recording_add_process(r, getpid()), 0);
+	ev_leaf_sample(r, mask, missing, 2, ret);	/* the walk skipped the caller */
+	ev_leaf_sample(r, mask, complete, 3, ret);	/* nothing to add */
+	ev_leaf_sample(r, mask, alone, 1, ret);		/* the walk found nothing above */
+	ev_leaf_sample(r, mask, nowhere, 2, ret);	/* a pc in no file: keep the chain */
+	ev_leaf_sample(r, mask, missing, 2, 0x10);	/* a return address in no mapping */
+	build(r, &p);
+
+	/* the first two are one stack: leaf, ret, far */
+	assert_int_equal(p.nr_samples, 4);
+	assert_int_equal(p.samples[0].nloc, 3);
+	assert_int_equal(profile_sample_values(&p, &p.samples[0])[0], 2);
+	frame_file_of(&p, 0, 1, &a);
+	assert_int_equal(a, ret);
+	frame_file_of(&p, 0, 2, &a);
+	assert_int_equal(a, far);
+	assert_int_equal(p.samples[1].nloc, 2);
+	frame_file_of(&p, 1, 1, &a);
+	assert_int_equal(a, ret);
+	assert_int_equal(p.samples[2].nloc, 2);
+	frame_file_of(&p, 2, 0, &a);
+	assert_int_equal(a, 0x10);
+	assert_int_equal(p.samples[3].nloc, 2);
+	frame_file_of(&p, 3, 1, &a);
+	assert_int_equal(a, far);
+	profile_release(&p);
+	recording_free(r);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +539,12 @@ int main(void)
 		cmocka_unit_test(test_record__kernel_frames),
 		cmocka_unit_test(test_record__identical_stacks_aggregate),
 		cmocka_unit_test(test_record__unknown_addresses),
+		cmocka_unit_test(test_record__main_executable_first),
+		cmocka_unit_test(test_record__main_executable_without_samples),
+		cmocka_unit_test(test_record__attached_main_executable),
+#if defined(__x86_64__)
+		cmocka_unit_test(test_record__fp_leaf_caller),
+#endif
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

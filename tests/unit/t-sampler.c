@@ -1,6 +1,7 @@
 /*
  * t-sampler.c: the sampler's record parser and ring buffer reader, on
- * records built by hand: callchain contexts, mmap build ids, lost and
+ * records built by hand: callchain contexts, the registers and stack of
+ * frame pointer and dwarf samples, mmap build ids, lost and
  * throttle counts, records that wrap around the buffer end, corruption.
  */
 #include <stdarg.h>
@@ -97,6 +98,18 @@ static struct sampler *fp_sampler(void)
 	return sampler_new(&cfg);
 }
 
+/*
+ * What follows the callchain of a frame pointer sample where the sampler
+ * asked for registers and stack: here none (as for a kernel thread).
+ */
+static void fp_no_regs(struct rec *r, const struct sampler *s)
+{
+	if (!sampler_regs_mask(s))
+		return;
+	put_u64(r, PERF_SAMPLE_REGS_ABI_NONE);
+	put_u64(r, 0);		/* no stack copied */
+}
+
 /* ---- parsing ------------------------------------------------------------------ */
 
 static void test_sampler__callchain_contexts(void **state)
@@ -114,6 +127,7 @@ static void test_sampler__callchain_contexts(void **state)
 	put_u64(&r, 0x401000);
 	put_u64(&r, 0x402000);
 	put_u64(&r, 0x403000);
+	fp_no_regs(&r, s);
 	finish(&r, false, 0, 0);
 
 	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
@@ -146,6 +160,7 @@ static void test_sampler__guest_frames_dropped(void **state)
 	put_u64(&r, PERF_CONTEXT_GUEST_KERNEL);
 	put_u64(&r, 0xffffffff99999999);
 	put_u64(&r, 0x12345);
+	fp_no_regs(&r, s);
 	finish(&r, false, 0, 0);
 
 	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
@@ -164,6 +179,7 @@ static void test_sampler__empty_callchain_keeps_ip(void **state)
 
 	sample_head(&r, PERF_RECORD_MISC_USER, 0x401234, 1, 1, 5);
 	put_u64(&r, 0);
+	fp_no_regs(&r, s);
 	finish(&r, false, 0, 0);
 	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
 	assert_int_equal(ev.sample.nr_ips, 1);
@@ -240,6 +256,63 @@ static void test_sampler__dwarf_regs_and_stack(void **state)
 	for (unsigned i = 0; i < nregs; i++)
 		put_u64(&r, 0);
 	put_u64(&r, 1 << 20);
+	finish(&r, false, 0, 0);
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), -1);
+	sampler_free(s);
+}
+
+static void test_sampler__fp_leaf_regs_and_stack(void **state)
+{
+	struct sampler *s = fp_sampler();
+	unsigned nregs = (unsigned)__builtin_popcountll(sampler_regs_mask(s));
+	unsigned char stack[SAMPLER_FP_STACK];
+	struct sampler_event ev;
+	struct rec r;
+
+	if (!nregs) {
+		sampler_free(s);
+		skip();
+	}
+	memset(stack, 0xab, sizeof(stack));
+	sample_head(&r, PERF_RECORD_MISC_KERNEL, 0xffffffff81000010, 3, 4, 9);
+	put_u64(&r, 4);
+	put_u64(&r, PERF_CONTEXT_KERNEL);
+	put_u64(&r, 0xffffffff81000010);
+	put_u64(&r, PERF_CONTEXT_USER);
+	put_u64(&r, 0x401000);
+	put_u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	for (unsigned i = 0; i < nregs; i++)
+		put_u64(&r, 0x2000 + i);
+	put_u64(&r, sizeof(stack));
+	put(&r, stack, sizeof(stack));
+	put_u64(&r, 24);			/* the stack's top was 24 bytes up */
+	finish(&r, false, 0, 0);
+
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
+	assert_int_equal(ev.sample.nr_kernel, 1);
+	assert_int_equal(ev.sample.nr_ips, 2);
+	assert_int_equal(ev.sample.ips[1], 0x401000);
+	assert_true(ev.sample.regs.valid);
+	assert_int_equal(ev.sample.regs.nr, nregs);
+	assert_int_equal(ev.sample.regs.regs[0], 0x2000);
+	assert_int_equal(ev.sample.stack_size, 24);
+
+	/* a 32-bit task: registers present but not usable */
+	sample_head(&r, PERF_RECORD_MISC_USER, 0x8048000, 3, 4, 9);
+	put_u64(&r, 0);
+	put_u64(&r, PERF_SAMPLE_REGS_ABI_32);
+	for (unsigned i = 0; i < nregs; i++)
+		put_u64(&r, 0);
+	put_u64(&r, 0);
+	finish(&r, false, 0, 0);
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
+	assert_false(ev.sample.regs.valid);
+
+	/* the registers cut short */
+	sample_head(&r, PERF_RECORD_MISC_USER, 0x401000, 3, 4, 9);
+	put_u64(&r, 0);
+	put_u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	put_u64(&r, 0x2000);
 	finish(&r, false, 0, 0);
 	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), -1);
 	sampler_free(s);
@@ -541,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_sampler__empty_callchain_keeps_ip),
 		cmocka_unit_test(test_sampler__hostile_samples),
 		cmocka_unit_test(test_sampler__dwarf_regs_and_stack),
+		cmocka_unit_test(test_sampler__fp_leaf_regs_and_stack),
 		cmocka_unit_test(test_sampler__mmap2_build_id),
 		cmocka_unit_test(test_sampler__unterminated_filename),
 		cmocka_unit_test(test_sampler__lost_and_throttle),

@@ -1793,6 +1793,56 @@ static void test_symbolize__kallsyms(void **state)
 	symbolizer_free(s);
 }
 
+/*
+ * kallsyms out of address order (a module's symbols, a core symbol listed
+ * late): sorted once all the same; an alias at one address resolves to the
+ * global name; a data symbol right after a function ends it.
+ */
+static void test_symbolize__kallsyms_unsorted(void **state)
+{
+	static const char fake[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T b_fn\n"
+		"ffffffffc0000100 t mod_b\t[m]\n"
+		"ffffffffc0000000 t mod_a\t[m]\n"
+		"ffffffffc0000000 T mod_a_global\t[m]\n"
+		"ffffffffc0000080 d mod_data\t[m]\n"
+		"ffffffff81000080 t a_fn\n";
+	static const struct { uint64_t addr; const char *name; } cases[] = {
+		{ 0xffffffff81000050ull, "_stext" },
+		{ 0xffffffff81000090ull, "a_fn" },
+		{ 0xffffffff81000100ull, "b_fn" },
+		{ 0xffffffffc0000010ull, "mod_a_global" },
+		{ 0xffffffffc0000080ull, NULL },
+		{ 0xffffffffc0000100ull, "mod_b" },
+	};
+	struct symbolizer *s;
+	struct sym_dso *d;
+	struct sym_frame fr[4];
+	char *path;
+
+	if (!tmpdir[0]) {
+		print_message("skipped: no temporary directory\n");
+		skip();
+	}
+	s = symbolizer_new();
+	path = tmp_path("kallsyms-unsorted");
+	assert_int_equal(write_text("kallsyms-unsorted", fake), 0);
+	d = symbolizer_kallsyms(s, path);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		int n = sym_lookup(d, cases[i].addr, fr, 4);
+
+		if (!cases[i].name) {
+			assert_int_equal(n, 0);
+			continue;
+		}
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].name, cases[i].name);
+	}
+	free(path);
+	symbolizer_free(s);
+}
+
 /* The running kernel: a symbol read from /proc/kallsyms resolves to itself. */
 static void test_symbolize__running_kernel(void **state)
 {
@@ -1885,6 +1935,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize__hostile_files),
 		cmocka_unit_test(test_symbolize__corrupted_dwarf),
 		cmocka_unit_test(test_symbolize__kallsyms),
+		cmocka_unit_test(test_symbolize__kallsyms_unsorted),
 		cmocka_unit_test(test_symbolize__running_kernel),
 		cmocka_unit_test(test_symbolize__demangle),
 	};
