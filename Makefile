@@ -90,7 +90,7 @@ e2e: hotloop workloads
 
 check-san:
 	@$(MAKE) --no-print-directory B=build/san SAN=1 build/san/hotloop
-	@$(MAKE) --no-print-directory B=build/san SAN=1 unit-san e2e-san
+	@$(MAKE) --no-print-directory -k B=build/san SAN=1 unit-san e2e-san
 
 unit-san: $(UNIT_BIN)
 	@SUITE="unit (asan+ubsan)" tests/run-unit $(UNIT_BIN)

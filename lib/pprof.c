@@ -131,6 +131,8 @@ static void idmap_add(struct idmap *m, uint64_t from, uint64_t to)
 /* Sort, reject duplicate ids, and build the direct table when it pays. */
 static int idmap_seal(struct idmap *m, const char *kind, const char *what)
 {
+	if (!m->n)
+		return 0;
 	qsort(m->v, m->n, sizeof(*m->v), cmp_idpair);
 	for (size_t i = 1; i < m->n; i++)
 		if (m->v[i].from == m->v[i - 1].from)
