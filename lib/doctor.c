@@ -113,41 +113,11 @@ static void add_check(struct doctor *d, const char *name, enum doctor_status sta
 		BUG("check '%s' reports a problem without a remedy", name);
 }
 
-/* ---- small readers (quiet: a missing file is a finding, not an error) -- */
-
-/* The first line of a small file under /proc, or NULL. */
-static char *read_line(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	char *ret;
-
-	if (!f)
-		return NULL;
-	ret = fgets(buf, (int)size, f);
-	fclose(f);
-	return ret;
-}
-
-static bool read_int64(const char *path, int64_t *out)
-{
-	char buf[64], *end;
-	long long v;
-
-	if (!read_line(path, buf, sizeof(buf)))
-		return false;
-	errno = 0;
-	v = strtoll(buf, &end, 10);
-	if (errno || end == buf)
-		return false;
-	*out = v;
-	return true;
-}
-
 static int read_int(const char *path)
 {
 	int64_t v;
 
-	if (!read_int64(path, &v) || v < INT_MIN + 1 || v > INT_MAX)
+	if (!read_int64_file(path, &v) || v < INT_MIN + 1 || v > INT_MAX)
 		return INT_MIN;
 	return (int)v;
 }
@@ -494,9 +464,9 @@ void doctor_check_machine(struct doctor *d)
 	d->cap_perfmon = (caps >> 38) & 1;
 	d->paranoid = read_int("/proc/sys/kernel/perf_event_paranoid");
 	d->kptr_restrict = read_int("/proc/sys/kernel/kptr_restrict");
-	if (!read_int64("/proc/sys/kernel/perf_event_mlock_kb", &d->mlock_kb))
+	if (!read_int64_file("/proc/sys/kernel/perf_event_mlock_kb", &d->mlock_kb))
 		d->mlock_kb = -1;
-	if (!read_int64("/proc/sys/kernel/perf_event_max_sample_rate", &d->max_sample_rate))
+	if (!read_int64_file("/proc/sys/kernel/perf_event_max_sample_rate", &d->max_sample_rate))
 		d->max_sample_rate = -1;
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
 		d->mlock_rlimit_kb = (int64_t)(rl.rlim_cur / 1024);

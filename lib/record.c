@@ -35,24 +35,6 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
-/* Read a small text file into buf (NUL-terminated); -1, quietly, when absent. */
-static ssize_t read_text(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 static void hex_encode(struct strbuf *sb, const unsigned char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -336,7 +318,7 @@ static uint32_t guess_comm(struct recording *r, uint32_t pid, uint32_t tid)
 	if (leader)
 		return leader->comm;
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
-	if (read_text(path, buf, sizeof(buf)) > 0) {
+	if (read_small_file(path, buf, sizeof(buf)) > 0) {
 		buf[strcspn(buf, "\n")] = '\0';
 		return intern_comm(r, buf);
 	}
@@ -816,7 +798,7 @@ int recording_add_process(struct recording *r, pid_t pid)
 			continue;
 		tid = atol(de->d_name);
 		snprintf(cpath, sizeof(cpath), "/proc/%d/task/%ld/comm", (int)pid, tid);
-		if (read_text(cpath, buf, sizeof(buf)) < 0)
+		if (read_small_file(cpath, buf, sizeof(buf)) < 0)
 			continue;
 		buf[strcspn(buf, "\n")] = '\0';
 		get_thread_named(r, (uint32_t)tid, (uint32_t)pid, intern_comm(r, buf));
@@ -1298,7 +1280,7 @@ static bool process_gone(pid_t pid)
 	if (kill(pid, 0) < 0 && errno == ESRCH)
 		return true;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_text(path, buf, sizeof(buf)) < 0)
+	if (read_small_file(path, buf, sizeof(buf)) < 0)
 		return true;
 	p = strrchr(buf, ')');
 	return p && (p[2] == 'Z' || p[2] == 'X');

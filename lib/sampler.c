@@ -114,28 +114,12 @@ static int parse_cpu_list(const char *s, int **cpus, size_t *nr)
 	return *nr ? 0 : -1;
 }
 
-/* Read a small file quietly: the number of bytes, -1 when it cannot be read. */
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
-
 static void online_cpus(struct sampler *s)
 {
 	char buf[4096];
 	long n;
 
-	if (read_small("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0 &&
+	if (read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0 &&
 	    !parse_cpu_list(buf, &s->cpus, &s->nr_cpus))
 		return;
 	free(s->cpus);
@@ -265,11 +249,9 @@ void sampler_free(struct sampler *s)
 /* An integer sysctl from /proc/sys, or 'dflt' when it cannot be read. */
 static long read_sysctl(const char *path, long dflt)
 {
-	char buf[64];
+	int64_t v;
 
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return dflt;
-	return strtol(buf, NULL, 10);
+	return read_int64_file(path, &v) ? (long)v : dflt;
 }
 
 /*

@@ -184,6 +184,38 @@ out_free:
 	return ret;
 }
 
+ssize_t read_small_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	do
+		n = read(fd, buf, size - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+bool read_int64_file(const char *path, int64_t *out)
+{
+	char buf[64], *end;
+	long long v;
+
+	if (read_small_file(path, buf, sizeof(buf)) <= 0)
+		return false;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno || end == buf)
+		return false;
+	*out = v;
+	return true;
+}
+
 int read_file(struct strbuf *sb, const char *path, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

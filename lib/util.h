@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The one set of exit codes (design.md, "Commands"). */
 enum hl_exit {
@@ -83,6 +84,14 @@ uint64_t now_ns(void);
  * fsync, rename. A killed writer never leaves a partial file under 'path'.
  */
 int write_file_atomic(const char *path, const void *buf, size_t len);
+
+/*
+ * Read a small file (/proc, /sys) into buf, NUL-terminated: the number of
+ * bytes, or -1, quietly, when it cannot be read.
+ */
+ssize_t read_small_file(const char *path, char *buf, size_t size);
+/* The integer a small file starts with; false when absent or not a number. */
+bool read_int64_file(const char *path, int64_t *out);
 
 /* Read a whole file (at most 'cap' bytes, else an error). */
 struct strbuf;
