@@ -497,7 +497,7 @@ void doctor_check_machine(struct doctor *d)
 			  "hardware counters (instructions, cycles) are available");
 	else
 		add_check(d, "hardware_events", DOCTOR_WARN,
-			  "cpu-clock sampling still works; for instruction counts use valgrind (bench --metric instructions)",
+			  "cpu-clock sampling still works; for instruction counts use valgrind --tool=callgrind",
 			  "no hardware counters (instructions, cycles): the CPU's PMU is not exposed, as in most VMs");
 	check_limits(d);
 	check_tool(d, "valgrind", d->valgrind, DOCTOR_WARN,

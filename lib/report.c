@@ -176,7 +176,7 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		}
 		for (size_t j = 0; j < n; j++) {
 			row = row_for(r, p, &frames[j]);
-			if (frames[j].inlined)
+			if (frames[j].inlined && (by == REPORT_BY_FUNCTION || by == REPORT_BY_LINE))
 				row->inlined = true;
 			if (row->stamp != i) {
 				row->stamp = i;

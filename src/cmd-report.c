@@ -61,26 +61,43 @@ static void print_text(const struct profile *p, const struct report *r, long top
 	       (long long)r->total, profile_string(p, st->type),
 	       profile_string(p, st->unit), r->samples, by_names[r->by],
 	       sort == REPORT_SORT_SELF ? "self" : "total");
-	printf("%7s %12s %7s %12s  %-40s %-28s %s\n", "self%", "self", "total%", "total",
-	       r->by == REPORT_BY_FUNCTION || r->by == REPORT_BY_LINE ? "function" :
-	       r->by == REPORT_BY_FILE ? "file" : "dso",
-	       r->by == REPORT_BY_DSO || r->by == REPORT_BY_FILE ? "" : "file:line", "dso");
+	switch (r->by) {
+	case REPORT_BY_FUNCTION:
+	case REPORT_BY_LINE:
+		printf("%7s %12s %7s %12s  %-40s %-28s %s\n", "self%", "self", "total%", "total",
+		       "function", "file:line", "dso");
+		break;
+	case REPORT_BY_FILE:
+		printf("%7s %12s %7s %12s  %-40s %s\n", "self%", "self", "total%", "total",
+		       "file", "dso");
+		break;
+	case REPORT_BY_DSO:
+		printf("%7s %12s %7s %12s  %s\n", "self%", "self", "total%", "total", "dso");
+		break;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *row = &r->rows[i];
 
-		strbuf_reset(&loc);
-		if (r->by == REPORT_BY_FUNCTION || r->by == REPORT_BY_LINE) {
+		printf("%6.2f%% %12lld %6.2f%% %12lld  ", pct(row->self, r->total),
+		       (long long)row->self, pct(row->total, r->total), (long long)row->total);
+		switch (r->by) {
+		case REPORT_BY_FUNCTION:
+		case REPORT_BY_LINE:
+			strbuf_reset(&loc);
 			if (*row->file)
 				strbuf_addf(&loc, "%s:%lld", short_path(row->file), (long long)row->line);
 			else
 				strbuf_addch(&loc, '-');
+			printf("%-40s %-28s %s", row->name, loc.buf, row->dso);
+			break;
+		case REPORT_BY_FILE:
+			printf("%-40s %s", *row->file ? short_path(row->name) : row->name, row->dso);
+			break;
+		case REPORT_BY_DSO:
+			printf("%s", row->name);
+			break;
 		}
-		printf("%6.2f%% %12lld %6.2f%% %12lld  %-40s %-28s %s%s%s\n",
-		       pct(row->self, r->total), (long long)row->self,
-		       pct(row->total, r->total), (long long)row->total,
-		       r->by == REPORT_BY_FILE && *row->file ? short_path(row->name) : row->name,
-		       loc.buf, row->dso,
-		       row->inlined ? " [inlined]" : "", row->kernel ? " [kernel]" : "");
+		printf("%s%s\n", row->inlined ? " [inlined]" : "", row->kernel ? " [kernel]" : "");
 	}
 	if (n < r->nr)
 		printf("# %zu more rows (--top 0 shows all)\n", r->nr - n);
