@@ -193,10 +193,14 @@ static bool estimate(struct decide *d, const struct vd_workload *w, bool runs_ok
 
 	e->workload = xstrdup(w->name);
 	memset(iv, 0, sizeof(*iv));
-	if (!w->nr_pairs || w->nr_pairs > STATS_MAX_PAIRS) {
+	if (w->nr_pairs > STATS_MAX_PAIRS) {
+		reason(d, OPEN, "workload '%s' has %zu measured pairs, more than the %d the "
+		       "statistics take", w->name, w->nr_pairs, STATS_MAX_PAIRS);
+		return false;
+	}
+	if (!w->nr_pairs) {
 		if (runs_ok)
-			reason(d, OPEN, "workload '%s' has %zu measured pairs: cannot compare",
-			       w->name, w->nr_pairs);
+			reason(d, OPEN, "workload '%s' has 0 measured pairs: cannot compare", w->name);
 		return false;
 	}
 	if (d->r->metric == GATE_METRIC_INSTRUCTIONS) {
@@ -328,8 +332,7 @@ static void check_memory(struct decide *d, const struct vd_measurements *m)
 		v->memory.ok = false;
 		reason(d, OPEN, "the candidate's peak RSS was not measured: cannot check the "
 		       "ram budget of %" PRIu64 " kB", v->memory.budget_kb);
-	} else if (v->memory.cand_peak_rss_kb > d->r->ram_budget / 1024 ||
-		   (v->memory.cand_peak_rss_kb == d->r->ram_budget / 1024 && d->r->ram_budget % 1024)) {
+	} else if (v->memory.cand_peak_rss_kb > v->memory.budget_kb) {
 		v->memory.ok = false;
 		reason(d, FAIL, "the candidate's peak RSS of %" PRIu64 " kB is over the ram budget "
 		       "of %" PRIu64 " kB (baseline %" PRIu64 " kB)", v->memory.cand_peak_rss_kb,
@@ -359,8 +362,8 @@ static void check_metric(struct decide *d, const struct metric_rule *rule,
 	}
 	if (stats_median(mv->base, mv->nr_base, &base) < 0 ||
 	    stats_median(mv->cand, mv->nr_cand, &cand) < 0) {
-		reason(d, OPEN, "metric '%s' of workload '%s' has no usable %s value",
-		       rule->name, w->name, mv->nr_base ? "" : "baseline");
+		reason(d, OPEN, "metric '%s' of workload '%s' has no usable %svalue",
+		       rule->name, w->name, mv->nr_base ? "" : "baseline ");
 		return;
 	}
 	out->base = base;

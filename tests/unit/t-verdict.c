@@ -487,6 +487,42 @@ static void test_verdict__bad_measurements_are_errors(void **state)
 	verdict_release(&f.v);
 }
 
+static void test_verdict__memory_and_metric_edges(void **state)
+{
+	struct fixture f;
+
+	/* exactly at the budget is within it */
+	setup(&f);
+	f.side[1].cand_runs[0].peak_rss_kb = 4096;
+	decide(&f);
+	assert_int_equal(f.v.kind, VERDICT_KEEP);
+	assert_true(f.v.memory.ok);
+	verdict_release(&f.v);
+	/* a budget with nothing measured cannot be checked */
+	setup(&f);
+	for (int wi = 0; wi < 2; wi++)
+		for (int i = 0; i < MAXP; i++)
+			f.side[wi].cand_runs[i].peak_rss_kb = 0;
+	decide(&f);
+	assert_int_equal(f.v.kind, VERDICT_INCONCLUSIVE);
+	assert_true(has_reason(&f.v, "peak RSS was not measured: cannot check the ram budget of 4096 kB"));
+	verdict_release(&f.v);
+	/* a metric the baseline never printed cannot be compared */
+	setup(&f);
+	f.side[0].metric.nr_base = 0;
+	decide(&f);
+	assert_int_equal(f.v.kind, VERDICT_INCONCLUSIVE);
+	assert_true(has_reason(&f.v, "metric 'events/s' of workload 'big' has no usable baseline value"));
+	verdict_release(&f.v);
+	/* within tolerance in the wrong direction holds */
+	setup(&f);
+	f.side[0].mcand[0] = f.side[0].mcand[1] = 985;
+	decide(&f);
+	assert_int_equal(f.v.kind, VERDICT_KEEP);
+	assert_true(f.v.metrics[0].ok);
+	verdict_release(&f.v);
+}
+
 static void expect_type(json_t *o, const char *key, int type)
 {
 	json_t *x = json_object_get(o, key);
@@ -570,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_verdict__suspicious_speedup),
 		cmocka_unit_test(test_verdict__instructions),
 		cmocka_unit_test(test_verdict__bad_measurements_are_errors),
+		cmocka_unit_test(test_verdict__memory_and_metric_edges),
 		cmocka_unit_test(test_verdict__json_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
