@@ -373,6 +373,52 @@ static void test_stats__sequential_schedule(void **state)
 	}
 }
 
+/*
+ * The schedule's error control on simulated A/A sequences: log-ratios of
+ * symmetric noise (a sum of uniforms, ~5% spread) around no change. With
+ * min-improvement 0 a keep needs only the interval below 0, so the
+ * overall false keep rate must stay under (1 - 0.95) / 2 = 2.5%; using the
+ * full 95% at each of the three looks gives 4.7% here (1.7% as split). An injected 10%
+ * slowdown must be rejected, and a 10% speedup kept, nearly always.
+ */
+static void test_stats__schedule_error_control(void **state)
+{
+	struct stats_schedule sch = STATS_SCHEDULE_DEFAULT;
+	static const struct { double shift; double min; enum stats_decision want; double at_most; } cases[] = {
+		{ 0.0, 0.0, STATS_DECIDED_KEEP, 0.025 },		/* false keeps */
+		{ log(1.10), 0.03, STATS_DECIDED_REJECT, -0.99 },	/* >= 99% rejected */
+		{ log(0.90), 0.03, STATS_DECIDED_KEEP, -0.95 },		/* >= 95% kept */
+	};
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	const int runs = 2000;
+
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		int hits = 0;
+		for (int r = 0; r < runs; r++) {
+			double d[36];
+			enum stats_decision dec = STATS_NEED_MORE;
+			for (size_t i = 0; i < 36; i++) {
+				double sum = 0;
+				for (int u = 0; u < 4; u++) {
+					x ^= x << 13;
+					x ^= x >> 7;
+					x ^= x << 17;
+					sum += (double)(x >> 11) / 9007199254740992.0 - 0.5;
+				}
+				d[i] = cases[c].shift + 0.05 * sqrt(3.0) * sum;
+			}
+			for (size_t n = 1; n <= 36 && dec == STATS_NEED_MORE; n++)
+				assert_int_equal(stats_sequential_decide(&sch, d, n, cases[c].min,
+									 &dec, NULL), 0);
+			hits += dec == cases[c].want;
+		}
+		if (cases[c].at_most >= 0 ? hits > cases[c].at_most * runs
+					  : hits < -cases[c].at_most * runs)
+			fail_msg("shift %g: %d of %d %s", cases[c].shift, hits, runs,
+				 stats_decision_name(cases[c].want));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_stats__counts_exact_or_noisy),
 		cmocka_unit_test(test_stats__judge_improvement),
 		cmocka_unit_test(test_stats__sequential_schedule),
+		cmocka_unit_test(test_stats__schedule_error_control),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
