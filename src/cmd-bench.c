@@ -160,7 +160,7 @@ static void print_run(const char *label, size_t i, const struct run_result *r, d
 {
 	char *why = failure_reason(r, timeout);
 
-	printf("%s %2zu: wall %.3f s  cpu %.3f s (user %.3f, sys %.3f)  rss %ld KiB",
+	printf("%-7s %2zu: wall %.3f s  cpu %.3f s (user %.3f, sys %.3f)  rss %ld KiB",
 	       label, i + 1, (double)r->wall_ns / 1e9, (double)(r->user_ns + r->sys_ns) / 1e9,
 	       (double)r->user_ns / 1e9, (double)r->sys_ns / 1e9, r->max_rss_kib);
 	if (r->instructions >= 0)
@@ -183,6 +183,8 @@ static void print_text(const struct bench *b)
 {
 	struct summary s;
 
+	for (size_t i = 0; i < b->nr_warm; i++)
+		print_run("warm-up", i, &b->warm[i], b->timeout);
 	for (size_t i = 0; i < b->nr_runs; i++)
 		print_run("run", i, &b->runs[i], b->timeout);
 	if (b->nr_runs) {
@@ -396,7 +398,7 @@ int cmd_bench(int argc, char **argv)
 	struct bench b = { 0 };
 	struct runner rn = { -1, -1 };
 	struct run_spec spec = { 0 };
-	struct strbuf cmd = STRBUF_INIT;
+	struct strbuf cmd = STRBUF_INIT, shell = STRBUF_INIT;
 	struct sigaction sa = { 0 }, old_int, old_term;
 	const char **env = NULL;
 	size_t nr_env = 0, alloc_env = 0, nr_cpus = 0;
@@ -467,7 +469,9 @@ int cmd_bench(int argc, char **argv)
 		goto out_free;
 	}
 	runner_quote_argv(&cmd, (const char *const *)argv + optind, (size_t)(argc - optind));
-	spec.command = cmd.buf;
+	/* exec: the shell steps aside, so a run killed by a signal reports it */
+	strbuf_addf(&shell, "exec %s", cmd.buf);
+	spec.command = shell.buf;
 	spec.env = env;
 	spec.timeout = b.timeout;
 	spec.cpus = cpus;
@@ -540,5 +544,6 @@ out_free:
 	free(env);
 	free(cpus);
 	strbuf_release(&cmd);
+	strbuf_release(&shell);
 	return ret;
 }
