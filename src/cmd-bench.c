@@ -513,14 +513,23 @@ int cmd_bench(int argc, char **argv)
 		char *why = failure_reason(r, b.timeout);
 
 		if (why) {
-			error("%s %zu of '%s': %s", i < b.nr_warm ? "warm-up" : "run",
-			      i < b.nr_warm ? i + 1 : i - b.nr_warm + 1, cmd.buf, why);
+			/* under --json the document already says it: no second one */
+			char *msg = xstrfmt("%s %zu of '%s': %s", i < b.nr_warm ? "warm-up" : "run",
+					    i < b.nr_warm ? i + 1 : i - b.nr_warm + 1, cmd.buf, why);
+			if (json)
+				warning("%s", msg);
+			else
+				error("%s", msg);
+			free(msg);
 			free(why);
 			ret = HL_EXIT_FAILURE;
 		}
 	}
 	if (interrupted && ret == HL_EXIT_OK) {
-		error("interrupted after %zu of %ld runs", b.nr_runs, n);
+		if (json)
+			warning("interrupted after %zu of %ld runs", b.nr_runs, n);
+		else
+			error("interrupted after %zu of %ld runs", b.nr_runs, n);
 		ret = HL_EXIT_FAILURE;
 	}
 out_stop:
