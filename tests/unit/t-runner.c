@@ -262,9 +262,12 @@ int main(int argc, char **argv)
 		size_t sz = (size_t)atol(argv[2]) << 20;
 		volatile char *q = malloc(sz);
 
+		int ret = q ? 0 : 1;
+
 		for (size_t i = 0; q && i < sz; i += 4096)
 			q[i] = 1;
-		return q ? 0 : 1;
+		free((void *)q);
+		return ret;
 	}
 	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
 	if (n < 0)
