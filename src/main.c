@@ -30,6 +30,7 @@ static const struct cmd commands[] = {
 	{ "flame",   cmd_flame,   0,        "draw an interactive SVG flame graph",        usage_flame },
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
+	{ "bench",   cmd_bench,   CMD_JSON, "measure the time and memory of a command",   usage_bench },
 };
 
 static const struct cmd *find_cmd(const char *name)
