@@ -21,7 +21,8 @@
 #include "quiesce.h"
 #include "runner.h"
 #include "strbuf.h"
-#include "summary.h"
+#include "rules.h"
+#include "stats.h"
 
 const char usage_bench[] =
 "usage: hotloop bench [-n N] [--warmup W] [--metric cpu|wall|instructions]\n"
@@ -47,8 +48,6 @@ const char usage_bench[] =
 "timed out (measuring stops there), 127 when CMD is not found, 126 when it\n"
 "cannot be run.\n";
 
-enum metric { METRIC_CPU, METRIC_WALL, METRIC_INSTRUCTIONS };
-static const char *const metric_names[] = { "cpu", "wall", "instructions" };
 
 static volatile sig_atomic_t interrupted;
 static struct runner *active_runner;
@@ -60,12 +59,12 @@ static void on_interrupt(int sig)
 		runner_interrupt(active_runner);
 }
 
-static double metric_value(const struct run_result *r, enum metric m)
+static double metric_value(const struct run_result *r, enum gate_metric m)
 {
 	switch (m) {
-	case METRIC_WALL:
+	case GATE_METRIC_WALL:
 		return (double)r->wall_ns / 1e9;
-	case METRIC_INSTRUCTIONS:
+	case GATE_METRIC_INSTRUCTIONS:
 		return (double)r->instructions;
 	default:
 		return (double)(r->user_ns + r->sys_ns) / 1e9;
@@ -91,7 +90,7 @@ static char *failure_reason(const struct run_result *r, double timeout)
 }
 
 struct bench {
-	enum metric metric;
+	enum gate_metric metric;
 	double timeout;
 	struct run_result *warm, *runs;
 	size_t nr_warm, nr_runs;
@@ -107,29 +106,31 @@ static void add_warning(struct bench *b, char *msg)
 	b->warnings[b->nr_warnings++] = msg;
 }
 
-static void summarize(const struct bench *b, enum metric m, struct summary *s)
+static void summarize(const struct bench *b, enum gate_metric m, struct stats_summary *s)
 {
 	double *v = xcalloc(b->nr_runs, sizeof(*v));
 
 	for (size_t i = 0; i < b->nr_runs; i++)
 		v[i] = metric_value(&b->runs[i], m);
-	summary_of(v, b->nr_runs, s);
+	if (stats_summarize(v, b->nr_runs, s))
+		memset(s, 0, sizeof(*s));
 	free(v);
 }
 
-static void summarize_rss(const struct bench *b, struct summary *s)
+static void summarize_rss(const struct bench *b, struct stats_summary *s)
 {
 	double *v = xcalloc(b->nr_runs, sizeof(*v));
 
 	for (size_t i = 0; i < b->nr_runs; i++)
 		v[i] = (double)b->runs[i].max_rss_kib;
-	summary_of(v, b->nr_runs, s);
+	if (stats_summarize(v, b->nr_runs, s))
+		memset(s, 0, sizeof(*s));
 	free(v);
 }
 
 static void find_warnings(struct bench *b)
 {
-	struct summary s;
+	struct stats_summary s;
 
 	if (!b->machine.quiet)
 		add_warning(b, xstrfmt("the machine was not quiet: %s (waited %.1f s)",
@@ -145,7 +146,7 @@ static void find_warnings(struct bench *b)
 	if (b->nr_runs >= 3 && s.cv > 0.05)
 		add_warning(b, xstrfmt("noisy: the %s CV is %.1f%% (above 5%%); "
 				       "more runs or a quieter machine give a firmer number",
-				       metric_names[b->metric], 100 * s.cv));
+				       gate_metric_name(b->metric), 100 * s.cv));
 	for (size_t i = 1; i < b->nr_runs; i++) {
 		if (b->runs[i].stdout_hash != b->runs[0].stdout_hash) {
 			add_warning(b, xstrfmt("the output differs between runs 1 and %zu", i + 1));
@@ -171,7 +172,7 @@ static void print_run(const char *label, size_t i, const struct run_result *r, d
 	free(why);
 }
 
-static void print_summary_line(const char *name, const struct summary *s, const char *unit,
+static void print_summary_line(const char *name, const struct stats_summary *s, const char *unit,
 			       int digits)
 {
 	printf("%-12s median %.*f%s  MAD %.*f%s  min %.*f%s  max %.*f%s  CV %.1f%%\n", name,
@@ -181,7 +182,7 @@ static void print_summary_line(const char *name, const struct summary *s, const 
 
 static void print_text(const struct bench *b)
 {
-	struct summary s;
+	struct stats_summary s;
 
 	for (size_t i = 0; i < b->nr_warm; i++)
 		print_run("warm-up", i, &b->warm[i], b->timeout);
@@ -190,13 +191,13 @@ static void print_text(const struct bench *b)
 	if (b->nr_runs) {
 		printf("\n%zu run%s%s\n", b->nr_runs, b->nr_runs == 1 ? "" : "s",
 		       b->complete ? "" : " (incomplete)");
-		if (b->metric == METRIC_INSTRUCTIONS) {
-			summarize(b, METRIC_INSTRUCTIONS, &s);
+		if (b->metric == GATE_METRIC_INSTRUCTIONS) {
+			summarize(b, GATE_METRIC_INSTRUCTIONS, &s);
 			print_summary_line("instructions", &s, "", 0);
 		}
-		summarize(b, METRIC_CPU, &s);
+		summarize(b, GATE_METRIC_CPU, &s);
 		print_summary_line("cpu", &s, " s", 3);
-		summarize(b, METRIC_WALL, &s);
+		summarize(b, GATE_METRIC_WALL, &s);
 		print_summary_line("wall", &s, " s", 3);
 		summarize_rss(b, &s);
 		printf("%-12s median %.0f KiB  max %.0f KiB\n", "peak rss", s.median, s.max);
@@ -241,7 +242,7 @@ static json_t *run_json(size_t i, const struct run_result *r, double timeout)
 	return o;
 }
 
-static json_t *summary_json(const struct summary *s)
+static json_t *summary_json(const struct stats_summary *s)
 {
 	json_t *o = json_object();
 
@@ -259,10 +260,10 @@ static json_t *bench_json(const struct bench *b, const char *command)
 {
 	json_t *doc = json_object(), *runs = json_array(), *warm = json_array();
 	json_t *sum = json_object(), *m = json_object(), *w = json_array();
-	struct summary s;
+	struct stats_summary s;
 
 	json_object_set_new(doc, "command", json_string(command));
-	json_object_set_new(doc, "metric", json_string(metric_names[b->metric]));
+	json_object_set_new(doc, "metric", json_string(gate_metric_name(b->metric)));
 	json_object_set_new(doc, "complete", json_boolean(b->complete));
 	for (size_t i = 0; i < b->nr_warm; i++)
 		json_array_append_new(warm, run_json(i, &b->warm[i], b->timeout));
@@ -272,9 +273,9 @@ static json_t *bench_json(const struct bench *b, const char *command)
 	json_object_set_new(doc, "runs", runs);
 	summarize(b, b->metric, &s);
 	json_object_set_new(sum, "metric", summary_json(&s));
-	summarize(b, METRIC_CPU, &s);
+	summarize(b, GATE_METRIC_CPU, &s);
 	json_object_set_new(sum, "cpu", summary_json(&s));
-	summarize(b, METRIC_WALL, &s);
+	summarize(b, GATE_METRIC_WALL, &s);
 	json_object_set_new(sum, "wall", summary_json(&s));
 	summarize_rss(b, &s);
 	json_object_set_new(sum, "max_rss_kib", summary_json(&s));
@@ -402,7 +403,7 @@ int cmd_bench(int argc, char **argv)
 	struct sigaction sa = { 0 }, old_int, old_term;
 	const char **env = NULL;
 	size_t nr_env = 0, alloc_env = 0, nr_cpus = 0;
-	int *cpus = NULL, c, ret = HL_EXIT_FAILURE;
+	int *cpus = NULL, c, idx, ret = HL_EXIT_FAILURE;
 	long n = 10, warmup = 1;
 	bool json = false;
 
@@ -418,13 +419,11 @@ int cmd_bench(int argc, char **argv)
 				goto out_usage;
 			break;
 		case 'm':
-			for (b.metric = 0; b.metric < ARRAY_SIZE(metric_names); b.metric++)
-				if (!strcmp(optarg, metric_names[b.metric]))
-					break;
-			if (b.metric == ARRAY_SIZE(metric_names)) {
+			if ((idx = gate_metric_parse(optarg)) < 0) {
 				ret = usage_error("bench", "unknown metric '%s': expected cpu, wall or instructions", optarg);
 				goto out_free;
 			}
+			b.metric = (enum gate_metric)idx;
 			break;
 		case 't':
 			if (parse_seconds("--timeout", optarg, &b.timeout))
@@ -464,7 +463,7 @@ int cmd_bench(int argc, char **argv)
 	if ((ret = check_command(argv[optind])))
 		goto out_free;
 	ret = HL_EXIT_FAILURE;
-	if (b.metric == METRIC_INSTRUCTIONS && runner_instructions_unavailable()) {
+	if (b.metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable()) {
 		error("cannot measure instructions: %s", runner_instructions_unavailable());
 		goto out_free;
 	}
@@ -476,7 +475,7 @@ int cmd_bench(int argc, char **argv)
 	spec.timeout = b.timeout;
 	spec.cpus = cpus;
 	spec.nr_cpus = nr_cpus;
-	spec.instructions = b.metric == METRIC_INSTRUCTIONS;
+	spec.instructions = b.metric == GATE_METRIC_INSTRUCTIONS;
 
 	if (runner_start(&rn))
 		goto out_free;

@@ -11,7 +11,6 @@
 #include "strbuf.h"
 #include "intern.h"
 #include "runner.h"
-#include "summary.h"
 #include "quiesce.h"
 
 static char self_exe[4096];
@@ -121,23 +120,6 @@ static void test_runner__callgrind_totals(void **state)
 	assert_int_equal(runner_parse_callgrind("events: Ir\n", &v), -1);
 	assert_int_equal(runner_parse_callgrind("summary: -5\n", &v), -1);
 	assert_int_equal(runner_parse_callgrind("summary: x\n", &v), -1);
-}
-
-static void test_summary__stats(void **state)
-{
-	const double v[] = { 5, 1, 3, 2, 4, 100 };
-	struct summary s;
-
-	summary_of(v, ARRAY_SIZE(v), &s);
-	assert_int_equal(s.n, 6);
-	assert_true(s.median == 3.5);
-	assert_true(s.min == 1 && s.max == 100);
-	assert_true(s.mad == 1.5);	/* |x - 3.5|: 1.5 2.5 .5 1.5 .5 96.5 */
-	assert_true(v[0] == 5);		/* the caller's order is kept */
-	summary_of(v, 1, &s);
-	assert_true(s.median == 5 && s.cv == 0 && s.mad == 0);
-	summary_of(v, 0, &s);
-	assert_int_equal(s.n, 0);
 }
 
 static void test_quiesce__parsers(void **state)
@@ -250,7 +232,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_runner__env_is_fixed),
 		cmocka_unit_test(test_runner__quote_argv),
 		cmocka_unit_test(test_runner__callgrind_totals),
-		cmocka_unit_test(test_summary__stats),
 		cmocka_unit_test(test_quiesce__parsers),
 		cmocka_unit_test(test_runner__run_status_and_output),
 		cmocka_unit_test(test_runner__peak_rss_not_inherited),
