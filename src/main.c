@@ -30,6 +30,8 @@ static const struct cmd commands[] = {
 	{ "flame",   cmd_flame,   0,        "draw an interactive SVG flame graph",        usage_flame },
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
+	{ "init",    cmd_init,    0,        "write a commented starter hotloop.conf",     usage_init },
+	{ "config",  cmd_config,  CMD_JSON, "validate hotloop.conf and print it normalized", usage_config },
 };
 
 static const struct cmd *find_cmd(const char *name)

@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert doctor help"
+	local commands="record report flame convert doctor init config help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -15,6 +15,8 @@ _hotloop()
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
 	doctor)  opts="--json --help" ;;
+	init)    opts="--force --help" ;;
+	config)  opts="-f --file --json --help" ;;
 	help)    opts="$commands" ;;
 	esac
 	if [[ "$cur" == -* || "$cmd" == help ]]; then
