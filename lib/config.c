@@ -271,8 +271,9 @@ int config_parse_percent(const char *s, double *out)
 
 int config_parse_duration(const char *s, double *out)
 {
-	static const struct { const char *unit; double s; } units[] = {
-		{ "ms", 0.001 }, { "s", 1 }, { "m", 60 }, { "h", 3600 },
+	/* divide for ms: 5 / 1000.0 is the double nearest 0.005, 5 * 0.001 is not */
+	static const struct { const char *unit; double mul, div; } units[] = {
+		{ "ms", 1, 1000 }, { "s", 1, 1 }, { "m", 60, 1 }, { "h", 3600, 1 },
 	};
 	const char *end;
 	double v;
@@ -281,7 +282,7 @@ int config_parse_duration(const char *s, double *out)
 		return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
 		if (!strcmp(end, units[i].unit)) {
-			v *= units[i].s;
+			v = v * units[i].mul / units[i].div;
 			if (v > 366.0 * 24 * 3600)
 				return -1;
 			*out = v;
@@ -401,35 +402,41 @@ static bool valid_name(const char *s)
 }
 
 /*
- * Remove the quoting of a value: "..." keeps '#', ';' and spaces; a
- * backslash escapes one of " \ # ;. NULL when the quoting is broken.
+ * A value wrapped whole in "..." loses its quotes, and a backslash inside
+ * escapes one of " \ # ;. Any other value is kept as written, quotes and
+ * backslashes included, for the shell that runs it (the reader has already
+ * kept a '#' or ';' inside its quotes from starting a comment). NULL with
+ * *why when the quoting is broken.
  */
 static char *unquote(const char *s, const char **why)
 {
 	struct strbuf sb = STRBUF_INIT;
-	bool inq = false;
+	size_t n = strlen(s);
+	const char *p;
 
-	for (; *s; s++) {
-		if (*s == '"') {
-			inq = !inq;
-		} else if (*s == '\\') {
-			if (!s[1] || !strchr("\"\\#;", s[1])) {
-				*why = "unknown escape: write \\\", \\\\, \\# or \\;";
-				goto fail;
-			}
-			strbuf_addch(&sb, *++s);
-		} else {
-			strbuf_addch(&sb, *s);
-		}
-	}
-	if (inq) {
+	if (!n || s[0] != '"')
+		return xstrdup(s);
+	for (p = s + 1; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	if (!*p) {
 		*why = "unterminated quote";
-		goto fail;
+		return NULL;
+	}
+	if (p != s + n - 1)
+		return xstrdup(s);	/* "a" b: quotes inside a value */
+	for (p = s + 1; p < s + n - 1; p++) {
+		if (*p == '\\') {
+			if (!strchr("\"\\#;", p[1])) {
+				*why = "unknown escape: inside quotes write \\\", \\\\, \\# or \\;";
+				strbuf_release(&sb);
+				return NULL;
+			}
+			p++;
+		}
+		strbuf_addch(&sb, *p);
 	}
 	return strbuf_detach(&sb, NULL);
-fail:
-	strbuf_release(&sb);
-	return NULL;
 }
 
 /* --- sections -------------------------------------------------------- */
