@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,7 +314,7 @@ int config_parse_size(const char *s, uint64_t *out)
 	} else if (!strcmp(p, "B")) {
 		p++;
 	}
-	if (*p || __builtin_mul_overflow(v, mul, &v))
+	if (*p || __builtin_mul_overflow(v, mul, &v) || v > INT64_MAX)
 		return -1;
 	*out = v;
 	return 0;
@@ -987,123 +986,211 @@ int config_find(const char *dir, char **out)
 
 /* --- normalized output ------------------------------------------- */
 
-void config_add_value(struct strbuf *sb, const char *v)
+/* Would 'v', written as is, read back as 'v'? (See unquote() and the reader.) */
+static bool reads_back_verbatim(const char *v)
 {
 	size_t n = strlen(v);
-	bool quote = !n || strpbrk(v, "#;\"\\") || v[0] == ' ' || v[0] == '\t' ||
-		     v[n - 1] == ' ' || v[n - 1] == '\t';
+	bool inq = false;
 
-	if (!quote) {
+	if (!n || v[0] == '"' || v[0] == ' ' || v[0] == '\t' ||
+	    v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if ((v[i] == ' ' || v[i] == '\t') && v[i + 1] == ';')
+			return false;
+		if (v[i] == '\\' && i + 1 < n)
+			i++;
+		else if (v[i] == '"')
+			inq = !inq;
+		else if (!inq && (v[i] == '#' || v[i] == ';'))
+			return false;
+	}
+	return !inq;
+}
+
+void config_add_value(struct strbuf *sb, const char *v)
+{
+	if (reads_back_verbatim(v)) {
 		strbuf_addstr(sb, v);
 		return;
 	}
 	strbuf_addch(sb, '"');
-	for (; *v; v++) {
-		if (strchr("\"\\;", *v))
+	for (const char *p = v; *p; p++) {
+		if (*p == '"' || *p == '\\' ||
+		    (*p == ';' && p > v && (p[-1] == ' ' || p[-1] == '\t')))
 			strbuf_addch(sb, '\\');
-		strbuf_addch(sb, *v);
+		strbuf_addch(sb, *p);
 	}
 	strbuf_addch(sb, '"');
 }
 
-static void add_list(struct strbuf *sb, const struct config_list *l, const char *sep)
+/*
+ * "\tkey = value\n"; without the spaces around '=' when the line would pass
+ * libinih's limit, so a line that fit when read still fits when written.
+ */
+static void add_kv(struct strbuf *sb, const char *key, const struct strbuf *val)
 {
-	struct strbuf joined = STRBUF_INIT;
+	bool tight = strlen(key) + 3 + val->len > INI_MAX_LINE - 2;
+
+	strbuf_addf(sb, "\t%s%s%s\n", key, tight ? "=" : " = ", val->buf);
+}
+
+static void add_kv_str(struct strbuf *sb, const char *key, const char *v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	config_add_value(&val, v);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_list(struct strbuf *sb, const char *key, const struct config_list *l,
+			const char *sep)
+{
+	struct strbuf joined = STRBUF_INIT, val = STRBUF_INIT;
 
 	for (size_t i = 0; i < l->nr; i++) {
 		if (i)
 			strbuf_addstr(&joined, sep);
 		strbuf_addstr(&joined, l->v[i]);
 	}
-	config_add_value(sb, joined.buf);
+	config_add_value(&val, joined.buf);
+	if (strcmp(sep, " ") && strlen(key) + 3 + val.len > INI_MAX_LINE - 2) {
+		/* as short as any list that was read: one character between words */
+		strbuf_release(&joined);
+		strbuf_release(&val);
+		add_kv_list(sb, key, l, " ");
+		return;
+	}
+	add_kv(sb, key, &val);
 	strbuf_release(&joined);
+	strbuf_release(&val);
 }
 
-static bool whole(double v)
+/*
+ * The shortest "%.Nf<unit>" of want * scale, N from 0 to maxd, that 'parse'
+ * reads back as exactly 'want'; false when there is none.
+ */
+static bool add_exact(struct strbuf *sb, double want, double scale, const char *unit,
+		      int (*parse)(const char *, double *), int maxd)
 {
-	return fabs(v - round(v)) < 1e-9;
+	char buf[96];
+
+	for (int d = 0; d <= maxd; d++) {
+		double got;
+
+		snprintf(buf, sizeof(buf), "%.*f%s", d, want * scale, unit);
+		if (!parse(buf, &got) && got == want) {
+			strbuf_addstr(sb, buf);
+			return true;
+		}
+	}
+	return false;
 }
 
-static void add_duration(struct strbuf *sb, double s)
+static void add_kv_duration(struct strbuf *sb, const char *key, double s)
 {
-	if (s > 0 && whole(s / 3600))
-		strbuf_addf(sb, "%.0fh", s / 3600);
-	else if (s > 0 && whole(s / 60))
-		strbuf_addf(sb, "%.0fm", s / 60);
-	else if (whole(s))
-		strbuf_addf(sb, "%.0fs", s);
-	else
-		strbuf_addf(sb, "%.10gms", s * 1000);
+	struct strbuf val = STRBUF_INIT;
+
+	if (!s)
+		strbuf_addstr(&val, "0s");
+	else if (!add_exact(&val, s, 1.0 / 3600, "h", config_parse_duration, 0) &&
+		 !add_exact(&val, s, 1.0 / 60, "m", config_parse_duration, 0) &&
+		 !add_exact(&val, s, 1, "s", config_parse_duration, 0) &&
+		 !add_exact(&val, s, 1000, "ms", config_parse_duration, 60) &&
+		 !add_exact(&val, s, 1, "s", config_parse_duration, 60))
+		strbuf_addf(&val, "%.17gs", s);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
 }
 
-static void add_size(struct strbuf *sb, uint64_t v)
+static void add_kv_percent(struct strbuf *sb, const char *key, double v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	if (!add_exact(&val, v, 100, "%", config_parse_percent, 60))
+		strbuf_addf(&val, "%.17g%%", v * 100);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_factor(struct strbuf *sb, const char *key, double v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	if (!add_exact(&val, v, 1, "x", parse_factor, 60))
+		strbuf_addf(&val, "%.17gx", v);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_size(struct strbuf *sb, const char *key, uint64_t v)
 {
 	static const char units[] = "KMGT";
+	struct strbuf val = STRBUF_INIT;
 	int u = -1;
 
 	while (v && u < 3 && !(v % 1024))
 		v /= 1024, u++;
 	if (u < 0)
-		strbuf_addf(sb, "%" PRIu64, v);
+		strbuf_addf(&val, "%" PRIu64, v);
 	else
-		strbuf_addf(sb, "%" PRIu64 "%c", v, units[u]);
+		strbuf_addf(&val, "%" PRIu64 "%c", v, units[u]);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
 }
 
 void config_format(const struct config *c, struct strbuf *out)
 {
 	const struct gate_rules *r = &c->rules;
+	char num[32];
 
-	strbuf_addstr(out, "[project]\n\tbuild = ");
-	config_add_value(out, c->build);
-	strbuf_addstr(out, "\n\towned = ");
-	add_list(out, &c->owned, " ");
-	strbuf_addstr(out, "\n\tprotected = ");
-	add_list(out, &c->protected_paths, " ");
-	strbuf_addstr(out, "\n\tkb = ");
-	config_add_value(out, c->kb);
-	strbuf_addstr(out, "\n[gate]\n\ttest = ");
-	config_add_value(out, c->test);
-	strbuf_addf(out, "\n\tfingerprint = %s\n\ttimeout = ", c->fingerprint ? "yes" : "no");
-	add_duration(out, c->gate_timeout_s);
-	strbuf_addf(out, "\n[improve]\n\tmetric = %s\n", gate_metric_name(r->metric));
-	strbuf_addf(out, "\tmin-improvement = %.10g%%\n", r->min_improvement * 100);
-	strbuf_addf(out, "\tguard-regression = %.10g%%\n\tguard-floor = ", r->guard_regression * 100);
-	add_duration(out, r->guard_floor_s);
-	strbuf_addstr(out, "\n\tram-budget = ");
-	add_size(out, r->ram_budget);
-	strbuf_addf(out, "\n\tsuspicious-speedup = %.10gx\n", r->suspicious_speedup);
-	strbuf_addf(out, "\trounds = %ld\n\tmax-rejects-in-a-row = %ld\n", c->rounds, c->max_rejects_in_a_row);
-	strbuf_addf(out, "\tmin-share = %.10g%%\n\tlenses = ", c->min_share * 100);
-	add_list(out, &c->lenses, ", ");
-	strbuf_addstr(out, "\n[agent]\n\tcommand = ");
-	config_add_value(out, c->agent_command);
-	strbuf_addstr(out, "\n\ttimeout = ");
-	add_duration(out, c->agent_timeout_s);
-	strbuf_addch(out, '\n');
+	strbuf_addstr(out, "[project]\n");
+	add_kv_str(out, "build", c->build);
+	add_kv_list(out, "owned", &c->owned, " ");
+	add_kv_list(out, "protected", &c->protected_paths, " ");
+	add_kv_str(out, "kb", c->kb);
+	strbuf_addstr(out, "[gate]\n");
+	add_kv_str(out, "test", c->test);
+	add_kv_str(out, "fingerprint", c->fingerprint ? "yes" : "no");
+	add_kv_duration(out, "timeout", c->gate_timeout_s);
+	strbuf_addstr(out, "[improve]\n");
+	add_kv_str(out, "metric", gate_metric_name(r->metric));
+	add_kv_percent(out, "min-improvement", r->min_improvement);
+	add_kv_percent(out, "guard-regression", r->guard_regression);
+	add_kv_duration(out, "guard-floor", r->guard_floor_s);
+	add_kv_size(out, "ram-budget", r->ram_budget);
+	add_kv_factor(out, "suspicious-speedup", r->suspicious_speedup);
+	snprintf(num, sizeof(num), "%ld", c->rounds);
+	add_kv_str(out, "rounds", num);
+	snprintf(num, sizeof(num), "%ld", c->max_rejects_in_a_row);
+	add_kv_str(out, "max-rejects-in-a-row", num);
+	add_kv_percent(out, "min-share", c->min_share);
+	add_kv_list(out, "lenses", &c->lenses, ", ");
+	strbuf_addstr(out, "[agent]\n");
+	add_kv_str(out, "command", c->agent_command);
+	add_kv_duration(out, "timeout", c->agent_timeout_s);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		const struct config_workload *w = &c->workloads[i];
 
-		strbuf_addf(out, "[workload \"%s\"]\n\trun = ", w->name);
-		config_add_value(out, w->run ? w->run : "");
-		strbuf_addf(out, "\n\tprimary = %s\n\ttimeout = ", i == c->primary ? "yes" : "no");
-		add_duration(out, w->timeout_s);
-		strbuf_addch(out, '\n');
+		strbuf_addf(out, "[workload \"%s\"]\n", w->name);
+		add_kv_str(out, "run", w->run ? w->run : "");
+		add_kv_str(out, "primary", i == c->primary ? "yes" : "no");
+		add_kv_duration(out, "timeout", w->timeout_s);
 	}
 	for (size_t i = 0; i < r->nr_metrics; i++) {
 		const struct metric_rule *m = &r->metrics[i];
 
-		strbuf_addf(out, "[metric \"%s\"]\n\tbetter = %s\n\ttolerance = %.10g%%\n",
-			    m->name, m->higher_is_better ? "higher" : "lower", m->tolerance * 100);
+		strbuf_addf(out, "[metric \"%s\"]\n", m->name);
+		add_kv_str(out, "better", m->higher_is_better ? "higher" : "lower");
+		add_kv_percent(out, "tolerance", m->tolerance);
 	}
 	for (size_t i = 0; i < c->nr_scenarios; i++) {
-		const struct config_scenario *s = &c->scenarios[i];
+		const struct config_scenario *sc = &c->scenarios[i];
 
-		strbuf_addf(out, "[scenario \"%s\"]\n", s->name);
-		for (size_t j = 0; j < s->nr_settings; j++) {
-			strbuf_addf(out, "\t%s = ", s->settings[j].key);
-			config_add_value(out, s->settings[j].value);
-			strbuf_addch(out, '\n');
-		}
+		strbuf_addf(out, "[scenario \"%s\"]\n", sc->name);
+		for (size_t j = 0; j < sc->nr_settings; j++)
+			add_kv_str(out, sc->settings[j].key, sc->settings[j].value);
 	}
 }
 
@@ -1138,7 +1225,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "min_improvement", json_real(r->min_improvement));
 	json_object_set_new(o, "guard_regression", json_real(r->guard_regression));
 	json_object_set_new(o, "guard_floor_s", json_real(r->guard_floor_s));
-	json_object_set_new(o, "ram_budget_bytes", json_integer((json_int_t)(r->ram_budget > INT64_MAX ? INT64_MAX : r->ram_budget)));
+	json_object_set_new(o, "ram_budget_bytes", json_integer((json_int_t)r->ram_budget));
 	json_object_set_new(o, "suspicious_speedup", json_real(r->suspicious_speedup));
 	json_object_set_new(o, "rounds", json_integer(c->rounds));
 	json_object_set_new(o, "max_rejects_in_a_row", json_integer(c->max_rejects_in_a_row));
