@@ -211,8 +211,9 @@ static size_t edit_distance(const char *a, const char *b)
 	return prev[lb];
 }
 
-/* " (did you mean 'x'?)" for the nearest of 'names' within two edits, else "". */
-static void add_suggestion(struct strbuf *sb, const char *word, const char **names, size_t n)
+/* " (did you mean 'x'?)", or [x] for a section, for the nearest of 'names' within two edits. */
+static void add_suggestion(struct strbuf *sb, const char *word, const char **names, size_t n,
+			   bool section)
 {
 	const char *best = NULL;
 	size_t best_d = 3;
@@ -229,7 +230,7 @@ static void add_suggestion(struct strbuf *sb, const char *word, const char **nam
 		}
 	}
 	if (best)
-		strbuf_addf(sb, " (did you mean '%s'?)", best);
+		strbuf_addf(sb, section ? " (did you mean [%s]?)" : " (did you mean '%s'?)", best);
 }
 
 /* --- value parsers --------------------------------------------------- */
@@ -558,7 +559,7 @@ named:
 	if (found < 0) {
 		struct strbuf sb = STRBUF_INIT;
 
-		add_suggestion(&sb, name, sect_names, ARRAY_SIZE(sect_names));
+		add_suggestion(&sb, name, sect_names, ARRAY_SIZE(sect_names), true);
 		conf_error(ctx, ctx->lineno, "unknown section [%s]%s", name, sb.buf);
 		strbuf_release(&sb);
 		goto out;
@@ -836,7 +837,7 @@ static int config_handler(void *user, const char *section, const char *name, con
 			names[i] = keys[i].sect == ctx->sect ? keys[i].key : NULL;
 		strbuf_addf(&sb, "unknown key '%s' in ", name);
 		section_label(ctx, &sb);
-		add_suggestion(&sb, name, names, ARRAY_SIZE(keys));
+		add_suggestion(&sb, name, names, ARRAY_SIZE(keys), false);
 		conf_error(ctx, ctx->lineno, "%s", sb.buf);
 		strbuf_release(&sb);
 		goto out;
