@@ -1,0 +1,1277 @@
+/*
+ * config.c: hotloop.conf (see config.h, docs/config.md). libinih splits the
+ * text into sections and key = value pairs; the line reader we hand it strips
+ * comments (quote-aware), checks each line's shape and parses section headers
+ * with their quoted names; the handler checks each key against one table and
+ * parses its value. Every error is reported, then the parse fails.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <ini.h>
+#include <jansson.h>
+
+#include "util.h"
+#include "strbuf.h"
+#include "config.h"
+
+#define CONFIG_MAX_BYTES (1 << 20)
+#define CONFIG_MAX_NAME 64
+
+enum sect { S_NONE, S_PROJECT, S_GATE, S_IMPROVE, S_AGENT,
+	    S_WORKLOAD, S_METRIC, S_SCENARIO, S_BAD };
+
+static const char *sect_names[] = {
+	[S_PROJECT] = "project", [S_GATE] = "gate", [S_IMPROVE] = "improve",
+	[S_AGENT] = "agent", [S_WORKLOAD] = "workload", [S_METRIC] = "metric",
+	[S_SCENARIO] = "scenario",
+};
+
+enum kind { K_STRING, K_LIST, K_WORDS, K_BOOL, K_TIMEOUT, K_DURATION,
+	    K_PERCENT, K_SIZE, K_COUNT, K_FACTOR, K_METRIC, K_BETTER };
+
+struct key_spec {
+	enum sect sect;
+	const char *key;
+	enum kind kind;
+	size_t offset;		/* into struct config, config_workload or metric_rule */
+	long max;		/* K_COUNT: 1..max */
+};
+
+#define C(f) offsetof(struct config, f)
+#define W(f) offsetof(struct config_workload, f)
+#define M(f) offsetof(struct metric_rule, f)
+
+static const struct key_spec keys[] = {
+	{ S_PROJECT, "build", K_STRING, C(build), 0 },
+	{ S_PROJECT, "owned", K_LIST, C(owned), 0 },
+	{ S_PROJECT, "protected", K_LIST, C(protected_paths), 0 },
+	{ S_PROJECT, "kb", K_STRING, C(kb), 0 },
+	{ S_GATE, "test", K_STRING, C(test), 0 },
+	{ S_GATE, "fingerprint", K_BOOL, C(fingerprint), 0 },
+	{ S_GATE, "timeout", K_TIMEOUT, C(gate_timeout_s), 0 },
+	{ S_IMPROVE, "metric", K_METRIC, C(rules.metric), 0 },
+	{ S_IMPROVE, "min-improvement", K_PERCENT, C(rules.min_improvement), 0 },
+	{ S_IMPROVE, "guard-regression", K_PERCENT, C(rules.guard_regression), 0 },
+	{ S_IMPROVE, "guard-floor", K_DURATION, C(rules.guard_floor_s), 0 },
+	{ S_IMPROVE, "ram-budget", K_SIZE, C(rules.ram_budget), 0 },
+	{ S_IMPROVE, "suspicious-speedup", K_FACTOR, C(rules.suspicious_speedup), 0 },
+	{ S_IMPROVE, "rounds", K_COUNT, C(rounds), 10000 },
+	{ S_IMPROVE, "max-rejects-in-a-row", K_COUNT, C(max_rejects_in_a_row), 10000 },
+	{ S_IMPROVE, "min-share", K_PERCENT, C(min_share), 0 },
+	{ S_IMPROVE, "lenses", K_WORDS, C(lenses), 0 },
+	{ S_AGENT, "command", K_STRING, C(agent_command), 0 },
+	{ S_AGENT, "timeout", K_TIMEOUT, C(agent_timeout_s), 0 },
+	{ S_WORKLOAD, "run", K_STRING, W(run), 0 },
+	{ S_WORKLOAD, "primary", K_BOOL, W(primary), 0 },
+	{ S_WORKLOAD, "timeout", K_TIMEOUT, W(timeout_s), 0 },
+	{ S_METRIC, "better", K_BETTER, M(higher_is_better), 0 },
+	{ S_METRIC, "tolerance", K_PERCENT, M(tolerance), 0 },
+};
+
+/* A key seen in one section instance (spec -1: the section header). */
+struct seen {
+	enum sect sect;
+	size_t idx;
+	int spec;
+	int line;
+};
+
+struct parse_ctx {
+	struct config *c;
+	const char *buf;
+	size_t len, pos;
+	int lineno;
+	enum sect sect;		/* the section the reader is in */
+	size_t idx;		/* which workload, metric or scenario */
+	int nr_errors;
+	struct seen *seen;
+	size_t nr_seen, alloc_seen;
+};
+
+static void list_clear(struct config_list *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->nr = l->alloc = 0;
+}
+
+static void list_add(struct config_list *l, const char *s, size_t n)
+{
+	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
+	l->v[l->nr++] = xstrndup(s, n);
+}
+
+static void list_split(struct config_list *l, const char *s, const char *seps)
+{
+	list_clear(l);
+	while (*s) {
+		size_t n;
+
+		s += strspn(s, seps);
+		n = strcspn(s, seps);
+		if (n)
+			list_add(l, s, n);
+		s += n;
+	}
+}
+
+void config_init(struct config *c)
+{
+	struct gate_rules rules = GATE_RULES_DEFAULT;
+
+	memset(c, 0, sizeof(*c));
+	c->file = xstrdup(CONFIG_FILE);
+	c->build = xstrdup("");
+	list_add(&c->protected_paths, CONFIG_FILE, strlen(CONFIG_FILE));
+	c->kb = xstrdup("kb");
+	c->test = xstrdup("");
+	c->fingerprint = true;
+	c->gate_timeout_s = 60;
+	c->rules = rules;
+	c->rounds = 10;
+	c->max_rejects_in_a_row = 3;
+	c->min_share = 0.05;
+	list_add(&c->lenses, "algorithmic", strlen("algorithmic"));
+	c->agent_command = xstrdup("");
+	c->agent_timeout_s = 20 * 60;
+}
+
+void config_release(struct config *c)
+{
+	free(c->file);
+	free(c->build);
+	list_clear(&c->owned);
+	list_clear(&c->protected_paths);
+	free(c->kb);
+	free(c->test);
+	list_clear(&c->lenses);
+	free(c->agent_command);
+	for (size_t i = 0; i < c->nr_workloads; i++) {
+		free(c->workloads[i].name);
+		free(c->workloads[i].run);
+	}
+	free(c->workloads);
+	gate_rules_release(&c->rules);
+	for (size_t i = 0; i < c->nr_scenarios; i++) {
+		struct config_scenario *s = &c->scenarios[i];
+		for (size_t j = 0; j < s->nr_settings; j++) {
+			free(s->settings[j].key);
+			free(s->settings[j].value);
+		}
+		free(s->settings);
+		free(s->name);
+	}
+	free(c->scenarios);
+	memset(c, 0, sizeof(*c));
+}
+
+static void conf_error(struct parse_ctx *ctx, int line, const char *fmt, ...) ATTR_PRINTF(3, 4);
+static void conf_error(struct parse_ctx *ctx, int line, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	if (line > 0)
+		strbuf_addf(&sb, "%s:%d: ", ctx->c->file, line);
+	else
+		strbuf_addf(&sb, "%s: ", ctx->c->file);
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	error("%s", sb.buf);
+	strbuf_release(&sb);
+	ctx->nr_errors++;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[CONFIG_MAX_NAME + 1], cur[CONFIG_MAX_NAME + 1];
+
+	if (la > CONFIG_MAX_NAME || lb > CONFIG_MAX_NAME)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
+	}
+	return prev[lb];
+}
+
+/* " (did you mean 'x'?)", or [x] for a section, for the nearest of 'names' within two edits. */
+static void add_suggestion(struct strbuf *sb, const char *word, const char **names, size_t n,
+			   bool section)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d;
+
+		if (!names[i])
+			continue;
+		d = edit_distance(word, names[i]);
+		if (d < best_d) {
+			best_d = d;
+			best = names[i];
+		}
+	}
+	if (best)
+		strbuf_addf(sb, section ? " (did you mean [%s]?)" : " (did you mean '%s'?)", best);
+}
+
+/* --- value parsers --------------------------------------------------- */
+
+/* A plain decimal: digits, optionally '.' and digits. The rest in *end. */
+static int parse_decimal(const char *s, double *out, const char **end)
+{
+	const char *p = s;
+	size_t digits = 0;
+	char tmp[64];
+
+	while (*p >= '0' && *p <= '9')
+		p++, digits++;
+	if (*p == '.') {
+		p++;
+		while (*p >= '0' && *p <= '9')
+			p++, digits++;
+	}
+	if (!digits || (size_t)(p - s) >= sizeof(tmp))
+		return -1;
+	memcpy(tmp, s, p - s);
+	tmp[p - s] = '\0';
+	*out = strtod(tmp, NULL);
+	*end = p;
+	return 0;
+}
+
+int config_parse_percent(const char *s, double *out)
+{
+	const char *end;
+	double v;
+
+	if (parse_decimal(s, &v, &end) || strcmp(end, "%") || v > 100)
+		return -1;
+	*out = v / 100;
+	return 0;
+}
+
+int config_parse_duration(const char *s, double *out)
+{
+	/* divide for ms: 5 / 1000.0 is the double nearest 0.005, 5 * 0.001 is not */
+	static const struct { const char *unit; double mul, div; } units[] = {
+		{ "ms", 1, 1000 }, { "s", 1, 1 }, { "m", 60, 1 }, { "h", 3600, 1 },
+	};
+	const char *end;
+	double v;
+
+	if (parse_decimal(s, &v, &end))
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (!strcmp(end, units[i].unit)) {
+			v = v * units[i].mul / units[i].div;
+			if (v > 366.0 * 24 * 3600)
+				return -1;
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int config_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	uint64_t v = 0, mul = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+			return -1;
+	if (*p && strchr(units, *p)) {
+		for (const char *u = units; *u; u++) {
+			mul *= 1024;
+			if (*u == *p)
+				break;
+		}
+		p++;
+		if (!strcmp(p, "iB") || !strcmp(p, "B"))
+			p += strlen(p);
+	} else if (!strcmp(p, "B")) {
+		p++;
+	}
+	if (*p || __builtin_mul_overflow(v, mul, &v) || v > INT64_MAX)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int config_parse_bool(const char *s, bool *out)
+{
+	static const char *yes[] = { "yes", "true", "on", "1" };
+	static const char *no[] = { "no", "false", "off", "0" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = true;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_count_value(const char *s, long max, long *out)
+{
+	long v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > max)
+			return -1;
+	}
+	if (v < 1)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_factor(const char *s, double *out)
+{
+	const char *end;
+	double v;
+
+	if (parse_decimal(s, &v, &end) || (*end && strcmp(end, "x")) || v <= 1 || v > 1e6)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static bool is_word_char(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-';
+}
+
+/* Section and key names: a lowercase letter, then letters, digits and '-'. */
+static bool valid_key(const char *s, size_t n)
+{
+	if (!n || n > CONFIG_MAX_NAME || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!is_word_char(s[i]))
+			return false;
+	return true;
+}
+
+/* Workload, metric and scenario names. */
+static bool valid_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > CONFIG_MAX_NAME)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A value wrapped whole in "..." loses its quotes, and a backslash inside
+ * escapes one of " \ # ;. Any other value is kept as written, quotes and
+ * backslashes included, for the shell that runs it (the reader has already
+ * kept a '#' or ';' inside its quotes from starting a comment). NULL with
+ * *why when the quoting is broken.
+ */
+static char *unquote(const char *s, const char **why)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t n = strlen(s);
+	const char *p;
+
+	if (!n || s[0] != '"')
+		return xstrdup(s);
+	for (p = s + 1; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	if (!*p) {
+		*why = "unterminated quote";
+		return NULL;
+	}
+	if (p != s + n - 1)
+		return xstrdup(s);	/* "a" b: quotes inside a value */
+	for (p = s + 1; p < s + n - 1; p++) {
+		if (*p == '\\') {
+			if (!strchr("\"\\#;", p[1])) {
+				*why = "unknown escape: inside quotes write \\\", \\\\, \\# or \\;";
+				strbuf_release(&sb);
+				return NULL;
+			}
+			p++;
+		}
+		strbuf_addch(&sb, *p);
+	}
+	return strbuf_detach(&sb, NULL);
+}
+
+/* --- sections -------------------------------------------------------- */
+
+static const struct seen *find_seen(struct parse_ctx *ctx, enum sect sect, size_t idx, int spec)
+{
+	for (size_t i = 0; i < ctx->nr_seen; i++)
+		if (ctx->seen[i].sect == sect && ctx->seen[i].idx == idx && ctx->seen[i].spec == spec)
+			return &ctx->seen[i];
+	return NULL;
+}
+
+static void add_seen(struct parse_ctx *ctx, enum sect sect, size_t idx, int spec, int line)
+{
+	ALLOC_GROW(ctx->seen, ctx->nr_seen + 1, ctx->alloc_seen);
+	ctx->seen[ctx->nr_seen++] = (struct seen){ sect, idx, spec, line };
+}
+
+/* Index of named section 'name' of kind 'sect', or SIZE_MAX. */
+static size_t find_named(const struct config *c, enum sect sect, const char *name)
+{
+	size_t n = sect == S_WORKLOAD ? c->nr_workloads :
+		   sect == S_METRIC ? c->rules.nr_metrics : c->nr_scenarios;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *have = sect == S_WORKLOAD ? c->workloads[i].name :
+				   sect == S_METRIC ? c->rules.metrics[i].name :
+				   c->scenarios[i].name;
+		if (!strcmp(have, name))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+static void new_named(struct parse_ctx *ctx, enum sect sect, char *name)
+{
+	struct config *c = ctx->c;
+	size_t dup = find_named(c, sect, name);
+
+	if (dup != SIZE_MAX) {
+		const struct seen *first = find_seen(ctx, sect, dup, -1);
+		conf_error(ctx, ctx->lineno, "duplicate [%s \"%s\"] (first on line %d)",
+			   sect_names[sect], name, first ? first->line : 0);
+		free(name);
+		ctx->sect = S_BAD;
+		return;
+	}
+	if (sect == S_WORKLOAD) {
+		ALLOC_GROW(c->workloads, c->nr_workloads + 1, c->alloc_workloads);
+		c->workloads[c->nr_workloads] = (struct config_workload){
+			.name = name, .line = ctx->lineno };
+		ctx->idx = c->nr_workloads++;
+	} else if (sect == S_METRIC) {
+		ALLOC_GROW(c->rules.metrics, c->rules.nr_metrics + 1, c->alloc_metrics);
+		c->rules.metrics[c->rules.nr_metrics] = (struct metric_rule){
+			.name = name, .higher_is_better = true, .tolerance = 0.02 };
+		ctx->idx = c->rules.nr_metrics++;
+	} else {
+		ALLOC_GROW(c->scenarios, c->nr_scenarios + 1, c->alloc_scenarios);
+		c->scenarios[c->nr_scenarios] = (struct config_scenario){ .name = name };
+		ctx->idx = c->nr_scenarios++;
+	}
+	add_seen(ctx, sect, ctx->idx, -1, ctx->lineno);
+}
+
+/* A header, comments removed: [name] or [name "sub"]. */
+static void parse_section(struct parse_ctx *ctx, const char *s, size_t n)
+{
+	char name[CONFIG_MAX_NAME + 1];
+	const char *p = s + 1, *end = s + n - 1, *why = NULL;
+	size_t nlen;
+	char *sub = NULL;
+	int found = -1;
+
+	ctx->sect = S_BAD;
+	if (n < 2 || *end != ']')
+		goto malformed;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	nlen = 0;
+	while (p + nlen < end && is_word_char(p[nlen]))
+		nlen++;
+	if (!valid_key(p, nlen))
+		goto malformed;
+	memcpy(name, p, nlen);
+	name[nlen] = '\0';
+	p += nlen;
+	if (p < end && (*p == ' ' || *p == '\t')) {
+		const char *q;
+		char *raw;
+
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p == end)
+			goto named;
+		if (*p != '"')
+			goto malformed;
+		/* the closing quote, skipping escapes */
+		for (q = p + 1; q < end && *q != '"'; q++)
+			if (*q == '\\' && q + 1 < end)
+				q++;
+		if (q >= end)
+			goto malformed;
+		raw = xstrndup(p, q - p + 1);
+		sub = unquote(raw, &why);
+		free(raw);
+		if (!sub)
+			goto malformed;
+		for (p = q + 1; p < end && (*p == ' ' || *p == '\t'); p++)
+			;
+		if (p != end)
+			goto malformed;
+	} else if (p != end) {
+		goto malformed;
+	}
+named:
+	for (size_t i = 0; i < ARRAY_SIZE(sect_names); i++)
+		if (sect_names[i] && !strcmp(sect_names[i], name))
+			found = (int)i;
+	if (found < 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		add_suggestion(&sb, name, sect_names, ARRAY_SIZE(sect_names), true);
+		conf_error(ctx, ctx->lineno, "unknown section [%s]%s", name, sb.buf);
+		strbuf_release(&sb);
+		goto out;
+	}
+	if (found >= S_WORKLOAD) {
+		if (!sub) {
+			conf_error(ctx, ctx->lineno, "[%s] needs a name: [%s \"NAME\"]", name, name);
+			goto out;
+		}
+		if (!valid_name(sub)) {
+			conf_error(ctx, ctx->lineno, "invalid %s name \"%s\": use 1 to %d letters, digits, '_', '-' or '.'",
+				   name, sub, CONFIG_MAX_NAME);
+			goto out;
+		}
+		ctx->sect = found;
+		new_named(ctx, found, sub);
+		return;
+	}
+	if (sub) {
+		conf_error(ctx, ctx->lineno, "[%s] takes no name: write [%s]", name, name);
+		goto out;
+	}
+	ctx->sect = found;
+	ctx->idx = 0;
+	goto out;
+malformed:
+	conf_error(ctx, ctx->lineno, "malformed section header%s%s: write [name] or [name \"NAME\"]",
+		   why ? ": " : "", why ? why : "");
+out:
+	free(sub);
+}
+
+/* --- the line reader libinih pulls from ---------------------------- */
+
+static char *config_reader(char *str, int num, void *stream)
+{
+	struct parse_ctx *ctx = stream;
+
+	while (ctx->pos < ctx->len) {
+		const char *line = ctx->buf + ctx->pos, *nl;
+		size_t n, i, cut;
+		bool inq = false;
+
+		nl = memchr(line, '\n', ctx->len - ctx->pos);
+		n = nl ? (size_t)(nl - line) : ctx->len - ctx->pos;
+		ctx->pos += n + !!nl;
+		ctx->lineno++;
+		if (ctx->lineno == 1 && n >= 3 && !memcmp(line, "\xef\xbb\xbf", 3))
+			line += 3, n -= 3;
+		if (memchr(line, '\0', n)) {
+			conf_error(ctx, ctx->lineno, "NUL byte in line");
+			ctx->sect = line[0] == '[' ? S_BAD : ctx->sect;
+			continue;
+		}
+		for (i = 0; i < n; ) {
+			size_t clen;
+
+			if (utf8_decode((const unsigned char *)line + i, &clen) < 0)
+				break;
+			i += clen;
+		}
+		if (i < n) {
+			conf_error(ctx, ctx->lineno, "invalid UTF-8");
+			ctx->sect = line[0] == '[' ? S_BAD : ctx->sect;
+			continue;
+		}
+		while (n && (line[0] == ' ' || line[0] == '\t'))
+			line++, n--;
+		for (cut = n, i = 0; i < n; i++) {
+			if (line[i] == '\\' && i + 1 < n) {
+				i++;
+			} else if (line[i] == '"') {
+				inq = !inq;
+			} else if (!inq && (line[i] == '#' || line[i] == ';')) {
+				cut = i;
+				break;
+			}
+		}
+		n = cut;
+		while (n && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+			n--;
+		if (!n)
+			continue;
+		if (inq) {
+			conf_error(ctx, ctx->lineno, "unterminated quote");
+			if (line[0] == '[')
+				ctx->sect = S_BAD;
+			continue;
+		}
+		if (num < 3 || n > (size_t)num - 2) {
+			conf_error(ctx, ctx->lineno, "line too long: at most %d characters besides indentation and comments",
+				   num - 2);
+			if (line[0] == '[')
+				ctx->sect = S_BAD;
+			continue;
+		}
+		if (line[0] == '[') {
+			parse_section(ctx, line, n);
+		} else {
+			const char *eq = memchr(line, '=', n);
+			size_t klen;
+
+			if (!eq) {
+				conf_error(ctx, ctx->lineno, "expected 'key = value' or a [section]");
+				continue;
+			}
+			for (klen = eq - line; klen && (line[klen - 1] == ' ' || line[klen - 1] == '\t'); klen--)
+				;
+			if (!valid_key(line, klen)) {
+				conf_error(ctx, ctx->lineno, "invalid key '%.*s': use lowercase letters, digits and '-'",
+					   (int)klen, line);
+				continue;
+			}
+			if (ctx->sect == S_NONE) {
+				conf_error(ctx, ctx->lineno, "'%.*s' is outside any section", (int)klen, line);
+				continue;
+			}
+			/* libinih ends a value at a ';' after a space, even inside quotes */
+			for (i = eq - line + 1; i + 1 < n; i++) {
+				if ((line[i] == ' ' || line[i] == '\t') && line[i + 1] == ';') {
+					conf_error(ctx, ctx->lineno, "write a ';' after a space as '\\;'");
+					break;
+				}
+			}
+			if (i + 1 < n)
+				continue;
+		}
+		memcpy(str, line, n);
+		str[n] = '\n';
+		str[n + 1] = '\0';
+		return str;
+	}
+	return NULL;
+}
+
+/* --- the key handler ----------------------------------------------- */
+
+static void set_value(struct parse_ctx *ctx, const struct key_spec *k, void *base,
+		      const char *key, const char *v)
+{
+	void *field = (char *)base + k->offset;
+	const char *expect = NULL;
+
+	switch (k->kind) {
+	case K_STRING:
+		free(*(char **)field);
+		*(char **)field = xstrdup(v);
+		break;
+	case K_LIST:
+		list_split(field, v, " \t");
+		break;
+	case K_WORDS: {
+		struct config_list *l = field;
+
+		list_split(l, v, ", \t");
+		for (size_t i = 0; i < l->nr; i++)
+			if (!valid_key(l->v[i], strlen(l->v[i])))
+				expect = "names of lowercase letters, digits and '-', separated by commas";
+		if (!l->nr)
+			expect = "at least one lens";
+		break;
+	}
+	case K_BOOL:
+		if (config_parse_bool(v, field))
+			expect = "yes or no";
+		break;
+	case K_TIMEOUT:
+		if (config_parse_duration(v, field) || *(double *)field <= 0)
+			expect = "a duration above zero with a unit: ms, s, m or h (30s)";
+		break;
+	case K_DURATION:
+		if (config_parse_duration(v, field))
+			expect = "a duration with a unit: ms, s, m or h (5ms)";
+		break;
+	case K_PERCENT:
+		if (config_parse_percent(v, field))
+			expect = "a percentage from 0% to 100% (3%)";
+		break;
+	case K_SIZE:
+		if (config_parse_size(v, field))
+			expect = "a size in bytes, with K, M, G or T (2G)";
+		break;
+	case K_COUNT:
+		if (parse_count_value(v, k->max, field))
+			expect = k->max == 10000 ? "a whole number from 1 to 10000" : "a whole number";
+		break;
+	case K_FACTOR:
+		if (parse_factor(v, field))
+			expect = "a factor above 1 (20x)";
+		break;
+	case K_METRIC: {
+		int m = gate_metric_parse(v);
+
+		if (m < 0)
+			expect = "cpu, wall or instructions";
+		else
+			*(enum gate_metric *)field = m;
+		break;
+	}
+	case K_BETTER:
+		if (!strcmp(v, "higher"))
+			*(bool *)field = true;
+		else if (!strcmp(v, "lower"))
+			*(bool *)field = false;
+		else
+			expect = "higher or lower";
+		break;
+	}
+	if (expect && k->kind == K_PERCENT) {
+		char *hint = xstrfmt("%s%%", v);
+		double tmp;
+
+		if (!config_parse_percent(hint, &tmp))
+			conf_error(ctx, ctx->lineno, "bad value '%s' for '%s': expected %s (did you mean '%s'?)",
+				   v, key, expect, hint);
+		else
+			conf_error(ctx, ctx->lineno, "bad value '%s' for '%s': expected %s", v, key, expect);
+		free(hint);
+	} else if (expect) {
+		conf_error(ctx, ctx->lineno, "bad value '%s' for '%s': expected %s", v, key, expect);
+	}
+}
+
+static void section_label(struct parse_ctx *ctx, struct strbuf *sb)
+{
+	const struct config *c = ctx->c;
+
+	if (ctx->sect == S_WORKLOAD)
+		strbuf_addf(sb, "[workload \"%s\"]", c->workloads[ctx->idx].name);
+	else if (ctx->sect == S_METRIC)
+		strbuf_addf(sb, "[metric \"%s\"]", c->rules.metrics[ctx->idx].name);
+	else
+		strbuf_addf(sb, "[%s]", sect_names[ctx->sect]);
+}
+
+static int config_handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct parse_ctx *ctx = user;
+	struct config *c = ctx->c;
+	const char *why = NULL;
+	const struct seen *prev;
+	char *v;
+	int spec = -1;
+	void *base;
+
+	if (ctx->sect == S_BAD || ctx->sect == S_NONE || !name || !value)
+		return 1;
+	v = unquote(value, &why);
+	if (!v) {
+		conf_error(ctx, ctx->lineno, "bad value for '%s': %s", name, why);
+		return 1;
+	}
+	if (ctx->sect == S_SCENARIO) {
+		struct config_scenario *s = &c->scenarios[ctx->idx];
+
+		for (size_t i = 0; i < s->nr_settings; i++) {
+			if (!strcmp(s->settings[i].key, name)) {
+				conf_error(ctx, ctx->lineno, "'%s' set twice in [scenario \"%s\"]", name, s->name);
+				goto out;
+			}
+		}
+		ALLOC_GROW(s->settings, s->nr_settings + 1, s->alloc_settings);
+		s->settings[s->nr_settings].key = xstrdup(name);
+		s->settings[s->nr_settings++].value = v;
+		return 1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].sect == ctx->sect && !strcmp(keys[i].key, name))
+			spec = (int)i;
+	if (spec < 0) {
+		struct strbuf sb = STRBUF_INIT;
+		const char *names[ARRAY_SIZE(keys)];
+
+		for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+			names[i] = keys[i].sect == ctx->sect ? keys[i].key : NULL;
+		strbuf_addf(&sb, "unknown key '%s' in ", name);
+		section_label(ctx, &sb);
+		add_suggestion(&sb, name, names, ARRAY_SIZE(keys), false);
+		conf_error(ctx, ctx->lineno, "%s", sb.buf);
+		strbuf_release(&sb);
+		goto out;
+	}
+	prev = find_seen(ctx, ctx->sect, ctx->idx, spec);
+	if (prev) {
+		struct strbuf sb = STRBUF_INIT;
+
+		section_label(ctx, &sb);
+		conf_error(ctx, ctx->lineno, "'%s' set twice in %s (first on line %d)", name, sb.buf, prev->line);
+		strbuf_release(&sb);
+		goto out;
+	}
+	add_seen(ctx, ctx->sect, ctx->idx, spec, ctx->lineno);
+	base = ctx->sect == S_WORKLOAD ? (void *)&c->workloads[ctx->idx] :
+	       ctx->sect == S_METRIC ? (void *)&c->rules.metrics[ctx->idx] : (void *)c;
+	set_value(ctx, &keys[spec], base, name, v);
+out:
+	free(v);
+	return 1;
+}
+
+static int key_spec_index(enum sect sect, const char *key)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (keys[i].sect == sect && !strcmp(keys[i].key, key))
+			return (int)i;
+	BUG("no key '%s'", key);
+}
+
+/* What can only be checked once the whole file is read. */
+static void check_whole(struct parse_ctx *ctx)
+{
+	struct config *c = ctx->c;
+	int primary_spec = key_spec_index(S_WORKLOAD, "primary");
+	int run_spec = key_spec_index(S_WORKLOAD, "run");
+	int better_spec = key_spec_index(S_METRIC, "better");
+	size_t primary = SIZE_MAX;
+
+	if (!c->nr_workloads)
+		conf_error(ctx, 0, "no workload: add a [workload \"NAME\"] section with a 'run' command");
+	for (size_t i = 0; i < c->nr_workloads; i++) {
+		struct config_workload *w = &c->workloads[i];
+
+		if (!find_seen(ctx, S_WORKLOAD, i, run_spec))
+			conf_error(ctx, w->line, "[workload \"%s\"] has no 'run' command", w->name);
+		if (!w->primary)
+			continue;
+		if (primary == SIZE_MAX) {
+			primary = i;
+			continue;
+		}
+		conf_error(ctx, find_seen(ctx, S_WORKLOAD, i, primary_spec)->line,
+			   "two primary workloads: \"%s\" (line %d) and \"%s\": mark only one 'primary = yes'",
+			   c->workloads[primary].name,
+			   find_seen(ctx, S_WORKLOAD, primary, primary_spec)->line, w->name);
+	}
+	c->primary = primary == SIZE_MAX ? 0 : primary;
+	if (c->nr_workloads)
+		c->workloads[c->primary].primary = true;
+	for (size_t i = 0; i < c->nr_workloads; i++)
+		if (!c->workloads[i].timeout_s)
+			c->workloads[i].timeout_s = c->gate_timeout_s;
+	for (size_t i = 0; i < c->rules.nr_metrics; i++)
+		if (!find_seen(ctx, S_METRIC, i, better_spec))
+			conf_error(ctx, find_seen(ctx, S_METRIC, i, -1)->line,
+				   "[metric \"%s\"] needs 'better = higher' or 'better = lower'",
+				   c->rules.metrics[i].name);
+}
+
+int config_parse_buf(struct config *c, const char *buf, size_t len, const char *name)
+{
+	struct parse_ctx ctx = { .c = c, .buf = buf, .len = len };
+	struct strbuf copy = STRBUF_INIT;
+	int ret;
+
+	config_init(c);
+	free(c->file);
+	c->file = xstrdup(name);
+	if (len > CONFIG_MAX_BYTES) {
+		conf_error(&ctx, 0, "too large (%zu bytes; at most %d)", len, CONFIG_MAX_BYTES);
+		return -1;
+	}
+	/* a NUL-terminated copy: the UTF-8 check may look one byte ahead */
+	strbuf_add(&copy, buf, len);
+	ctx.buf = copy.buf;
+	ret = ini_parse_stream(config_reader, &ctx, config_handler, &ctx);
+	strbuf_release(&copy);
+	if (ret < 0)
+		conf_error(&ctx, 0, "cannot parse: out of memory");
+	else if (ret > 0 && !ctx.nr_errors)
+		conf_error(&ctx, ret, "cannot parse this line");
+	check_whole(&ctx);
+	free(ctx.seen);
+	return ctx.nr_errors ? -1 : 0;
+}
+
+int config_parse_file(struct config *c, const char *path)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	if (read_file(&sb, path, CONFIG_MAX_BYTES) < 0) {
+		config_init(c);
+		return -1;
+	}
+	ret = config_parse_buf(c, sb.buf, sb.len, path);
+	strbuf_release(&sb);
+	return ret;
+}
+
+int config_find(const char *dir, char **out)
+{
+	struct strbuf path = STRBUF_INIT;
+	char *cur = realpath(dir, NULL);
+	int ret = -1;
+
+	if (!cur)
+		return error("cannot resolve '%s': %s", dir, strerror(errno));
+	for (;;) {
+		char *slash;
+
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/%s", strcmp(cur, "/") ? cur : "", CONFIG_FILE);
+		if (!access(path.buf, F_OK)) {
+			*out = strbuf_detach(&path, NULL);
+			ret = 0;
+			break;
+		}
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s/.git", strcmp(cur, "/") ? cur : "");
+		slash = strrchr(cur, '/');
+		if (!access(path.buf, F_OK) || !slash || !strcmp(cur, "/")) {
+			error("no %s in '%s' or its parents up to the git top level: run 'hotloop init' or pass -f FILE",
+			      CONFIG_FILE, dir);
+			break;
+		}
+		if (slash == cur)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(cur);
+	strbuf_release(&path);
+	return ret;
+}
+
+/* --- normalized output ------------------------------------------- */
+
+/* Would 'v', written as is, read back as 'v'? (See unquote() and the reader.) */
+static bool reads_back_verbatim(const char *v)
+{
+	size_t n = strlen(v);
+	bool inq = false;
+
+	if (!n || v[0] == '"' || v[0] == ' ' || v[0] == '\t' ||
+	    v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if ((v[i] == ' ' || v[i] == '\t') && v[i + 1] == ';')
+			return false;
+		if (v[i] == '\\' && i + 1 < n)
+			i++;
+		else if (v[i] == '"')
+			inq = !inq;
+		else if (!inq && (v[i] == '#' || v[i] == ';'))
+			return false;
+	}
+	return !inq;
+}
+
+void config_add_value(struct strbuf *sb, const char *v)
+{
+	if (reads_back_verbatim(v)) {
+		strbuf_addstr(sb, v);
+		return;
+	}
+	strbuf_addch(sb, '"');
+	for (const char *p = v; *p; p++) {
+		if (*p == '"' || *p == '\\' ||
+		    (*p == ';' && p > v && (p[-1] == ' ' || p[-1] == '\t')))
+			strbuf_addch(sb, '\\');
+		strbuf_addch(sb, *p);
+	}
+	strbuf_addch(sb, '"');
+}
+
+/*
+ * "\tkey = value\n"; without the spaces around '=' when the line would pass
+ * libinih's limit, so a line that fit when read still fits when written.
+ */
+static void add_kv(struct strbuf *sb, const char *key, const struct strbuf *val)
+{
+	bool tight = strlen(key) + 3 + val->len > INI_MAX_LINE - 2;
+
+	strbuf_addf(sb, "\t%s%s%s\n", key, tight ? "=" : " = ", val->buf);
+}
+
+static void add_kv_str(struct strbuf *sb, const char *key, const char *v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	config_add_value(&val, v);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_list(struct strbuf *sb, const char *key, const struct config_list *l,
+			const char *sep)
+{
+	struct strbuf joined = STRBUF_INIT, val = STRBUF_INIT;
+
+	for (size_t i = 0; i < l->nr; i++) {
+		if (i)
+			strbuf_addstr(&joined, sep);
+		strbuf_addstr(&joined, l->v[i]);
+	}
+	config_add_value(&val, joined.buf);
+	if (strcmp(sep, " ") && strlen(key) + 3 + val.len > INI_MAX_LINE - 2) {
+		/* as short as any list that was read: one character between words */
+		strbuf_release(&joined);
+		strbuf_release(&val);
+		add_kv_list(sb, key, l, " ");
+		return;
+	}
+	add_kv(sb, key, &val);
+	strbuf_release(&joined);
+	strbuf_release(&val);
+}
+
+/*
+ * The shortest "%.Nf<unit>" of want * scale, N from 0 to maxd, that 'parse'
+ * reads back as exactly 'want'; false when there is none.
+ */
+static bool add_exact(struct strbuf *sb, double want, double scale, const char *unit,
+		      int (*parse)(const char *, double *), int maxd)
+{
+	char buf[96];
+
+	for (int d = 0; d <= maxd; d++) {
+		double got;
+
+		snprintf(buf, sizeof(buf), "%.*f%s", d, want * scale, unit);
+		if (!parse(buf, &got) && got == want) {
+			strbuf_addstr(sb, buf);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void add_kv_duration(struct strbuf *sb, const char *key, double s)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	if (!s)
+		strbuf_addstr(&val, "0s");
+	else if (!add_exact(&val, s, 1.0 / 3600, "h", config_parse_duration, 0) &&
+		 !add_exact(&val, s, 1.0 / 60, "m", config_parse_duration, 0) &&
+		 !add_exact(&val, s, 1, "s", config_parse_duration, 0) &&
+		 !add_exact(&val, s, 1000, "ms", config_parse_duration, 60) &&
+		 !add_exact(&val, s, 1, "s", config_parse_duration, 60))
+		strbuf_addf(&val, "%.17gs", s);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_percent(struct strbuf *sb, const char *key, double v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	if (!add_exact(&val, v, 100, "%", config_parse_percent, 60))
+		strbuf_addf(&val, "%.17g%%", v * 100);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_factor(struct strbuf *sb, const char *key, double v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	if (!add_exact(&val, v, 1, "x", parse_factor, 60))
+		strbuf_addf(&val, "%.17gx", v);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+static void add_kv_size(struct strbuf *sb, const char *key, uint64_t v)
+{
+	static const char units[] = "KMGT";
+	struct strbuf val = STRBUF_INIT;
+	int u = -1;
+
+	while (v && u < 3 && !(v % 1024))
+		v /= 1024, u++;
+	if (u < 0)
+		strbuf_addf(&val, "%" PRIu64, v);
+	else
+		strbuf_addf(&val, "%" PRIu64 "%c", v, units[u]);
+	add_kv(sb, key, &val);
+	strbuf_release(&val);
+}
+
+void config_format(const struct config *c, struct strbuf *out)
+{
+	const struct gate_rules *r = &c->rules;
+	char num[32];
+
+	strbuf_addstr(out, "[project]\n");
+	add_kv_str(out, "build", c->build);
+	add_kv_list(out, "owned", &c->owned, " ");
+	add_kv_list(out, "protected", &c->protected_paths, " ");
+	add_kv_str(out, "kb", c->kb);
+	strbuf_addstr(out, "[gate]\n");
+	add_kv_str(out, "test", c->test);
+	add_kv_str(out, "fingerprint", c->fingerprint ? "yes" : "no");
+	add_kv_duration(out, "timeout", c->gate_timeout_s);
+	strbuf_addstr(out, "[improve]\n");
+	add_kv_str(out, "metric", gate_metric_name(r->metric));
+	add_kv_percent(out, "min-improvement", r->min_improvement);
+	add_kv_percent(out, "guard-regression", r->guard_regression);
+	add_kv_duration(out, "guard-floor", r->guard_floor_s);
+	add_kv_size(out, "ram-budget", r->ram_budget);
+	add_kv_factor(out, "suspicious-speedup", r->suspicious_speedup);
+	snprintf(num, sizeof(num), "%ld", c->rounds);
+	add_kv_str(out, "rounds", num);
+	snprintf(num, sizeof(num), "%ld", c->max_rejects_in_a_row);
+	add_kv_str(out, "max-rejects-in-a-row", num);
+	add_kv_percent(out, "min-share", c->min_share);
+	add_kv_list(out, "lenses", &c->lenses, ", ");
+	strbuf_addstr(out, "[agent]\n");
+	add_kv_str(out, "command", c->agent_command);
+	add_kv_duration(out, "timeout", c->agent_timeout_s);
+	for (size_t i = 0; i < c->nr_workloads; i++) {
+		const struct config_workload *w = &c->workloads[i];
+
+		strbuf_addf(out, "[workload \"%s\"]\n", w->name);
+		add_kv_str(out, "run", w->run ? w->run : "");
+		add_kv_str(out, "primary", i == c->primary ? "yes" : "no");
+		add_kv_duration(out, "timeout", w->timeout_s);
+	}
+	for (size_t i = 0; i < r->nr_metrics; i++) {
+		const struct metric_rule *m = &r->metrics[i];
+
+		strbuf_addf(out, "[metric \"%s\"]\n", m->name);
+		add_kv_str(out, "better", m->higher_is_better ? "higher" : "lower");
+		add_kv_percent(out, "tolerance", m->tolerance);
+	}
+	for (size_t i = 0; i < c->nr_scenarios; i++) {
+		const struct config_scenario *sc = &c->scenarios[i];
+
+		strbuf_addf(out, "[scenario \"%s\"]\n", sc->name);
+		for (size_t j = 0; j < sc->nr_settings; j++)
+			add_kv_str(out, sc->settings[j].key, sc->settings[j].value);
+	}
+}
+
+static json_t *list_json(const struct config_list *l)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < l->nr; i++)
+		json_array_append_new(a, json_string(l->v[i]));
+	return a;
+}
+
+json_t *config_to_json(const struct config *c)
+{
+	const struct gate_rules *r = &c->rules;
+	json_t *doc = json_object(), *o, *a;
+
+	json_object_set_new(doc, "file", json_string(c->file));
+	o = json_object();
+	json_object_set_new(o, "build", json_string(c->build));
+	json_object_set_new(o, "owned", list_json(&c->owned));
+	json_object_set_new(o, "protected", list_json(&c->protected_paths));
+	json_object_set_new(o, "kb", json_string(c->kb));
+	json_object_set_new(doc, "project", o);
+	o = json_object();
+	json_object_set_new(o, "test", json_string(c->test));
+	json_object_set_new(o, "fingerprint", json_boolean(c->fingerprint));
+	json_object_set_new(o, "timeout_s", json_real(c->gate_timeout_s));
+	json_object_set_new(doc, "gate", o);
+	o = json_object();
+	json_object_set_new(o, "metric", json_string(gate_metric_name(r->metric)));
+	json_object_set_new(o, "min_improvement", json_real(r->min_improvement));
+	json_object_set_new(o, "guard_regression", json_real(r->guard_regression));
+	json_object_set_new(o, "guard_floor_s", json_real(r->guard_floor_s));
+	json_object_set_new(o, "ram_budget_bytes", json_integer((json_int_t)r->ram_budget));
+	json_object_set_new(o, "suspicious_speedup", json_real(r->suspicious_speedup));
+	json_object_set_new(o, "rounds", json_integer(c->rounds));
+	json_object_set_new(o, "max_rejects_in_a_row", json_integer(c->max_rejects_in_a_row));
+	json_object_set_new(o, "min_share", json_real(c->min_share));
+	json_object_set_new(o, "lenses", list_json(&c->lenses));
+	json_object_set_new(doc, "improve", o);
+	o = json_object();
+	json_object_set_new(o, "command", json_string(c->agent_command));
+	json_object_set_new(o, "timeout_s", json_real(c->agent_timeout_s));
+	json_object_set_new(doc, "agent", o);
+	json_object_set_new(doc, "primary", c->nr_workloads ?
+			    json_string(c->workloads[c->primary].name) : json_null());
+	a = json_array();
+	for (size_t i = 0; i < c->nr_workloads; i++) {
+		const struct config_workload *w = &c->workloads[i];
+
+		o = json_object();
+		json_object_set_new(o, "name", json_string(w->name));
+		json_object_set_new(o, "run", json_string(w->run ? w->run : ""));
+		json_object_set_new(o, "primary", json_boolean(i == c->primary));
+		json_object_set_new(o, "timeout_s", json_real(w->timeout_s));
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(doc, "workloads", a);
+	a = json_array();
+	for (size_t i = 0; i < r->nr_metrics; i++) {
+		o = json_object();
+		json_object_set_new(o, "name", json_string(r->metrics[i].name));
+		json_object_set_new(o, "better", json_string(r->metrics[i].higher_is_better ? "higher" : "lower"));
+		json_object_set_new(o, "tolerance", json_real(r->metrics[i].tolerance));
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(doc, "metrics", a);
+	a = json_array();
+	for (size_t i = 0; i < c->nr_scenarios; i++) {
+		const struct config_scenario *s = &c->scenarios[i];
+		json_t *set = json_object();
+
+		for (size_t j = 0; j < s->nr_settings; j++)
+			json_object_set_new(set, s->settings[j].key, json_string(s->settings[j].value));
+		o = json_object();
+		json_object_set_new(o, "name", json_string(s->name));
+		json_object_set_new(o, "settings", set);
+		json_array_append_new(a, o);
+	}
+	json_object_set_new(doc, "scenarios", a);
+	return doc;
+}

@@ -1,0 +1,112 @@
+/*
+ * config.h: hotloop.conf, the project's git-config style settings (read with
+ * libinih), validated into plain data with every default filled in, and
+ * written back out normalized (git-config text or one JSON document).
+ * A struct config owns every string and array in it; config_release() frees them.
+ */
+#ifndef HOTLOOP_CONFIG_H
+#define HOTLOOP_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rules.h"
+
+#define CONFIG_FILE "hotloop.conf"
+
+/* A whitespace-separated list of words ("src lib"). */
+struct config_list {
+	char **v;
+	size_t nr, alloc;
+};
+
+/* [workload "NAME"]: a command whose cost is measured. */
+struct config_workload {
+	char *name;
+	char *run;
+	bool primary;		/* primary = yes was written */
+	double timeout_s;	/* 0 until defaulted to [gate] timeout */
+	int line;		/* of its section header */
+};
+
+/* [scenario "NAME"]: kept as written for the scenario command. */
+struct config_setting {
+	char *key;
+	char *value;
+};
+
+struct config_scenario {
+	char *name;
+	struct config_setting *settings;
+	size_t nr_settings, alloc_settings;
+};
+
+struct config {
+	char *file;			/* the name errors quote */
+	/* [project] */
+	char *build;			/* "" = nothing to build */
+	struct config_list owned;	/* empty = everything not protected */
+	struct config_list protected_paths;
+	char *kb;
+	/* [gate] */
+	char *test;			/* "" = no test command */
+	bool fingerprint;
+	double gate_timeout_s;
+	/* [improve] */
+	struct gate_rules rules;
+	long rounds;
+	long max_rejects_in_a_row;
+	double min_share;		/* fraction */
+	struct config_list lenses;
+	/* [agent] */
+	char *agent_command;		/* "" = not configured */
+	double agent_timeout_s;
+	/* [workload "NAME"], in file order */
+	struct config_workload *workloads;
+	size_t nr_workloads, alloc_workloads;
+	size_t primary;			/* index into workloads */
+	/* [metric "NAME"] live in rules.metrics; their parse state here */
+	size_t alloc_metrics;
+	/* [scenario "NAME"] */
+	struct config_scenario *scenarios;
+	size_t nr_scenarios, alloc_scenarios;
+};
+
+/* Set every field to its documented default (no workloads). */
+void config_init(struct config *c);
+void config_release(struct config *c);
+
+/*
+ * Parse and validate 'len' bytes of hotloop.conf text; 'name' is the file
+ * name used in messages ("hotloop.conf:12: ..."). Every problem found is
+ * reported with error(), then -1 is returned; 0 when the config is valid.
+ * 'c' is initialized here and must be released either way.
+ */
+int config_parse_buf(struct config *c, const char *buf, size_t len, const char *name);
+/* The same for a file, named in messages as 'path'. */
+int config_parse_file(struct config *c, const char *path);
+
+/*
+ * Look for hotloop.conf in 'dir' and its parents, stopping at the first
+ * directory that holds .git (the git top level) or at /. The path found
+ * is stored in *out (caller frees); -1 with an error when there is none.
+ */
+int config_find(const char *dir, char **out);
+
+/* Append the normalized config: git-config text, defaults filled in. */
+struct strbuf;
+void config_format(const struct config *c, struct strbuf *out);
+/* Append 'v' as a value, quoted and escaped when it must be to read back. */
+void config_add_value(struct strbuf *sb, const char *v);
+/* The normalized config as one JSON document (docs/config.md). */
+struct json_t;
+struct json_t *config_to_json(const struct config *c);
+
+/* Value parsers, shared with the command line: 0 or -1 (no message). */
+int config_parse_percent(const char *s, double *out);
+int config_parse_size(const char *s, uint64_t *out);
+int config_parse_duration(const char *s, double *out);
+int config_parse_bool(const char *s, bool *out);
+
+#endif
