@@ -191,26 +191,6 @@ static void conf_error(struct parse_ctx *ctx, int line, const char *fmt, ...)
 	ctx->nr_errors++;
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[CONFIG_MAX_NAME + 1], cur[CONFIG_MAX_NAME + 1];
-
-	if (la > CONFIG_MAX_NAME || lb > CONFIG_MAX_NAME)
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
-	}
-	return prev[lb];
-}
-
 /* " (did you mean 'x'?)", or [x] for a section, for the nearest of 'names' within two edits. */
 static void add_suggestion(struct strbuf *sb, const char *word, const char **names, size_t n,
 			   bool section)

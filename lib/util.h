@@ -76,6 +76,9 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 	return r;
 }
 
+/* Levenshtein distance, for "did you mean" hints; SIZE_MAX past 64 bytes. */
+size_t edit_distance(const char *a, const char *b);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 

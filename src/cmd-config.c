@@ -63,12 +63,7 @@ int cmd_config(int argc, char **argv)
 	if (config_parse_file(&c, path) < 0)
 		goto out;
 	if (json) {
-		json_t *doc = config_to_json(&c);
-
-		/* 15 digits: 0.03 prints as 0.03, not 0.029999999999999999 */
-		json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-		fputc('\n', stdout);
-		json_decref(doc);
+		print_json(config_to_json(&c));
 	} else {
 		struct strbuf sb = STRBUF_INIT;
 

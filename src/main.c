@@ -51,26 +51,6 @@ static void print_usage(FILE *f)
 	fprintf(f, "\n'hotloop help <command>' or 'hotloop <command> --help' for its options\n");
 }
 
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), prev[64], cur[64];
-
-	if (lb >= ARRAY_SIZE(prev))
-		return SIZE_MAX;
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		memcpy(prev, cur, (lb + 1) * sizeof(*prev));
-	}
-	return prev[lb];
-}
-
 static int unknown_command(const char *name)
 {
 	const struct cmd *best = NULL;
@@ -145,7 +125,8 @@ int write_output(const char *path, const struct strbuf *sb)
 
 void print_json(struct json_t *doc)
 {
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* 15 digits: 0.03 prints as 0.03, not 0.029999999999999999 */
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	fputc('\n', stdout);
 	json_decref(doc);
 }
