@@ -18,6 +18,7 @@ DECLARE_CMD(flame);
 DECLARE_CMD(convert);
 DECLARE_CMD(doctor);
 DECLARE_CMD(bench);
+DECLARE_CMD(compare);
 
 /* Parse a non-negative integer option value; -1 with an error when invalid. */
 long parse_count(const char *opt, const char *arg, long min, long max);
