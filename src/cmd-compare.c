@@ -275,8 +275,11 @@ static void print_text(const struct compare *c, const struct verdict *v)
 	printf("\n");
 	printf("schedule: %s after %zu look%s\n", stats_decision_name(c->decision),
 	       c->looks_taken, c->looks_taken == 1 ? "" : "s");
-	printf("machine:  load %.2f on %d CPUs%s\n", c->machine.load1, c->machine.cpus,
-	       c->machine_quiet ? " (quiet)" : " (not quiet)");
+	if (c->machine.probes)
+		printf("machine:  load %.2f on %d CPUs%s\n", c->machine.load1, c->machine.cpus,
+		       c->machine_quiet ? " (quiet)" : " (not quiet)");
+	else
+		printf("machine:  not checked (nothing was measured)\n");
 	printf("reasons:\n");
 	for (size_t i = 0; i < v->nr_reasons; i++)
 		printf("  - %s\n", v->reasons[i]);
@@ -302,7 +305,9 @@ static json_t *compare_json(const struct compare *c, const struct verdict *v)
 	json_object_set_new(m, "cpus", json_integer(c->machine.cpus));
 	json_object_set_new(m, "load1", json_real(c->machine.load1));
 	json_object_set_new(m, "reason", c->machine_quiet ? json_null() : json_string(c->machine.reason));
-	json_object_set_new(doc, "machine", m);
+	json_object_set_new(doc, "machine", c->machine.probes ? m : json_null());
+	if (!c->machine.probes)
+		json_decref(m);
 	return doc;
 }
 
