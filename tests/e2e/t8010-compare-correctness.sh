@@ -31,6 +31,17 @@ test_expect_code 4 'a candidate failing with a status is rejected, text says so'
 	expect_grep "^verdict: reject" out && expect_grep "status 3" out && exit $rc
 '
 
+test_expect_code 4 'a candidate that times out is rejected' '
+	$C --json --timeout 0.5 "$FW 10" "sleep 30" >out.json; rc=$?
+	jq -e ".verdict == \"reject\" and .correctness.ok == false" out.json &&
+	jq -e "[.reasons[] | test(\"timed out\")] | any" out.json && exit $rc
+'
+
+test_expect_code 4 'a failing baseline is rejected and named' '
+	$C "$FW 10; exit 1" "$FW 10" >out; rc=$?
+	expect_grep "^verdict: reject" out && expect_grep "baseline" out && exit $rc
+'
+
 test_expect_code 4 'a candidate over the ram budget is rejected' '
 	$C --json --ram-budget 20M "$FW 20" "$FW 10 80" >out.json; rc=$?
 	jq -e ".verdict == \"reject\" and .memory.ok == false and .memory.budget_kb == 20480" out.json &&
