@@ -18,6 +18,7 @@ DECLARE_CMD(flame);
 DECLARE_CMD(convert);
 DECLARE_CMD(doctor);
 DECLARE_CMD(bench);
+DECLARE_CMD(compare);
 DECLARE_CMD(init);
 DECLARE_CMD(config);
 

@@ -31,6 +31,7 @@ static const struct cmd commands[] = {
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
 	{ "bench",   cmd_bench,   CMD_JSON, "measure the time and memory of a command",   usage_bench },
+	{ "compare", cmd_compare, CMD_JSON, "measure a candidate against a baseline: keep or reject", usage_compare },
 	{ "init",    cmd_init,    0,        "write a commented starter hotloop.conf",     usage_init },
 	{ "config",  cmd_config,  CMD_JSON, "validate hotloop.conf and print it normalized", usage_config },
 };

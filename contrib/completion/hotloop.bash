@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert doctor bench init config help"
+	local commands="record report flame convert doctor bench compare init config help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -16,6 +16,7 @@ _hotloop()
 	convert) opts="-o --output --to --weight --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
+	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --no-fingerprint --json --help" ;;
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	help)    opts="$commands" ;;

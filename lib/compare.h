@@ -1,0 +1,135 @@
+/*
+ * compare.h: the gate's measuring engine. It runs a baseline and a
+ * candidate command per workload in alternating pairs (ABBA or a coin flip
+ * per pair) on a sequential schedule of looks, keeps how every run ended,
+ * checks that the candidate's output matches the baseline's, and turns it
+ * all into struct vd_measurements for verdict_decide(). The caller owns
+ * the options and workloads; a struct compare owns every result it holds
+ * until compare_release().
+ */
+#ifndef HOTLOOP_COMPARE_H
+#define HOTLOOP_COMPARE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quiesce.h"
+#include "rules.h"
+#include "runner.h"
+#include "stats.h"
+#include "verdict.h"
+
+struct compare_workload_spec {
+	const char *name;
+	const char *base_cmd;		/* /bin/sh -c command lines */
+	const char *cand_cmd;
+	bool primary;			/* at most one; none: the first */
+};
+
+enum compare_order {
+	COMPARE_ORDER_ABBA,		/* pair k: base first when k is even, candidate first when odd */
+	COMPARE_ORDER_RANDOM,		/* a coin flip per pair */
+};
+
+struct compare_opts {
+	enum gate_metric metric;
+	double min_improvement;		/* fraction, for the sequential decision */
+	long warmup;			/* discarded runs per side and workload before the pairs */
+	double timeout;			/* seconds per run; 0: none */
+	struct stats_schedule schedule;	/* looks; the last one is the budget */
+	enum compare_order order;
+	uint64_t seed;			/* for COMPARE_ORDER_RANDOM */
+	bool fingerprint;		/* compare stdout (or FINGERPRINT= values) with the base's */
+	struct quiesce_opts quiesce;
+	const char *const *env;		/* extra NAME=VALUE for every run, NULL-terminated; may be NULL */
+	/* Called before each run (may be NULL): what is about to run, runs done, runs planned. */
+	void (*progress)(void *data, const char *what, size_t done, size_t total);
+	void *progress_data;
+};
+
+/* One run as kept: how it ended and what it printed that matters. */
+struct compare_run {
+	struct vd_run vd;
+	double value;			/* the metric of compare_opts */
+	bool warmup;			/* warm-up or the first check run: not in a pair */
+	struct run_metric *metrics;	/* HOTLOOP_METRIC values (names owned) */
+	size_t nr_metrics;
+};
+
+struct compare_side {
+	struct compare_run *runs;
+	size_t nr_runs, alloc_runs;
+	struct vd_run *vd;		/* built by compare_measurements() */
+};
+
+struct compare_result {
+	const struct compare_workload_spec *spec;
+	struct compare_side base, cand;
+	double *base_values, *cand_values;	/* the metric of each pair */
+	size_t nr_pairs, alloc_pairs;
+	/* the reference output: the base's first run */
+	bool have_reference;
+	uint64_t ref_hash;
+	char **ref_fingerprints;
+	size_t nr_ref_fingerprints;
+	enum vd_fingerprint fingerprint;
+	/* metric values gathered for the verdict */
+	struct vd_metric_values *metrics;
+	size_t nr_metrics, alloc_metrics;
+};
+
+struct compare {
+	const struct compare_opts *opts;
+	struct compare_result *results;
+	size_t nr_results;
+	size_t primary;			/* index into results */
+	enum stats_decision decision;	/* of the last look taken */
+	size_t looks_taken;
+	bool checked;			/* every check run exited 0 */
+	volatile sig_atomic_t interrupted;	/* compare_interrupt() stopped it */
+	bool failed_run;		/* a paired run failed: measuring stopped there */
+	struct quiesce_state machine;	/* the last quiesce check */
+	bool machine_quiet;		/* every quiesce check found the machine quiet */
+	double confidence;		/* per-look level used for the verdict */
+	/* for compare_measurements() */
+	struct vd_workload *vd_workloads;
+};
+
+void compare_init(struct compare *c, const struct compare_opts *opts,
+		  const struct compare_workload_spec *w, size_t nr);
+void compare_release(struct compare *c);
+
+/*
+ * Run everything: one check run per side and workload (a run that does
+ * not exit 0 stops there: the verdict rejects with its reason), warm-ups,
+ * then pairs up to each look until stats_sequential_decide() decides or
+ * the budget runs out. For instructions, one run per side plus a
+ * confirming repeat. 0 when the measurements are ready for the verdict
+ * (also after a failed run or an interruption); -1 with an error when a
+ * run could not be started; HL_EXIT_NOT_FOUND when a check run says the
+ * shell did not find the command.
+ */
+int compare_run(struct compare *c, struct runner *rn);
+
+/* Stop at the current run (async-signal-safe: for a SIGINT handler). */
+void compare_interrupt(struct compare *c, const struct runner *rn);
+
+/*
+ * The measurements for verdict_decide(), pointing into c (valid until the
+ * next compare_run() or compare_release()).
+ */
+void compare_measurements(struct compare *c, struct vd_measurements *m);
+
+/* The order of pair k: true when the base runs first. */
+bool compare_base_first(enum compare_order order, size_t k, uint64_t *rng);
+
+/*
+ * The looks for a budget of 'pairs' (0: the default 12, 24, 36): the
+ * default looks below the budget, then the budget. -1 when pairs is over
+ * STATS_MAX_PAIRS.
+ */
+int compare_default_looks(size_t pairs, struct stats_schedule *s);
+
+#endif

@@ -1,0 +1,526 @@
+/*
+ * cmd-compare.c: `hotloop compare [options] 'BASE CMD' 'CAND CMD'`: measure
+ * two shell commands in alternating pairs (lib/compare.c) and print the
+ * gate's verdict (lib/verdict.c) as text or as the JSON of docs/compare.md.
+ * Exit 0 keep, 4 reject, 1 inconclusive or error, 130 interrupted.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "builtin.h"
+#include "compare.h"
+#include "doctor.h"
+#include "runner.h"
+#include "stats.h"
+#include "strbuf.h"
+#include "verdict.h"
+
+const char usage_compare[] =
+"usage: hotloop compare [--metric cpu|wall|instructions] [--min-improvement PCT]\n"
+"                       [--guard-regression PCT] [--ram-budget SIZE] [--pairs N]\n"
+"                       [--looks N,N...] [--warmup N] [--timeout SECS]\n"
+"                       [--order abba|random] [--metric-rule NAME:higher|lower:PCT]...\n"
+"                       [--env NAME=VALUE]... [--max-wait SECS] [--no-fingerprint]\n"
+"                       [--json] 'BASE CMD' 'CAND CMD'\n"
+"\n"
+"Run both shell commands once (each must exit 0), warm up, then measure\n"
+"them in alternating pairs until the sequential schedule decides, and say\n"
+"whether the candidate is worth keeping: keep, reject or inconclusive, with\n"
+"every reason. The candidate's output must match the baseline's (its\n"
+"FINGERPRINT= lines when the baseline prints any, else all of stdout).\n"
+"\n"
+"    -m, --metric M            cpu (user+sys, default), wall, or instructions\n"
+"                              (callgrind: one run per side and a repeat)\n"
+"        --min-improvement PCT the primary must improve this much (default 3%)\n"
+"        --guard-regression PCT how much a guard workload may regress (default 2%)\n"
+"        --ram-budget SIZE     the candidate's peak RSS limit (e.g. 512M, 2G)\n"
+"    -n, --pairs N             pair budget (default 36); looks at 12, 24, 36\n"
+"                              below it, then at N\n"
+"        --looks N,N...        the looks (pair counts, increasing)\n"
+"    -w, --warmup N            warm-up runs per side, discarded (default 1)\n"
+"    -t, --timeout SECS        kill a run after SECS\n"
+"        --order ORDER         abba (default: pair k runs the base first when k\n"
+"                              is even) or random (a coin flip per pair)\n"
+"        --metric-rule RULE    NAME:higher:PCT or NAME:lower:PCT: a HOTLOOP_METRIC\n"
+"                              line that may move the wrong way by at most PCT\n"
+"    -e, --env NAME=VALUE      add a variable to the runs' environment\n"
+"        --max-wait SECS       wait at most SECS for a quiet machine (default 5)\n"
+"        --no-fingerprint      do not compare the outputs\n"
+"        --json                the verdict as JSON (keys in docs/compare.md)\n"
+"\n"
+"Exit status: 0 keep, 4 reject, 1 inconclusive or an error, 2 usage,\n"
+"127 when a command is not found (nothing is measured), 130 interrupted.\n";
+
+static volatile sig_atomic_t interrupted;
+static struct compare *active_compare;
+static struct runner *active_runner;
+
+static void on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+	if (active_compare && active_runner)
+		compare_interrupt(active_compare, active_runner);
+}
+
+static void progress(void *data, const char *what, size_t done, size_t total)
+{
+	(void)data;
+	fprintf(stderr, "\r\033[Kcompare: run %zu/%zu: %s", done + 1, total, what);
+}
+
+/* "3", "3%", "0.5%" -> 0.03, 0.03, 0.005 */
+static int parse_pct(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (*end == '%')
+		end++;
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v >= 100)
+		return error("invalid value '%s' for %s: expected a percentage from 0 to 100", arg, opt);
+	*out = v / 100;
+	return 0;
+}
+
+static int parse_seconds(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6)
+		return error("invalid value '%s' for %s: expected seconds from 0 to 1000000", arg, opt);
+	*out = v;
+	return 0;
+}
+
+/* "1048576", "512K", "64M", "2G" (powers of 1024, optional "B" or "iB") -> bytes */
+static int parse_size(const char *arg, uint64_t *out)
+{
+	char *end;
+	double v, mult = 1;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || !isfinite(v) || v <= 0)
+		goto bad;
+	switch (*end) {
+	case 'k': case 'K': mult = 1024.0; end++; break;
+	case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
+	case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
+	case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
+	}
+	if (mult > 1 && *end == 'i')
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v * mult > 1e18)
+		goto bad;
+	*out = (uint64_t)(v * mult);
+	return 0;
+bad:
+	return error("invalid value '%s' for --ram-budget: expected a size like 512M or 2G", arg);
+}
+
+static int parse_looks(const char *arg, struct stats_schedule *s)
+{
+	const char *p = arg;
+
+	s->nr_looks = 0;
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 1 || v > STATS_MAX_PAIRS || (*end && *end != ',') ||
+		    s->nr_looks == STATS_MAX_LOOKS)
+			goto bad;
+		s->looks[s->nr_looks++] = (size_t)v;
+		p = *end ? end + 1 : end;
+	}
+	if (stats_schedule_check(s))
+		goto bad;
+	return 0;
+bad:
+	return error("invalid value '%s' for --looks: expected at most %d increasing pair "
+		     "counts up to %d, like 12,24,36", arg, STATS_MAX_LOOKS, STATS_MAX_PAIRS);
+}
+
+/* NAME:higher:PCT or NAME:lower:PCT */
+static int parse_metric_rule(const char *arg, struct gate_rules *r)
+{
+	const char *c1 = strchr(arg, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	struct metric_rule *m;
+	bool higher;
+	double tol;
+
+	if (!c1 || !c2 || c1 == arg)
+		goto bad;
+	if ((size_t)(c2 - c1 - 1) == 6 && !strncmp(c1 + 1, "higher", 6))
+		higher = true;
+	else if ((size_t)(c2 - c1 - 1) == 5 && !strncmp(c1 + 1, "lower", 5))
+		higher = false;
+	else
+		goto bad;
+	if (parse_pct("--metric-rule", c2 + 1, &tol))
+		return -1;
+	r->metrics = xrealloc(r->metrics, (r->nr_metrics + 1) * sizeof(*r->metrics));
+	m = &r->metrics[r->nr_metrics++];
+	m->name = xstrfmt("%.*s", (int)(c1 - arg), arg);
+	m->higher_is_better = higher;
+	m->tolerance = tol;
+	return 0;
+bad:
+	return error("invalid value '%s' for --metric-rule: expected NAME:higher:PCT or NAME:lower:PCT", arg);
+}
+
+static bool is_shell_word(const char *w, size_t len)
+{
+	static const char *const words[] = {
+		"if", "for", "while", "until", "case", "{", "(", "!", "exec", "cd", "export",
+		"set", ".", ":", "eval", "test", "[", "echo", "printf", "true", "false",
+		"command", "exit", "ulimit", "umask", "time", "env", "nice",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strlen(words[i]) == len && !strncmp(words[i], w, len))
+			return true;
+	return false;
+}
+
+/*
+ * The first word of a command line, when it is a plain program name that
+ * can be looked up (no quoting, expansion, assignment or shell keyword).
+ */
+static char *program_of(const char *cmd, bool *simple)
+{
+	const char *p = cmd + strspn(cmd, " \t"), *e = p + strcspn(p, " \t\n;&|<>(){}");
+
+	*simple = !strpbrk(cmd, ";&|\n(){}`");
+	if (e == p || memchr(p, '=', (size_t)(e - p)) || strpbrk(p, "'\"$\\*?[~") == p ||
+	    is_shell_word(p, (size_t)(e - p))) {
+		*simple = false;
+		return NULL;
+	}
+	for (const char *q = p; q < e; q++)
+		if (strchr("'\"$\\*?[~", *q))
+			return NULL;
+	return xstrfmt("%.*s", (int)(e - p), p);
+}
+
+/* 0, or an exit status when the command's program cannot be run. */
+static int resolve(const char *cmd, struct strbuf *line)
+{
+	bool simple;
+	char *prog = program_of(cmd, &simple), *path = NULL;
+	int ret = 0, r;
+
+	/* exec: the shell steps aside, so a run killed by a signal reports it */
+	strbuf_addf(line, "%s%s", simple ? "exec " : "", cmd);
+	if (!prog)
+		return 0;
+	r = doctor_resolve_command(prog, &path);
+	if (r == -ENOENT) {
+		error("%s: command not found", prog);
+		ret = HL_EXIT_NOT_FOUND;
+	} else if (r) {
+		error("%s: %s", prog, strerror(-r));
+		ret = HL_EXIT_NOT_EXECUTABLE;
+	}
+	free(path);
+	free(prog);
+	return ret;
+}
+
+static void print_estimate(const char *role, const struct verdict_estimate *e, enum gate_metric m)
+{
+	if (!e->valid) {
+		printf("%-9s '%s': no usable pairs\n", role, e->workload ? e->workload : "?");
+		return;
+	}
+	if (e->exact)
+		printf("%-9s '%s': %+.2f%% %s (exact, %zu runs per side)\n", role, e->workload,
+		       e->change_pct, gate_metric_name(m), e->pairs);
+	else
+		printf("%-9s '%s': %+.2f%% %s (interval %+.2f%% to %+.2f%%), %zu pairs, noise %.2f%%\n",
+		       role, e->workload, e->change_pct, gate_metric_name(m), e->ci_low_pct,
+		       e->ci_high_pct, e->pairs, e->noise_pct);
+}
+
+static void print_text(const struct compare *c, const struct verdict *v)
+{
+	printf("verdict: %s%s\n", verdict_kind_name(v->kind),
+	       c->interrupted ? " (interrupted: partial)" : "");
+	print_estimate("primary", &v->primary, v->metric);
+	for (size_t i = 0; i < v->nr_guards; i++)
+		print_estimate("guard", &v->guards[i], v->metric);
+	printf("memory:   peak RSS base %llu KiB, candidate %llu KiB",
+	       (unsigned long long)v->memory.base_peak_rss_kb,
+	       (unsigned long long)v->memory.cand_peak_rss_kb);
+	if (v->memory.budget_kb)
+		printf(", budget %llu KiB", (unsigned long long)v->memory.budget_kb);
+	printf("\n");
+	printf("schedule: %s after %zu look%s\n", stats_decision_name(c->decision),
+	       c->looks_taken, c->looks_taken == 1 ? "" : "s");
+	if (c->machine.probes)
+		printf("machine:  load %.2f on %d CPUs%s\n", c->machine.load1, c->machine.cpus,
+		       c->machine_quiet ? " (quiet)" : " (not quiet)");
+	else
+		printf("machine:  not checked (nothing was measured)\n");
+	printf("reasons:\n");
+	for (size_t i = 0; i < v->nr_reasons; i++)
+		printf("  - %s\n", v->reasons[i]);
+	if (!c->machine_quiet)
+		printf("  - the machine was not quiet: %s\n", c->machine.reason);
+}
+
+static json_t *compare_json(const struct compare *c, const struct verdict *v)
+{
+	const struct compare_opts *o = c->opts;
+	json_t *doc = verdict_to_json(v), *looks = json_array(), *m = json_object();
+
+	for (size_t i = 0; i < o->schedule.nr_looks; i++)
+		json_array_append_new(looks, json_integer((json_int_t)o->schedule.looks[i]));
+	json_object_set_new(doc, "interrupted", json_boolean(c->interrupted));
+	json_object_set_new(doc, "pairs", json_integer((json_int_t)c->results[c->primary].nr_pairs));
+	json_object_set_new(doc, "looks", looks);
+	json_object_set_new(doc, "looks_taken", json_integer((json_int_t)c->looks_taken));
+	json_object_set_new(doc, "decision", json_string(stats_decision_name(c->decision)));
+	json_object_set_new(doc, "order", json_string(o->order == COMPARE_ORDER_ABBA ? "abba" : "random"));
+	json_object_set_new(doc, "confidence", json_real(c->confidence));
+	json_object_set_new(m, "quiet", json_boolean(c->machine_quiet));
+	json_object_set_new(m, "cpus", json_integer(c->machine.cpus));
+	json_object_set_new(m, "load1", json_real(c->machine.load1));
+	json_object_set_new(m, "reason", c->machine_quiet ? json_null() : json_string(c->machine.reason));
+	json_object_set_new(doc, "machine", c->machine.probes ? m : json_null());
+	if (!c->machine.probes)
+		json_decref(m);
+	return doc;
+}
+
+enum {
+	OPT_MIN_IMPROVEMENT = 256, OPT_GUARD, OPT_RAM, OPT_LOOKS, OPT_ORDER, OPT_RULE,
+	OPT_MAX_WAIT, OPT_NO_FP, OPT_JSON,
+};
+
+int cmd_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "metric", required_argument, NULL, 'm' },
+		{ "min-improvement", required_argument, NULL, OPT_MIN_IMPROVEMENT },
+		{ "guard-regression", required_argument, NULL, OPT_GUARD },
+		{ "ram-budget", required_argument, NULL, OPT_RAM },
+		{ "pairs", required_argument, NULL, 'n' },
+		{ "looks", required_argument, NULL, OPT_LOOKS },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "order", required_argument, NULL, OPT_ORDER },
+		{ "metric-rule", required_argument, NULL, OPT_RULE },
+		{ "env", required_argument, NULL, 'e' },
+		{ "max-wait", required_argument, NULL, OPT_MAX_WAIT },
+		{ "no-fingerprint", no_argument, NULL, OPT_NO_FP },
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gate_rules rules = GATE_RULES_DEFAULT;
+	struct compare_opts o = { 0 };
+	struct compare_workload_spec w = { "primary", NULL, NULL, true };
+	struct quiesce_opts qdefault = QUIESCE_OPTS_INIT;
+	struct compare c = { 0 };
+	struct runner rn = { -1, -1 };
+	struct verdict v = VERDICT_INIT;
+	struct vd_measurements m;
+	struct strbuf base = STRBUF_INIT, cand = STRBUF_INIT;
+	struct sigaction sa = { 0 }, old_int, old_term;
+	const char **env = NULL;
+	size_t nr_env = 0, alloc_env = 0;
+	long pairs = 0, idx;
+	bool json = false, have_looks = false, started = false;
+	int ch, ret = HL_EXIT_FAILURE;
+
+	o.warmup = 1;
+	o.fingerprint = true;
+	o.quiesce = qdefault;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+m:n:w:t:e:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			if ((idx = gate_metric_parse(optarg)) < 0) {
+				ret = usage_error("compare", "unknown metric '%s': expected cpu, wall or instructions", optarg);
+				goto out_free;
+			}
+			rules.metric = (enum gate_metric)idx;
+			break;
+		case OPT_MIN_IMPROVEMENT:
+			if (parse_pct("--min-improvement", optarg, &rules.min_improvement))
+				goto out_usage;
+			break;
+		case OPT_GUARD:
+			if (parse_pct("--guard-regression", optarg, &rules.guard_regression))
+				goto out_usage;
+			break;
+		case OPT_RAM:
+			if (parse_size(optarg, &rules.ram_budget))
+				goto out_usage;
+			break;
+		case 'n':
+			if ((pairs = parse_count("--pairs", optarg, 1, STATS_MAX_PAIRS)) < 0)
+				goto out_usage;
+			break;
+		case OPT_LOOKS:
+			o.schedule.confidence = STATS_DEFAULT_CONFIDENCE;
+			if (parse_looks(optarg, &o.schedule))
+				goto out_usage;
+			have_looks = true;
+			break;
+		case 'w':
+			if ((o.warmup = parse_count("--warmup", optarg, 0, 1000)) < 0)
+				goto out_usage;
+			break;
+		case 't':
+			if (parse_seconds("--timeout", optarg, &o.timeout))
+				goto out_usage;
+			break;
+		case OPT_ORDER:
+			if (!strcmp(optarg, "abba")) {
+				o.order = COMPARE_ORDER_ABBA;
+			} else if (!strcmp(optarg, "random")) {
+				o.order = COMPARE_ORDER_RANDOM;
+			} else {
+				ret = usage_error("compare", "unknown order '%s': expected abba or random", optarg);
+				goto out_free;
+			}
+			break;
+		case OPT_RULE:
+			if (parse_metric_rule(optarg, &rules))
+				goto out_usage;
+			break;
+		case 'e':
+			if (!strchr(optarg, '=') || *optarg == '=') {
+				ret = usage_error("compare", "invalid value '%s' for --env: expected NAME=VALUE", optarg);
+				goto out_free;
+			}
+			ALLOC_GROW(env, nr_env + 2, alloc_env);
+			env[nr_env++] = optarg;
+			env[nr_env] = NULL;
+			break;
+		case OPT_MAX_WAIT:
+			if (parse_seconds("--max-wait", optarg, &o.quiesce.max_wait))
+				goto out_usage;
+			break;
+		case OPT_NO_FP:
+			o.fingerprint = false;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		default:
+			ret = usage_error("compare", "unknown option '%s'", argv[optind - 1]);
+			goto out_free;
+		}
+	}
+	if (argc - optind != 2) {
+		ret = usage_error("compare", "expected two commands: hotloop compare [options] 'BASE CMD' 'CAND CMD'");
+		goto out_free;
+	}
+	if (have_looks && pairs && o.schedule.looks[o.schedule.nr_looks - 1] > (size_t)pairs) {
+		ret = usage_error("compare", "the last look (%zu) is beyond --pairs %ld",
+				  o.schedule.looks[o.schedule.nr_looks - 1], pairs);
+		goto out_free;
+	}
+	if (have_looks && pairs && o.schedule.looks[o.schedule.nr_looks - 1] < (size_t)pairs) {
+		if (o.schedule.nr_looks == STATS_MAX_LOOKS) {
+			ret = usage_error("compare", "too many looks: at most %d with --pairs", STATS_MAX_LOOKS);
+			goto out_free;
+		}
+		o.schedule.looks[o.schedule.nr_looks++] = (size_t)pairs;
+	}
+	if (!have_looks)
+		compare_default_looks((size_t)pairs, &o.schedule);
+	if ((ret = resolve(argv[optind], &base)) || (ret = resolve(argv[optind + 1], &cand)))
+		goto out_free;
+	ret = HL_EXIT_FAILURE;
+	if (rules.metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable()) {
+		error("cannot measure instructions: %s", runner_instructions_unavailable());
+		goto out_free;
+	}
+	w.base_cmd = base.buf;
+	w.cand_cmd = cand.buf;
+	o.metric = rules.metric;
+	o.min_improvement = rules.min_improvement;
+	o.env = env;
+	o.seed = now_ns();
+	if (isatty(2)) {
+		o.progress = progress;
+		o.progress_data = NULL;
+	}
+
+	if (runner_start(&rn))
+		goto out_free;
+	compare_init(&c, &o, &w, 1);
+	started = true;
+	active_runner = &rn;
+	active_compare = &c;
+	interrupted = 0;
+	sa.sa_handler = on_interrupt;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	ret = compare_run(&c, &rn);
+	if (o.progress)
+		fprintf(stderr, "\r\033[K");
+	if (ret) {
+		if (ret < 0)
+			ret = HL_EXIT_FAILURE;
+		goto out_stop;
+	}
+	compare_measurements(&c, &m);
+	if (verdict_decide(&m, &rules, &v)) {
+		ret = HL_EXIT_FAILURE;
+		goto out_stop;
+	}
+	if (json)
+		print_json(compare_json(&c, &v));
+	else
+		print_text(&c, &v);
+	if (c.interrupted)
+		ret = 130;
+	else if (v.kind == VERDICT_KEEP)
+		ret = HL_EXIT_OK;
+	else if (v.kind == VERDICT_REJECT)
+		ret = HL_EXIT_REJECT;
+	else
+		ret = HL_EXIT_FAILURE;
+out_stop:
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	active_compare = NULL;
+	active_runner = NULL;
+	runner_stop(&rn);
+	goto out_free;
+out_usage:
+	ret = HL_EXIT_USAGE;
+out_free:
+	verdict_release(&v);
+	if (started)
+		compare_release(&c);
+	gate_rules_release(&rules);
+	strbuf_release(&base);
+	strbuf_release(&cand);
+	free(env);
+	return ret;
+}
