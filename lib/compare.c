@@ -212,7 +212,8 @@ static int run_one(struct compare *c, struct runner *rn, struct plan *p,
 		return 0;
 	spec.command = cand ? w->spec->cand_cmd : w->spec->base_cmd;
 	spec.env = o->env;
-	spec.timeout = o->timeout;
+	spec.dir = cand ? w->spec->cand_dir : w->spec->base_dir;
+	spec.timeout = w->spec->timeout > 0 ? w->spec->timeout : o->timeout;
 	spec.instructions = o->metric == GATE_METRIC_INSTRUCTIONS && !warmup;
 	if (o->progress) {
 		what = xstrfmt("%s %s%s", w->spec->name, cand ? "candidate" : "baseline",

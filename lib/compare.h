@@ -26,6 +26,8 @@ struct compare_workload_spec {
 	const char *base_cmd;		/* /bin/sh -c command lines */
 	const char *cand_cmd;
 	bool primary;			/* at most one; none: the first */
+	const char *base_dir, *cand_dir;	/* working directories; NULL: hotloop's */
+	double timeout;			/* seconds per run; 0: compare_opts' */
 };
 
 enum compare_order {

@@ -155,7 +155,7 @@ static void check_correctness(struct decide *d, const struct vd_measurements *m)
 
 	v->correctness.test = m->test;
 	if (m->test == VD_TEST_FAILED) {
-		reason(d, FAIL, "the test command failed on the candidate");
+		reason(d, FAIL, "tests failed: the test command failed on the candidate");
 		ok = false;
 	}
 	for (size_t i = 0; i < m->nr_workloads; i++) {

@@ -1,6 +1,7 @@
 /*
- * cmd-compare.c: `hotloop compare [options] 'BASE CMD' 'CAND CMD'`: measure
- * two shell commands in alternating pairs (lib/compare.c) and print the
+ * cmd-compare.c: `hotloop compare [options] 'BASE CMD' 'CAND CMD'`, or
+ * `--base REV --cand REV|DIR` for two builds of the project in hotloop.conf
+ * (lib/revs.c): measure in alternating pairs (lib/compare.c) and print the
  * gate's verdict (lib/verdict.c) as text or as the JSON of docs/compare.md.
  * Exit 0 keep, 4 reject, 1 inconclusive or error, 130 interrupted.
  */
@@ -11,13 +12,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "builtin.h"
 #include "compare.h"
+#include "config.h"
 #include "doctor.h"
+#include "revs.h"
 #include "runner.h"
 #include "stats.h"
 #include "strbuf.h"
@@ -30,12 +35,18 @@ const char usage_compare[] =
 "                       [--order abba|random] [--metric-rule NAME:higher|lower:PCT]...\n"
 "                       [--env NAME=VALUE]... [--max-wait SECS] [--no-fingerprint]\n"
 "                       [--json] 'BASE CMD' 'CAND CMD'\n"
+"   or: hotloop compare [options] --base REV --cand REV|DIR [-f CONFIG]\n"
 "\n"
 "Run both shell commands once (each must exit 0), warm up, then measure\n"
 "them in alternating pairs until the sequential schedule decides, and say\n"
 "whether the candidate is worth keeping: keep, reject or inconclusive, with\n"
 "every reason. The candidate's output must match the baseline's (its\n"
 "FINGERPRINT= lines when the baseline prints any, else all of stdout).\n"
+"\n"
+"With --base and --cand, check out each revision as a git worktree under\n"
+".hotloop/worktrees (or use DIR as is for the candidate), run [project] build\n"
+"in each, [gate] test in the candidate, and measure every [workload] of\n"
+"hotloop.conf under its [improve] and [metric] rules; options override them.\n"
 "\n"
 "    -m, --metric M            cpu (user+sys, default), wall, or instructions\n"
 "                              (callgrind: one run per side and a repeat)\n"
@@ -55,6 +66,9 @@ const char usage_compare[] =
 "        --max-wait SECS       wait at most SECS for a quiet machine (default 5)\n"
 "        --no-fingerprint      do not compare the outputs\n"
 "        --json                the verdict as JSON (keys in docs/compare.md)\n"
+"        --base REV            the baseline: a git revision of the project\n"
+"        --cand REV|DIR        the candidate: a revision, or a directory as is\n"
+"    -f, --config FILE         hotloop.conf to use (default: found from here up)\n"
 "\n"
 "Exit status: 0 keep, 4 reject, 1 inconclusive or an error, 2 usage,\n"
 "127 when a command is not found (nothing is measured), 130 interrupted.\n";
@@ -311,9 +325,310 @@ static json_t *compare_json(const struct compare *c, const struct verdict *v)
 	return doc;
 }
 
+static json_t *tree_json(const struct revs_tree *t)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "given", json_string(t->given));
+	json_object_set_new(o, "commit", t->sha ? json_string(t->sha) : json_null());
+	json_object_set_new(o, "dir", json_string(t->dir));
+	return o;
+}
+
+/* The two builds, when compare runs on revisions. */
+struct builds {
+	const struct revs_tree *base, *cand;
+};
+
+/*
+ * Measure and print the verdict. With a failed test nothing runs: the
+ * verdict rejects on the test alone.
+ */
+static int measure(struct compare_opts *o, const struct compare_workload_spec *w, size_t nr,
+		   const struct gate_rules *rules, enum vd_test test, bool json,
+		   const struct builds *b)
+{
+	struct compare c = { 0 };
+	struct runner rn = { -1, -1 };
+	struct verdict v = VERDICT_INIT;
+	struct vd_measurements m;
+	struct sigaction sa = { 0 }, old_int, old_term;
+	bool running = false;
+	int ret = HL_EXIT_FAILURE;
+
+	if (rules->metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable()) {
+		error("cannot measure instructions: %s", runner_instructions_unavailable());
+		return HL_EXIT_FAILURE;
+	}
+	o->metric = rules->metric;
+	o->min_improvement = rules->min_improvement;
+	o->seed = now_ns();
+	if (isatty(2)) {
+		o->progress = progress;
+		o->progress_data = NULL;
+	}
+	compare_init(&c, o, w, nr);
+	if (test != VD_TEST_FAILED) {
+		if (runner_start(&rn))
+			goto out_free;
+		running = true;
+		active_runner = &rn;
+		active_compare = &c;
+		interrupted = 0;
+		sa.sa_handler = on_interrupt;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, &old_int);
+		sigaction(SIGTERM, &sa, &old_term);
+		ret = compare_run(&c, &rn);
+		if (o->progress)
+			fprintf(stderr, "\r\033[K");
+		if (ret) {
+			if (ret < 0)
+				ret = HL_EXIT_FAILURE;
+			goto out_stop;
+		}
+	}
+	compare_measurements(&c, &m);
+	m.test = test;
+	if (verdict_decide(&m, rules, &v)) {
+		ret = HL_EXIT_FAILURE;
+		goto out_stop;
+	}
+	if (json) {
+		json_t *doc = compare_json(&c, &v);
+
+		if (b) {
+			json_object_set_new(doc, "base", tree_json(b->base));
+			json_object_set_new(doc, "candidate", tree_json(b->cand));
+		}
+		print_json(doc);
+	} else {
+		if (b) {
+			printf("base:      %s (%.12s)\n", b->base->given, b->base->sha);
+			if (b->cand->sha)
+				printf("candidate: %s (%.12s)\n", b->cand->given, b->cand->sha);
+			else
+				printf("candidate: %s (directory)\n", b->cand->dir);
+		}
+		print_text(&c, &v);
+	}
+	if (c.interrupted)
+		ret = 130;
+	else if (v.kind == VERDICT_KEEP)
+		ret = HL_EXIT_OK;
+	else if (v.kind == VERDICT_REJECT)
+		ret = HL_EXIT_REJECT;
+	else
+		ret = HL_EXIT_FAILURE;
+out_stop:
+	if (running) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		active_compare = NULL;
+		active_runner = NULL;
+		runner_stop(&rn);
+	}
+out_free:
+	verdict_release(&v);
+	compare_release(&c);
+	return ret;
+}
+
+/* What the command line set, to override hotloop.conf. */
+enum {
+	SET_METRIC = 1, SET_MIN = 2, SET_GUARD = 4, SET_RAM = 8, SET_TIMEOUT = 16, SET_NO_FP = 32,
+};
+
+/* The config's rules with the command line's on top, into 'out'. */
+static void merge_rules(const struct gate_rules *conf, const struct gate_rules *cli, unsigned set,
+			struct gate_rules *out)
+{
+	*out = *conf;
+	out->metrics = NULL;
+	out->nr_metrics = 0;
+	if (set & SET_METRIC)
+		out->metric = cli->metric;
+	if (set & SET_MIN)
+		out->min_improvement = cli->min_improvement;
+	if (set & SET_GUARD)
+		out->guard_regression = cli->guard_regression;
+	if (set & SET_RAM)
+		out->ram_budget = cli->ram_budget;
+	out->metrics = xcalloc(conf->nr_metrics + cli->nr_metrics + 1, sizeof(*out->metrics));
+	for (size_t i = 0; i < conf->nr_metrics + cli->nr_metrics; i++) {
+		const struct metric_rule *r = i < conf->nr_metrics ? &conf->metrics[i] :
+					      &cli->metrics[i - conf->nr_metrics];
+		struct metric_rule *dst = NULL;
+
+		for (size_t j = 0; j < out->nr_metrics; j++)
+			if (!strcmp(out->metrics[j].name, r->name))
+				dst = &out->metrics[j];
+		if (!dst) {
+			dst = &out->metrics[out->nr_metrics++];
+			dst->name = xstrdup(r->name);
+		}
+		dst->higher_is_better = r->higher_is_better;
+		dst->tolerance = r->tolerance;
+	}
+}
+
+/* Build one tree: 0, or -1 with an error naming the build and its last lines. */
+static int build_tree(const struct config *cf, const char *role, const struct revs_tree *t)
+{
+	struct strbuf out = STRBUF_INIT, tail = STRBUF_INIT;
+	int status, ret = 0;
+	bool timed_out;
+
+	if (!*cf->build)
+		return 0;
+	fprintf(stderr, "compare: building the %s in %s\n", role, t->dir);
+	if (revs_shell(cf->build, t->dir, 0, &out, &status, &timed_out)) {
+		ret = -1;
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		revs_tail(&out, 10, &tail);
+		ret = error("the %s's build failed ('%s' in %s, %s %d)%s", role, cf->build, t->dir,
+			    WIFEXITED(status) ? "exit status" : "signal",
+			    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail.buf);
+	}
+	strbuf_release(&out);
+	strbuf_release(&tail);
+	return ret;
+}
+
+/* Run [gate] test in the candidate: VD_TEST_*, or -1 when it could not run. */
+static int run_test(const struct config *cf, const struct revs_tree *t)
+{
+	struct strbuf out = STRBUF_INIT, tail = STRBUF_INIT;
+	int status, ret = VD_TEST_PASSED;
+	bool timed_out;
+
+	if (!*cf->test)
+		return VD_TEST_NOT_RUN;
+	fprintf(stderr, "compare: testing the candidate: %s\n", cf->test);
+	if (revs_shell(cf->test, t->dir, cf->gate_timeout_s, &out, &status, &timed_out)) {
+		ret = -1;
+	} else if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		revs_tail(&out, 10, &tail);
+		fprintf(stderr, "compare: the test command failed%s%s\n",
+			timed_out ? " (timed out)" : "", tail.buf);
+		ret = VD_TEST_FAILED;
+	}
+	strbuf_release(&out);
+	strbuf_release(&tail);
+	return ret;
+}
+
+/* The config's directory relative to the git top ("" at the top). */
+static char *subdir_of(const char *top, const char *file)
+{
+	char *real = realpath(file, NULL), *slash;
+	size_t n = strlen(top);
+	char *ret;
+
+	if (!real)
+		return xstrdup("");
+	slash = strrchr(real, '/');
+	*slash = '\0';
+	if (!strncmp(real, top, n) && real[n] == '/')
+		ret = xstrdup(real + n + 1);
+	else
+		ret = xstrdup("");
+	free(real);
+	return ret;
+}
+
+static int compare_revs(const char *base_rev, const char *cand_arg, const char *conf_file,
+			struct compare_opts *o, const struct gate_rules *cli, unsigned set,
+			bool json)
+{
+	struct config cf;
+	struct gate_rules rules = GATE_RULES_DEFAULT;
+	struct revs_tree base = { 0 }, cand = { 0 };
+	struct compare_workload_spec *w = NULL;
+	struct builds b = { &base, &cand };
+	struct stat st;
+	char *found = NULL, *top = NULL, *cwd = NULL, *sub = NULL, *topdir, *slash;
+	int ret = HL_EXIT_FAILURE, test;
+
+	config_init(&cf);
+	if (!conf_file) {
+		if (!(cwd = getcwd(NULL, 0))) {
+			error("cannot get the current directory: %s", strerror(errno));
+			goto out;
+		}
+		if (config_find(cwd, &found))
+			goto out;
+		conf_file = found;
+	}
+	config_release(&cf);
+	if (config_parse_file(&cf, conf_file))
+		goto out;
+	if (!cf.nr_workloads) {
+		error("%s: no [workload] to measure", conf_file);
+		goto out;
+	}
+	topdir = xstrdup(conf_file);
+	if ((slash = strrchr(topdir, '/'))) {
+		slash[slash == topdir] = '\0';
+	} else {
+		free(topdir);
+		topdir = xstrdup(".");
+	}
+	ret = revs_git_top(topdir, &top);
+	free(topdir);
+	if (ret) {
+		ret = HL_EXIT_FAILURE;
+		goto out;
+	}
+	ret = HL_EXIT_FAILURE;
+	sub = subdir_of(top, conf_file);
+	merge_rules(&cf.rules, cli, set, &rules);
+	if (!(set & SET_NO_FP))
+		o->fingerprint = cf.fingerprint;
+	if (revs_clean_stale(top))
+		goto out;
+	if (revs_add(top, "base", base_rev, sub, &base))
+		goto out_remove;
+	if (!stat(cand_arg, &st) && S_ISDIR(st.st_mode)) {
+		if (revs_use_dir(cand_arg, &cand))
+			goto out_remove;
+	} else if (revs_add(top, "cand", cand_arg, sub, &cand)) {
+		goto out_remove;
+	}
+	if (build_tree(&cf, "baseline", &base) || build_tree(&cf, "candidate", &cand))
+		goto out_remove;
+	if ((test = run_test(&cf, &cand)) < 0)
+		goto out_remove;
+	w = xcalloc(cf.nr_workloads, sizeof(*w));
+	for (size_t i = 0; i < cf.nr_workloads; i++) {
+		w[i].name = cf.workloads[i].name;
+		w[i].base_cmd = cf.workloads[i].run;
+		w[i].cand_cmd = cf.workloads[i].run;
+		w[i].primary = i == cf.primary;
+		w[i].base_dir = base.dir;
+		w[i].cand_dir = cand.dir;
+		w[i].timeout = (set & SET_TIMEOUT) ? o->timeout : cf.workloads[i].timeout_s;
+	}
+	ret = measure(o, w, cf.nr_workloads, &rules, (enum vd_test)test, json, &b);
+out_remove:
+	if (revs_remove(top, &base) || revs_remove(top, &cand))
+		ret = ret ? ret : HL_EXIT_FAILURE;
+out:
+	free(w);
+	revs_tree_release(&base);
+	revs_tree_release(&cand);
+	gate_rules_release(&rules);
+	config_release(&cf);
+	free(found);
+	free(top);
+	free(cwd);
+	free(sub);
+	return ret;
+}
+
 enum {
 	OPT_MIN_IMPROVEMENT = 256, OPT_GUARD, OPT_RAM, OPT_LOOKS, OPT_ORDER, OPT_RULE,
-	OPT_MAX_WAIT, OPT_NO_FP, OPT_JSON,
+	OPT_MAX_WAIT, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND,
 };
 
 int cmd_compare(int argc, char **argv)
@@ -333,29 +648,28 @@ int cmd_compare(int argc, char **argv)
 		{ "max-wait", required_argument, NULL, OPT_MAX_WAIT },
 		{ "no-fingerprint", no_argument, NULL, OPT_NO_FP },
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "cand", required_argument, NULL, OPT_CAND },
+		{ "config", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct gate_rules rules = GATE_RULES_DEFAULT;
 	struct compare_opts o = { 0 };
-	struct compare_workload_spec w = { "primary", NULL, NULL, true };
+	struct compare_workload_spec w = { "primary", NULL, NULL, true, NULL, NULL, 0 };
 	struct quiesce_opts qdefault = QUIESCE_OPTS_INIT;
-	struct compare c = { 0 };
-	struct runner rn = { -1, -1 };
-	struct verdict v = VERDICT_INIT;
-	struct vd_measurements m;
 	struct strbuf base = STRBUF_INIT, cand = STRBUF_INIT;
-	struct sigaction sa = { 0 }, old_int, old_term;
-	const char **env = NULL;
+	const char **env = NULL, *base_rev = NULL, *cand_arg = NULL, *conf_file = NULL;
 	size_t nr_env = 0, alloc_env = 0;
 	long pairs = 0, idx;
-	bool json = false, have_looks = false, started = false;
+	bool json = false, have_looks = false;
+	unsigned set = 0;
 	int ch, ret = HL_EXIT_FAILURE;
 
 	o.warmup = 1;
 	o.fingerprint = true;
 	o.quiesce = qdefault;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+m:n:w:t:e:", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+m:n:w:t:e:f:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'm':
 			if ((idx = gate_metric_parse(optarg)) < 0) {
@@ -363,18 +677,22 @@ int cmd_compare(int argc, char **argv)
 				goto out_free;
 			}
 			rules.metric = (enum gate_metric)idx;
+			set |= SET_METRIC;
 			break;
 		case OPT_MIN_IMPROVEMENT:
 			if (parse_pct("--min-improvement", optarg, &rules.min_improvement))
 				goto out_usage;
+			set |= SET_MIN;
 			break;
 		case OPT_GUARD:
 			if (parse_pct("--guard-regression", optarg, &rules.guard_regression))
 				goto out_usage;
+			set |= SET_GUARD;
 			break;
 		case OPT_RAM:
 			if (parse_size(optarg, &rules.ram_budget))
 				goto out_usage;
+			set |= SET_RAM;
 			break;
 		case 'n':
 			if ((pairs = parse_count("--pairs", optarg, 1, STATS_MAX_PAIRS)) < 0)
@@ -393,6 +711,7 @@ int cmd_compare(int argc, char **argv)
 		case 't':
 			if (parse_seconds("--timeout", optarg, &o.timeout))
 				goto out_usage;
+			set |= SET_TIMEOUT;
 			break;
 		case OPT_ORDER:
 			if (!strcmp(optarg, "abba")) {
@@ -423,16 +742,31 @@ int cmd_compare(int argc, char **argv)
 			break;
 		case OPT_NO_FP:
 			o.fingerprint = false;
+			set |= SET_NO_FP;
 			break;
 		case OPT_JSON:
 			json = true;
+			break;
+		case OPT_BASE:
+			base_rev = optarg;
+			break;
+		case OPT_CAND:
+			cand_arg = optarg;
+			break;
+		case 'f':
+			conf_file = optarg;
 			break;
 		default:
 			ret = usage_error("compare", "unknown option '%s'", argv[optind - 1]);
 			goto out_free;
 		}
 	}
-	if (argc - optind != 2) {
+	if (base_rev || cand_arg || conf_file) {
+		if (!base_rev || !cand_arg || argc != optind) {
+			ret = usage_error("compare", "expected --base REV --cand REV|DIR and no commands");
+			goto out_free;
+		}
+	} else if (argc - optind != 2) {
 		ret = usage_error("compare", "expected two commands: hotloop compare [options] 'BASE CMD' 'CAND CMD'");
 		goto out_free;
 	}
@@ -450,74 +784,20 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (!have_looks)
 		compare_default_looks((size_t)pairs, &o.schedule);
+	o.env = env;
+	if (base_rev) {
+		ret = compare_revs(base_rev, cand_arg, conf_file, &o, &rules, set, json);
+		goto out_free;
+	}
 	if ((ret = resolve(argv[optind], &base)) || (ret = resolve(argv[optind + 1], &cand)))
 		goto out_free;
-	ret = HL_EXIT_FAILURE;
-	if (rules.metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable()) {
-		error("cannot measure instructions: %s", runner_instructions_unavailable());
-		goto out_free;
-	}
 	w.base_cmd = base.buf;
 	w.cand_cmd = cand.buf;
-	o.metric = rules.metric;
-	o.min_improvement = rules.min_improvement;
-	o.env = env;
-	o.seed = now_ns();
-	if (isatty(2)) {
-		o.progress = progress;
-		o.progress_data = NULL;
-	}
-
-	if (runner_start(&rn))
-		goto out_free;
-	compare_init(&c, &o, &w, 1);
-	started = true;
-	active_runner = &rn;
-	active_compare = &c;
-	interrupted = 0;
-	sa.sa_handler = on_interrupt;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-
-	ret = compare_run(&c, &rn);
-	if (o.progress)
-		fprintf(stderr, "\r\033[K");
-	if (ret) {
-		if (ret < 0)
-			ret = HL_EXIT_FAILURE;
-		goto out_stop;
-	}
-	compare_measurements(&c, &m);
-	if (verdict_decide(&m, &rules, &v)) {
-		ret = HL_EXIT_FAILURE;
-		goto out_stop;
-	}
-	if (json)
-		print_json(compare_json(&c, &v));
-	else
-		print_text(&c, &v);
-	if (c.interrupted)
-		ret = 130;
-	else if (v.kind == VERDICT_KEEP)
-		ret = HL_EXIT_OK;
-	else if (v.kind == VERDICT_REJECT)
-		ret = HL_EXIT_REJECT;
-	else
-		ret = HL_EXIT_FAILURE;
-out_stop:
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	active_compare = NULL;
-	active_runner = NULL;
-	runner_stop(&rn);
+	ret = measure(&o, &w, 1, &rules, VD_TEST_NOT_RUN, json, NULL);
 	goto out_free;
 out_usage:
 	ret = HL_EXIT_USAGE;
 out_free:
-	verdict_release(&v);
-	if (started)
-		compare_release(&c);
 	gate_rules_release(&rules);
 	strbuf_release(&base);
 	strbuf_release(&cand);

@@ -216,7 +216,7 @@ static const struct reject_case {
 	enum breakage b;
 	const char *reason;
 } reject_cases[] = {
-	{ "test command failed", TEST_FAILED, "the test command failed on the candidate" },
+	{ "test command failed", TEST_FAILED, "tests failed: the test command failed on the candidate" },
 	{ "candidate crashed", CAND_SEGV,
 	  "candidate run 4 of workload 'big' was killed by signal 11 (Segmentation fault) (2 of 12 runs failed)" },
 	{ "candidate timed out", CAND_TIMEOUT, "candidate run 1 of workload 'small' timed out" },
