@@ -548,6 +548,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	struct builds b = { &base, &cand };
 	struct stat st;
 	char *found = NULL, *top = NULL, *cwd = NULL, *sub = NULL, *topdir, *slash;
+	char **cmds = NULL;
 	int ret = HL_EXIT_FAILURE, test;
 
 	config_init(&cf);
@@ -600,10 +601,16 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	if ((test = run_test(&cf, &cand)) < 0)
 		goto out_remove;
 	w = xcalloc(cf.nr_workloads, sizeof(*w));
+	cmds = xcalloc(cf.nr_workloads, sizeof(*cmds));
 	for (size_t i = 0; i < cf.nr_workloads; i++) {
+		bool simple;
+
+		/* exec, as for the ad hoc form: a crash is reported as its signal */
+		free(program_of(cf.workloads[i].run, &simple));
+		cmds[i] = simple ? xstrfmt("exec %s", cf.workloads[i].run) : xstrdup(cf.workloads[i].run);
 		w[i].name = cf.workloads[i].name;
-		w[i].base_cmd = cf.workloads[i].run;
-		w[i].cand_cmd = cf.workloads[i].run;
+		w[i].base_cmd = cmds[i];
+		w[i].cand_cmd = cmds[i];
 		w[i].primary = i == cf.primary;
 		w[i].base_dir = base.dir;
 		w[i].cand_dir = cand.dir;
@@ -614,6 +621,9 @@ out_remove:
 	if (revs_remove(top, &base) || revs_remove(top, &cand))
 		ret = ret ? ret : HL_EXIT_FAILURE;
 out:
+	for (size_t i = 0; cmds && i < cf.nr_workloads; i++)
+		free(cmds[i]);
+	free(cmds);
 	free(w);
 	revs_tree_release(&base);
 	revs_tree_release(&cand);
