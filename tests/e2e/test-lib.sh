@@ -28,8 +28,6 @@ trap 'rm -rf "$SCRATCH"' EXIT
 cd "$SCRATCH" || exit 1
 
 n_pass=0 n_fail=0 n_skip=0 skip_all=""
-cleanup_cmds=""
-
 hotloop() { "$HOTLOOP" "$@"; }
 
 test_when_finished() {
@@ -38,11 +36,13 @@ test_when_finished() {
 
 say() { printf '%s\n' "$*"; }
 
+# The test runs in a subshell; its test_when_finished cleanup runs there too,
+# when the subshell ends, even through an `exit` in the test.
 run_test() {
-	cleanup_cmds=""
-	out=$( (eval "$1") 2>&1 )
+	out=$( (cleanup_cmds=""
+		trap '[ -z "$cleanup_cmds" ] || (eval "$cleanup_cmds") >/dev/null 2>&1' EXIT
+		eval "$1") 2>&1 )
 	rc=$?
-	[ -n "$cleanup_cmds" ] && (eval "$cleanup_cmds") >/dev/null 2>&1
 	return $rc
 }
 
