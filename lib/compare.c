@@ -110,18 +110,6 @@ int compare_default_looks(size_t pairs, struct stats_schedule *s)
 	return 0;
 }
 
-static double metric_value(const struct run_result *r, enum gate_metric m)
-{
-	switch (m) {
-	case GATE_METRIC_WALL:
-		return (double)r->wall_ns / 1e9;
-	case GATE_METRIC_INSTRUCTIONS:
-		return (double)r->instructions;
-	default:
-		return (double)(r->user_ns + r->sys_ns) / 1e9;
-	}
-}
-
 static bool run_failed(const struct run_result *r)
 {
 	return r->exit_status || r->signal || r->timed_out || r->interrupted;
@@ -168,7 +156,7 @@ static struct compare_run *keep_run(struct compare *c, struct compare_result *w,
 	k->vd.wait_status = r->signal ? r->signal & 0x7f : (r->exit_status & 0xff) << 8;
 	k->vd.timed_out = r->timed_out;
 	k->vd.peak_rss_kb = r->max_rss_kib > 0 ? (uint64_t)r->max_rss_kib : 0;
-	k->value = metric_value(r, c->opts->metric);
+	k->value = run_result_metric(r, c->opts->metric);
 	k->warmup = warmup;
 	if (r->nr_metrics) {
 		k->metrics = xcalloc(r->nr_metrics, sizeof(*k->metrics));

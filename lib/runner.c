@@ -841,3 +841,15 @@ out_free:
 	free(setarch);
 	return ret;
 }
+
+double run_result_metric(const struct run_result *r, enum gate_metric m)
+{
+	switch (m) {
+	case GATE_METRIC_WALL:
+		return (double)r->wall_ns / 1e9;
+	case GATE_METRIC_INSTRUCTIONS:
+		return (double)r->instructions;
+	default:
+		return (double)(r->user_ns + r->sys_ns) / 1e9;
+	}
+}

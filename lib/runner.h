@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "strbuf.h"
+#include "rules.h"
 
 /* How much of a run's stdout is kept in memory (all of it is hashed). */
 #define RUNNER_STDOUT_CAP (64 * 1024)
@@ -110,5 +111,8 @@ int runner_parse_callgrind(const char *text, int64_t *instructions);
 
 /* Launcher entry, used by the constructor in runner.c: does not return. */
 _Noreturn void runner_launcher_main(int sock);
+
+/* The value of metric m for one run: seconds (cpu = user + sys, wall) or instructions. */
+double run_result_metric(const struct run_result *r, enum gate_metric m);
 
 #endif

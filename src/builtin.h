@@ -25,6 +25,9 @@ DECLARE_CMD(config);
 /* Parse a non-negative integer option value; -1 with an error when invalid. */
 long parse_count(const char *opt, const char *arg, long min, long max);
 
+/* Parse seconds (a non-negative number up to 1e6) for option 'opt'. */
+int parse_seconds(const char *opt, const char *arg, double *out);
+
 /* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 

@@ -59,18 +59,6 @@ static void on_interrupt(int sig)
 		runner_interrupt(active_runner);
 }
 
-static double metric_value(const struct run_result *r, enum gate_metric m)
-{
-	switch (m) {
-	case GATE_METRIC_WALL:
-		return (double)r->wall_ns / 1e9;
-	case GATE_METRIC_INSTRUCTIONS:
-		return (double)r->instructions;
-	default:
-		return (double)(r->user_ns + r->sys_ns) / 1e9;
-	}
-}
-
 static bool run_failed(const struct run_result *r)
 {
 	return r->exit_status || r->timed_out || r->interrupted;
@@ -111,7 +99,7 @@ static void summarize(const struct bench *b, enum gate_metric m, struct stats_su
 	double *v = xcalloc(b->nr_runs, sizeof(*v));
 
 	for (size_t i = 0; i < b->nr_runs; i++)
-		v[i] = metric_value(&b->runs[i], m);
+		v[i] = run_result_metric(&b->runs[i], m);
 	if (stats_summarize(v, b->nr_runs, s))
 		memset(s, 0, sizeof(*s));
 	free(v);
@@ -139,10 +127,10 @@ static void find_warnings(struct bench *b)
 		return;
 	summarize(b, b->metric, &s);
 	if (b->nr_warm && !run_failed(&b->warm[0]) && s.median > 0 &&
-	    metric_value(&b->warm[0], b->metric) > 1.5 * s.median)
+	    run_result_metric(&b->warm[0], b->metric) > 1.5 * s.median)
 		add_warning(b, xstrfmt("slow first run: the warm-up took %.1fx the median "
 				       "(cold caches); it was discarded",
-				       metric_value(&b->warm[0], b->metric) / s.median));
+				       run_result_metric(&b->warm[0], b->metric) / s.median));
 	if (b->nr_runs >= 3 && s.cv > 0.05)
 		add_warning(b, xstrfmt("noisy: the %s CV is %.1f%% (above 5%%); "
 				       "more runs or a quieter machine give a firmer number",
@@ -294,21 +282,6 @@ static json_t *bench_json(const struct bench *b, const char *command)
 		json_array_append_new(w, json_string(b->warnings[i]));
 	json_object_set_new(doc, "warnings", w);
 	return doc;
-}
-
-/* ---- the command ------------------------------------------------------ */
-
-static int parse_seconds(const char *opt, const char *arg, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6)
-		return error("invalid value '%s' for %s: expected seconds from 0 to 1000000", arg, opt);
-	*out = v;
-	return 0;
 }
 
 static int parse_cpus(const char *arg, int **cpus, size_t *nr)

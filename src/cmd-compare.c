@@ -107,47 +107,6 @@ static int parse_pct(const char *opt, const char *arg, double *out)
 	return 0;
 }
 
-static int parse_seconds(const char *opt, const char *arg, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6)
-		return error("invalid value '%s' for %s: expected seconds from 0 to 1000000", arg, opt);
-	*out = v;
-	return 0;
-}
-
-/* "1048576", "512K", "64M", "2G" (powers of 1024, optional "B" or "iB") -> bytes */
-static int parse_size(const char *arg, uint64_t *out)
-{
-	char *end;
-	double v, mult = 1;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || !isfinite(v) || v <= 0)
-		goto bad;
-	switch (*end) {
-	case 'k': case 'K': mult = 1024.0; end++; break;
-	case 'm': case 'M': mult = 1024.0 * 1024; end++; break;
-	case 'g': case 'G': mult = 1024.0 * 1024 * 1024; end++; break;
-	case 't': case 'T': mult = 1024.0 * 1024 * 1024 * 1024; end++; break;
-	}
-	if (mult > 1 && *end == 'i')
-		end++;
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v * mult > 1e18)
-		goto bad;
-	*out = (uint64_t)(v * mult);
-	return 0;
-bad:
-	return error("invalid value '%s' for --ram-budget: expected a size like 512M or 2G", arg);
-}
-
 static int parse_looks(const char *arg, struct stats_schedule *s)
 {
 	const char *p = arg;
@@ -700,8 +659,10 @@ int cmd_compare(int argc, char **argv)
 			set |= SET_GUARD;
 			break;
 		case OPT_RAM:
-			if (parse_size(optarg, &rules.ram_budget))
+			if (config_parse_size(optarg, &rules.ram_budget)) {
+				error("invalid value '%s' for --ram-budget: expected a size like 512M or 2G", optarg);
 				goto out_usage;
+			}
 			set |= SET_RAM;
 			break;
 		case 'n':

@@ -5,6 +5,7 @@
  * command, so `hotloop report > /full/disk` cannot exit 0.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,19 @@ long parse_count(const char *opt, const char *arg, long min, long max)
 		return -1;
 	}
 	return v;
+}
+
+int parse_seconds(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6)
+		return error("invalid value '%s' for %s: expected seconds from 0 to 1000000", arg, opt);
+	*out = v;
+	return 0;
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)

@@ -72,8 +72,8 @@ static void test_compare__nothing_measured(void **state)
 {
 	struct compare_opts o = { 0 };
 	struct compare_workload_spec w[2] = {
-		{ "small", "true", "true", false },
-		{ "big", "true", "true", true },
+		{ .name = "small", .base_cmd = "true", .cand_cmd = "true", .primary = false },
+		{ .name = "big", .base_cmd = "true", .cand_cmd = "true", .primary = true },
 	};
 	struct compare c;
 	struct vd_measurements m;
