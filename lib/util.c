@@ -136,10 +136,41 @@ uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int write_file_atomic(const char *path, const void *buf, size_t len)
 {
 	struct strbuf tmp = STRBUF_INIT;
-	const char *p = buf;
 	int fd, ret = -1;
 
 	strbuf_addf(&tmp, "%s.tmp.XXXXXX", path);
@@ -148,16 +179,10 @@ int write_file_atomic(const char *path, const void *buf, size_t len)
 		error("cannot create '%s': %s", tmp.buf, strerror(errno));
 		goto out_free;
 	}
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error("cannot write '%s': %s", path, strerror(errno));
-			goto out_unlink;
-		}
-		p += n;
-		len -= (size_t)n;
+	errno = 0;
+	if (write_full(fd, buf, len)) {
+		error("cannot write '%s': %s", path, errno ? strerror(errno) : "short write");
+		goto out_unlink;
 	}
 	if (fsync(fd) < 0 && errno != EINVAL) {
 		error("cannot write '%s': %s", path, strerror(errno));

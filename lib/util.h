@@ -82,6 +82,10 @@ size_t edit_distance(const char *a, const char *b);
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 
+/* All 'len' bytes, retrying on EINTR and short transfers: 0, or -1 (errno set, or 0 at EOF). */
+int read_full(int fd, void *buf, size_t len);
+int write_full(int fd, const void *buf, size_t len);
+
 /*
  * Write 'len' bytes to 'path' atomically: a temp file in the same directory,
  * fsync, rename. A killed writer never leaves a partial file under 'path'.
