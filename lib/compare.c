@@ -5,6 +5,7 @@
  * docs/compare.md).
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +201,8 @@ static int run_one(struct compare *c, struct runner *rn, struct plan *p,
 		return 0;
 	spec.command = cand ? w->spec->cand_cmd : w->spec->base_cmd;
 	spec.env = o->env;
+	spec.cpus = o->cpus;
+	spec.nr_cpus = o->nr_cpus;
 	spec.dir = cand ? w->spec->cand_dir : w->spec->base_dir;
 	spec.timeout = w->spec->timeout > 0 ? w->spec->timeout : o->timeout;
 	spec.instructions = o->metric == GATE_METRIC_INSTRUCTIONS && !warmup;
@@ -331,8 +334,10 @@ static int quiesce(struct compare *c)
 	if (quiesce_wait(&c->opts->quiesce, &s))
 		return -1;
 	c->machine = s;
-	if (!s.quiet)
+	if (!s.quiet) {
 		c->machine_quiet = false;
+		snprintf(c->noisy, sizeof(c->noisy), "%s", s.reason);
+	}
 	return 0;
 }
 

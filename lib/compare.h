@@ -44,7 +44,9 @@ struct compare_opts {
 	enum compare_order order;
 	uint64_t seed;			/* for COMPARE_ORDER_RANDOM */
 	bool fingerprint;		/* compare stdout (or FINGERPRINT= values) with the base's */
-	struct quiesce_opts quiesce;
+	struct quiesce_opts quiesce;	/* give it the same CPUs as below */
+	const int *cpus;		/* pin every run to these CPUs ... */
+	size_t nr_cpus;			/* ... 0: don't pin */
 	const char *const *env;		/* extra NAME=VALUE for every run, NULL-terminated; may be NULL */
 	/* Called before each run (may be NULL): what is about to run, runs done, runs planned. */
 	void (*progress)(void *data, const char *what, size_t done, size_t total);
@@ -94,6 +96,7 @@ struct compare {
 	bool failed_run;		/* a paired run failed: measuring stopped there */
 	struct quiesce_state machine;	/* the last quiesce check */
 	bool machine_quiet;		/* every quiesce check found the machine quiet */
+	char noisy[128];		/* the last reason a check found it not quiet */
 	double confidence;		/* per-look level used for the verdict */
 	/* for compare_measurements() */
 	struct vd_workload *vd_workloads;

@@ -171,6 +171,7 @@ static void print_summary_line(const char *name, const struct stats_summary *s, 
 static void print_text(const struct bench *b)
 {
 	struct stats_summary s;
+	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t i = 0; i < b->nr_warm; i++)
 		print_run("warm-up", i, &b->warm[i], b->timeout);
@@ -190,9 +191,10 @@ static void print_text(const struct bench *b)
 		summarize_rss(b, &s);
 		printf("%-12s median %.0f KiB  max %.0f KiB\n", "peak rss", s.median, s.max);
 	}
-	printf("machine      load %.2f on %d CPUs, CPU pressure %.1f%%, steal %.1f%%%s\n",
-	       b->machine.load1, b->machine.cpus, b->machine.psi_some_avg10, b->machine.steal,
-	       b->machine.quiet ? " (quiet)" : "");
+	strbuf_reset(&sb);
+	quiesce_describe(&b->machine, &sb);
+	printf("machine      %s%s\n", sb.buf, b->machine.quiet ? " (quiet)" : "");
+	strbuf_release(&sb);
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		printf("warning: %s\n", b->warnings[i]);
 }
@@ -247,7 +249,7 @@ static json_t *summary_json(const struct stats_summary *s)
 static json_t *bench_json(const struct bench *b, const char *command)
 {
 	json_t *doc = json_object(), *runs = json_array(), *warm = json_array();
-	json_t *sum = json_object(), *m = json_object(), *w = json_array();
+	json_t *sum = json_object(), *w = json_array(), *m;
 	struct stats_summary s;
 
 	json_object_set_new(doc, "command", json_string(command));
@@ -269,42 +271,12 @@ static json_t *bench_json(const struct bench *b, const char *command)
 	json_object_set_new(sum, "max_rss_kib", summary_json(&s));
 	json_object_set_new(sum, "peak_rss_kib", json_integer((json_int_t)s.max));
 	json_object_set_new(doc, "summary", sum);
-	json_object_set_new(m, "cpus", json_integer(b->machine.cpus));
-	json_object_set_new(m, "load1", json_real(b->machine.load1));
-	json_object_set_new(m, "cpu_pressure", b->machine.have_psi ? json_real(b->machine.psi_some_avg10) : json_null());
-	json_object_set_new(m, "steal", b->machine.have_steal ? json_real(b->machine.steal) : json_null());
-	json_object_set_new(m, "waited", json_real(b->machine.waited));
-	json_object_set_new(m, "probes", json_integer(b->machine.probes));
-	json_object_set_new(m, "quiet", json_boolean(b->machine.quiet));
-	json_object_set_new(m, "reason", b->machine.quiet ? json_null() : json_string(b->machine.reason));
-	json_object_set_new(doc, "machine", m);
+	m = quiesce_to_json(&b->machine);
+	json_object_set_new(doc, "machine", m ? m : json_null());
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		json_array_append_new(w, json_string(b->warnings[i]));
 	json_object_set_new(doc, "warnings", w);
 	return doc;
-}
-
-static int parse_cpus(const char *arg, int **cpus, size_t *nr)
-{
-	const char *p = arg;
-	size_t alloc = 0;
-
-	*nr = 0;
-	while (*p) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v < 0 || v > 1023 || (*end && *end != ','))
-			return error("invalid value '%s' for --pin: expected CPU numbers like 0,1", arg);
-		ALLOC_GROW(*cpus, *nr + 1, alloc);
-		(*cpus)[(*nr)++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	if (!*nr)
-		return error("invalid value '%s' for --pin: expected CPU numbers like 0,1", arg);
-	return 0;
 }
 
 static int check_command(const char *name)
@@ -414,7 +386,7 @@ int cmd_bench(int argc, char **argv)
 		case 'P':
 			free(cpus);
 			cpus = NULL;
-			if (parse_cpus(optarg, &cpus, &nr_cpus))
+			if (parse_cpu_list("--pin", optarg, &cpus, &nr_cpus))
 				goto out_usage;
 			break;
 		case 'W':
@@ -448,6 +420,8 @@ int cmd_bench(int argc, char **argv)
 	spec.timeout = b.timeout;
 	spec.cpus = cpus;
 	spec.nr_cpus = nr_cpus;
+	qopts.cpus = cpus;
+	qopts.nr_cpus = nr_cpus;
 	spec.instructions = b.metric == GATE_METRIC_INSTRUCTIONS;
 
 	if (runner_start(&rn))

@@ -33,7 +33,8 @@ const char usage_compare[] =
 "                       [--guard-regression PCT] [--ram-budget SIZE] [--pairs N]\n"
 "                       [--looks N,N...] [--warmup N] [--timeout SECS]\n"
 "                       [--order abba|random] [--metric-rule NAME:higher|lower:PCT]...\n"
-"                       [--env NAME=VALUE]... [--max-wait SECS] [--no-fingerprint]\n"
+"                       [--env NAME=VALUE]... [--max-wait SECS] [--pin CPUS]\n"
+"                       [--no-fingerprint]\n"
 "                       [--json] 'BASE CMD' 'CAND CMD'\n"
 "   or: hotloop compare [options] --base REV --cand REV|DIR [-f CONFIG]\n"
 "\n"
@@ -64,6 +65,8 @@ const char usage_compare[] =
 "                              line that may move the wrong way by at most PCT\n"
 "    -e, --env NAME=VALUE      add a variable to the runs' environment\n"
 "        --max-wait SECS       wait at most SECS for a quiet machine (default 5)\n"
+"        --pin CPUS            run every run on these CPUs (e.g. 1 or 2,3); the\n"
+"                              quiet check then looks at those CPUs only\n"
 "        --no-fingerprint      do not compare the outputs\n"
 "        --json                the verdict as JSON (keys in docs/compare.md)\n"
 "        --base REV            the baseline: a git revision of the project\n"
@@ -248,22 +251,26 @@ static void print_text(const struct compare *c, const struct verdict *v)
 	printf("\n");
 	printf("schedule: %s after %zu look%s\n", stats_decision_name(c->decision),
 	       c->looks_taken, c->looks_taken == 1 ? "" : "s");
-	if (c->machine.probes)
-		printf("machine:  load %.2f on %d CPUs%s\n", c->machine.load1, c->machine.cpus,
-		       c->machine_quiet ? " (quiet)" : " (not quiet)");
-	else
+	if (c->machine.probes) {
+		struct strbuf sb = STRBUF_INIT;
+
+		quiesce_describe(&c->machine, &sb);
+		printf("machine:  %s%s\n", sb.buf, c->machine_quiet ? " (quiet)" : " (not quiet)");
+		strbuf_release(&sb);
+	} else {
 		printf("machine:  not checked (nothing was measured)\n");
+	}
 	printf("reasons:\n");
 	for (size_t i = 0; i < v->nr_reasons; i++)
 		printf("  - %s\n", v->reasons[i]);
 	if (!c->machine_quiet)
-		printf("  - the machine was not quiet: %s\n", c->machine.reason);
+		printf("  - the machine was not quiet: %s\n", c->noisy);
 }
 
 static json_t *compare_json(const struct compare *c, const struct verdict *v)
 {
 	const struct compare_opts *o = c->opts;
-	json_t *doc = verdict_to_json(v), *looks = json_array(), *m = json_object();
+	json_t *doc = verdict_to_json(v), *looks = json_array(), *m;
 
 	for (size_t i = 0; i < o->schedule.nr_looks; i++)
 		json_array_append_new(looks, json_integer((json_int_t)o->schedule.looks[i]));
@@ -274,13 +281,13 @@ static json_t *compare_json(const struct compare *c, const struct verdict *v)
 	json_object_set_new(doc, "decision", json_string(stats_decision_name(c->decision)));
 	json_object_set_new(doc, "order", json_string(o->order == COMPARE_ORDER_ABBA ? "abba" : "random"));
 	json_object_set_new(doc, "confidence", json_real(c->confidence));
-	json_object_set_new(m, "quiet", json_boolean(c->machine_quiet));
-	json_object_set_new(m, "cpus", json_integer(c->machine.cpus));
-	json_object_set_new(m, "load1", json_real(c->machine.load1));
-	json_object_set_new(m, "reason", c->machine_quiet ? json_null() : json_string(c->machine.reason));
-	json_object_set_new(doc, "machine", c->machine.probes ? m : json_null());
-	if (!c->machine.probes)
-		json_decref(m);
+	if ((m = quiesce_to_json(&c->machine))) {
+		/* quiet: every check of the run, not only the last */
+		json_object_set_new(m, "quiet", json_boolean(c->machine_quiet));
+		if (!c->machine_quiet)
+			json_object_set_new(m, "reason", json_string(c->noisy));
+	}
+	json_object_set_new(doc, "machine", m ? m : json_null());
 	return doc;
 }
 
@@ -597,7 +604,7 @@ out:
 
 enum {
 	OPT_MIN_IMPROVEMENT = 256, OPT_GUARD, OPT_RAM, OPT_LOOKS, OPT_ORDER, OPT_RULE,
-	OPT_MAX_WAIT, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND,
+	OPT_MAX_WAIT, OPT_PIN, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND,
 };
 
 int cmd_compare(int argc, char **argv)
@@ -615,6 +622,7 @@ int cmd_compare(int argc, char **argv)
 		{ "metric-rule", required_argument, NULL, OPT_RULE },
 		{ "env", required_argument, NULL, 'e' },
 		{ "max-wait", required_argument, NULL, OPT_MAX_WAIT },
+		{ "pin", required_argument, NULL, OPT_PIN },
 		{ "no-fingerprint", no_argument, NULL, OPT_NO_FP },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "base", required_argument, NULL, OPT_BASE },
@@ -628,7 +636,8 @@ int cmd_compare(int argc, char **argv)
 	struct quiesce_opts qdefault = QUIESCE_OPTS_INIT;
 	struct strbuf base = STRBUF_INIT, cand = STRBUF_INIT;
 	const char **env = NULL, *base_rev = NULL, *cand_arg = NULL, *conf_file = NULL;
-	size_t nr_env = 0, alloc_env = 0;
+	size_t nr_env = 0, alloc_env = 0, nr_cpus = 0;
+	int *cpus = NULL;
 	long pairs = 0, idx;
 	bool json = false, have_looks = false;
 	unsigned set = 0;
@@ -711,6 +720,12 @@ int cmd_compare(int argc, char **argv)
 			if (parse_seconds("--max-wait", optarg, &o.quiesce.max_wait))
 				goto out_usage;
 			break;
+		case OPT_PIN:
+			free(cpus);
+			cpus = NULL;
+			if (parse_cpu_list("--pin", optarg, &cpus, &nr_cpus))
+				goto out_usage;
+			break;
 		case OPT_NO_FP:
 			o.fingerprint = false;
 			set |= SET_NO_FP;
@@ -756,6 +771,8 @@ int cmd_compare(int argc, char **argv)
 	if (!have_looks)
 		compare_default_looks((size_t)pairs, &o.schedule);
 	o.env = env;
+	o.cpus = o.quiesce.cpus = cpus;
+	o.nr_cpus = o.quiesce.nr_cpus = nr_cpus;
 	if (base_rev) {
 		ret = compare_revs(base_rev, cand_arg, conf_file, &o, &rules, set, json);
 		goto out_free;
@@ -773,5 +790,6 @@ out_free:
 	strbuf_release(&base);
 	strbuf_release(&cand);
 	free(env);
+	free(cpus);
 	return ret;
 }

@@ -16,7 +16,7 @@ _hotloop()
 	convert) opts="-o --output --to --weight --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
-	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --no-fingerprint --json --base --cand -f --config --help" ;;
+	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand -f --config --help" ;;
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	help)    opts="$commands" ;;

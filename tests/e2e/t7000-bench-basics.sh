@@ -74,6 +74,29 @@ test_expect_code 127 'a missing command is 127, before any run' '
 	test ! -s out && expect_grep "no-such-command-hl: command not found" err && exit $rc
 '
 
+test_expect_success '--pin: runs are confined to the CPUs given' '
+	$B -n 1 -w 0 --pin 0 --json -- awk "/^Cpus_allowed_list/ { print \"FINGERPRINT=\" \$2 }" /proc/self/status >out.json &&
+	jq -e ".runs[0].fingerprints == [\"0\"]" out.json
+'
+
+# A spinner on the pinned CPU makes it busy; work on other CPUs would not.
+LAST=$(($(getconf _NPROCESSORS_ONLN) - 1))
+title='--pin: the quiet check judges the pinned CPU'
+if ! test_have_prereq TWO_CPUS; then
+	test_skip "$title" "needs two CPUs"
+else test_expect_success "$title" '
+	taskset -c $LAST sh -c "end=\$((\$(date +%s) + 4)); while [ \$(date +%s) -lt \$end ]; do :; done" &
+	spinner=$! &&
+	test_when_finished "kill $spinner 2>/dev/null; wait $spinner" &&
+	sleep 0.3 &&
+	$B -n 1 -w 0 --pin $LAST --max-wait 0.3 --json -- true >out.json &&
+	jq -e ".machine.quiet == false and .machine.pinned_busy > 50" out.json &&
+	jq -e ".machine.reason | test(\"pinned CPU $LAST busy\")" out.json &&
+	jq -e ".warnings | any(test(\"not quiet: pinned CPU\"))" out.json
+'
+fi
+
+test_expect_code 2 'a bad CPU list' '$B --pin 0,,1 -- true'
 test_expect_code 2 'usage errors' '$B -n 0 -- true'
 test_expect_code 2 'an unknown metric' '$B --metric bogus -- true'
 test_expect_code 2 'no command' '$B'

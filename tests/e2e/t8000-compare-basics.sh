@@ -56,6 +56,18 @@ test_expect_code 127 'a missing command under --json is an error document' '
 	jq -e ".error | test(\"not found\")" out.json && exit $rc
 '
 
+# The candidate prints the CPUs it may run on; it matches the base's "0" only when pinned.
+test_expect_success '--pin: every run on the CPU given, the quiet check on it' '
+	P="awk \"/^Cpus_allowed_list/ { print \\\"FINGERPRINT=\\\" \\\$2 }\" /proc/self/status" &&
+	{ $C --json --pin 0 --pairs 2 --looks 2 "echo FINGERPRINT=0" "$P" >out.json; test $? -ne 2; } &&
+	jq -e ".correctness.fingerprints[0].match == true" out.json &&
+	jq -e ".machine.pinned_busy | type == \"number\"" out.json &&
+	{ $C --pin 0 --pairs 2 --looks 2 "true" "true" >out; true; } &&
+	expect_grep "^machine:  pinned CPU 0 busy" out
+'
+
+test_expect_code 2 '--pin needs CPU numbers' '$C --pin x "true" "true"'
+
 test_expect_code 2 'one command is a usage error' '
 	$C "$FW 1"
 '

@@ -3,8 +3,9 @@
 #   test_expect_success 'title' 'commands'   run commands; they must succeed
 #   test_expect_code N 'title' 'cmds'         the commands must exit with N
 #   test_when_finished 'cmds'                cleanup after the current test
-#   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS
+#   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS, TWO_CPUS
 #   test_skip_unless NAME 'reason'           skip the rest of the tests
+#   test_skip 'title' 'reason'               count one test as skipped, say why
 #   test_done                                print the tally, exit
 #
 # Each script runs in a fresh scratch directory; $HOTLOOP is the binary,
@@ -80,9 +81,14 @@ test_have_prereq() {
 		"$HOTLOOP" record -F 99 -o "$SCRATCH/.perf-probe.pb.gz" -- true >/dev/null 2>&1 ;;
 	VALGRIND) command -v valgrind >/dev/null ;;
 	GO) command -v go >/dev/null ;;
+	TWO_CPUS) [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] ;;
 	KERNEL_SYMS) [ -r /proc/kallsyms ] && [ "$(awk 'NR==1{print $1}' /proc/kallsyms)" != 0000000000000000 ] ;;
 	*) echo "unknown prereq $1" >&2; return 1 ;;
 	esac
+}
+
+test_skip() {
+	n_skip=$((n_skip + 1)); say "skip $test_name: $1 ($2)"
 }
 
 test_skip_unless() {

@@ -124,8 +124,13 @@ static void test_runner__callgrind_totals(void **state)
 
 static void test_quiesce__parsers(void **state)
 {
+	static const char stat[] =
+		"cpu  10 0 20 60 5 0 1 4 0 0\n"
+		"cpu0 1 0 1 3 1 0 1 1 0 0\n"
+		"cpu1 20 0 5 5 3 0 0 3 0 0\n"
+		"intr 1 2 3\n";
 	double d;
-	unsigned long long total, steal;
+	struct quiesce_times t;
 
 	assert_int_equal(quiesce_parse_loadavg("0.17 0.75 1.26 1/85 2362\n", &d), 0);
 	assert_true(d == 0.17);
@@ -134,11 +139,21 @@ static void test_quiesce__parsers(void **state)
 					   "full avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", &d), 0);
 	assert_true(d == 12.5);
 	assert_int_equal(quiesce_parse_psi("full avg10=1\n", &d), -1);
-	assert_int_equal(quiesce_parse_stat("cpu  10 0 20 60 5 0 1 4 0 0\ncpu0 1\n", &total, &steal), 0);
-	assert_int_equal(total, 100);
-	assert_int_equal(steal, 4);
-	assert_int_equal(quiesce_parse_stat("cpu  1 2\n", &total, &steal), -1);
-	assert_int_equal(quiesce_parse_stat("intr 1 2 3 4 5 6 7 8\n", &total, &steal), -1);
+	assert_int_equal(quiesce_parse_stat(stat, -1, &t), 0);
+	assert_int_equal(t.total, 100);
+	assert_int_equal(t.idle, 65);
+	assert_int_equal(t.steal, 4);
+	assert_int_equal(quiesce_parse_stat(stat, 1, &t), 0);
+	assert_int_equal(t.total, 36);
+	assert_int_equal(t.idle, 8);
+	assert_int_equal(t.steal, 3);
+	assert_int_equal(quiesce_parse_stat(stat, 0, &t), 0);
+	assert_int_equal(t.total, 8);
+	assert_int_equal(quiesce_parse_stat(stat, 2, &t), -1);
+	assert_int_equal(quiesce_parse_stat(stat, 11, &t), -1);
+	assert_int_equal(quiesce_parse_stat("cpu  1 2\n", -1, &t), -1);
+	assert_int_equal(quiesce_parse_stat("cpu0 1 2 3 4 5 6 7 8x\n", 0, &t), -1);
+	assert_int_equal(quiesce_parse_stat("intr 1 2 3 4 5 6 7 8\n", -1, &t), -1);
 }
 
 static int run_once(const char *cmd, double timeout, struct run_result *r)
