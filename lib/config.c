@@ -49,6 +49,7 @@ struct key_spec {
 
 static const struct key_spec keys[] = {
 	{ S_PROJECT, "build", K_STRING, C(build), 0 },
+	{ S_PROJECT, "build-timeout", K_TIMEOUT, C(build_timeout_s), 0 },
 	{ S_PROJECT, "owned", K_LIST, C(owned), 0 },
 	{ S_PROJECT, "protected", K_LIST, C(protected_paths), 0 },
 	{ S_PROJECT, "kb", K_STRING, C(kb), 0 },
@@ -130,6 +131,7 @@ void config_init(struct config *c)
 	memset(c, 0, sizeof(*c));
 	c->file = xstrdup(CONFIG_FILE);
 	c->build = xstrdup("");
+	c->build_timeout_s = 30 * 60;
 	list_add(&c->protected_paths, CONFIG_FILE, strlen(CONFIG_FILE));
 	c->kb = xstrdup("kb");
 	c->test = xstrdup("");
@@ -1128,6 +1130,7 @@ void config_format(const struct config *c, struct strbuf *out)
 
 	strbuf_addstr(out, "[project]\n");
 	add_kv_str(out, "build", c->build);
+	add_kv_duration(out, "build-timeout", c->build_timeout_s);
 	add_kv_list(out, "owned", &c->owned, " ");
 	add_kv_list(out, "protected", &c->protected_paths, " ");
 	add_kv_str(out, "kb", c->kb);
@@ -1192,6 +1195,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(doc, "file", json_string(c->file));
 	o = json_object();
 	json_object_set_new(o, "build", json_string(c->build));
+	json_object_set_new(o, "build_timeout_s", json_real(c->build_timeout_s));
 	json_object_set_new(o, "owned", list_json(&c->owned));
 	json_object_set_new(o, "protected", list_json(&c->protected_paths));
 	json_object_set_new(o, "kb", json_string(c->kb));

@@ -46,6 +46,7 @@ struct config {
 	char *file;			/* the name errors quote */
 	/* [project] */
 	char *build;			/* "" = nothing to build */
+	double build_timeout_s;		/* kill the build after this long */
 	struct config_list owned;	/* empty = everything not protected */
 	struct config_list protected_paths;
 	char *kb;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -73,7 +74,7 @@ static int capture(char *const argv[], const char *dir, double timeout, struct s
 		char buf[4096];
 		ssize_t n;
 
-		if (deadline && !killed) {
+		if (deadline) {
 			uint64_t now = now_ns();
 
 			ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
@@ -82,8 +83,11 @@ static int capture(char *const argv[], const char *dir, double timeout, struct s
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r == 0) {
+			if (killed)
+				break;	/* something that left the group holds the pipe */
 			kill(-pid, SIGKILL);
 			killed = true;
+			deadline = now_ns() + 2000000000ull;
 			continue;
 		}
 		n = read(fds[0], buf, sizeof(buf));
@@ -243,6 +247,42 @@ static int make_dirs(const char *top)
 	free(w);
 	free(ign);
 	return ret;
+}
+
+int revs_lock(const char *top)
+{
+	char *path, pid[32], held[32];
+	ssize_t n;
+	int fd;
+
+	if (make_dirs(top))
+		return -1;
+	path = xstrfmt("%s/.hotloop/worktrees.lock", top);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (fd < 0) {
+		error("cannot open '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno == EWOULDBLOCK) {
+			n = pread(fd, held, sizeof(held) - 1, 0);
+			held[n > 0 ? n : 0] = '\0';
+			held[strcspn(held, "\n")] = '\0';
+			error("another hotloop (pid %s) is using the worktrees under '%s/%s'; "
+			      "wait for it to finish", *held ? held : "unknown", top, REVS_DIR);
+		} else {
+			error("cannot lock '%s': %s", path, strerror(errno));
+		}
+		close(fd);
+		fd = -1;
+		goto out;
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
+		warning("cannot write the pid to '%s': %s", path, strerror(errno));
+out:
+	free(path);
+	return fd;
 }
 
 int revs_add(const char *top, const char *role, const char *rev, const char *subdir,

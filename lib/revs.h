@@ -27,6 +27,14 @@ struct revs_tree {
 int revs_git_top(const char *dir, char **top);
 
 /*
+ * Take the lock on REVS_DIR (an flock on .hotloop/worktrees.lock, which
+ * holds the owner's pid): one user of the worktrees at a time, and a
+ * killed owner's lock goes with it. The fd, to close when done, or -1
+ * with an error naming the pid that holds it.
+ */
+int revs_lock(const char *top);
+
+/*
  * Remove worktrees a killed earlier run left under REVS_DIR, and prune
  * git's records of them. 0, or -1 with an error.
  */

@@ -448,8 +448,12 @@ static int build_tree(const struct config *cf, const char *role, const struct re
 	if (!*cf->build)
 		return 0;
 	fprintf(stderr, "compare: building the %s in %s\n", role, t->dir);
-	if (revs_shell(cf->build, t->dir, 0, &out, &status, &timed_out)) {
+	if (revs_shell(cf->build, t->dir, cf->build_timeout_s, &out, &status, &timed_out)) {
 		ret = -1;
+	} else if (timed_out) {
+		revs_tail(&out, 10, &tail);
+		ret = error("the %s's build timed out after %g s ('%s' in %s; [project] build-timeout)%s",
+			    role, cf->build_timeout_s, cf->build, t->dir, tail.buf);
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		revs_tail(&out, 10, &tail);
 		ret = error("the %s's build failed ('%s' in %s, %s %d)%s", role, cf->build, t->dir,
@@ -515,7 +519,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	struct stat st;
 	char *found = NULL, *top = NULL, *cwd = NULL, *sub = NULL, *topdir, *slash;
 	char **cmds = NULL;
-	int ret = HL_EXIT_FAILURE, test;
+	int ret = HL_EXIT_FAILURE, test, lock = -1;
 
 	config_init(&cf);
 	if (!conf_file) {
@@ -552,7 +556,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	merge_rules(&cf.rules, cli, set, &rules);
 	if (!(set & SET_NO_FP))
 		o->fingerprint = cf.fingerprint;
-	if (revs_clean_stale(top))
+	if ((lock = revs_lock(top)) < 0 || revs_clean_stale(top))
 		goto out;
 	if (revs_add(top, "base", base_rev, sub, &base))
 		goto out_remove;
@@ -587,6 +591,8 @@ out_remove:
 	if (revs_remove(top, &base) || revs_remove(top, &cand))
 		ret = ret ? ret : HL_EXIT_FAILURE;
 out:
+	if (lock >= 0)
+		close(lock);
 	for (size_t i = 0; cmds && i < cf.nr_workloads; i++)
 		free(cmds[i]);
 	free(cmds);

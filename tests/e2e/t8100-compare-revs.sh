@@ -199,6 +199,28 @@ test_expect_code 1 'a failing build names the build and its output' '
 	untouched && exit $rc
 '
 
+test_expect_code 1 'a build that hangs is killed at build-timeout' '
+	(cd proj && git checkout -q -b slowbuild base &&
+	 printf "prog: prog.c\n\tsleep 60\n\tcc -O1 -o prog prog.c\n" >Makefile &&
+	 git commit -q -am slow && git checkout -q main &&
+	 sed "s/^\tbuild = make/&\n\tbuild-timeout = 1s/" hotloop.conf >../slow.conf) &&
+	expect_grep "build-timeout = 1s" slow.conf &&
+	(cd proj && hotloop compare -f ../slow.conf --base base --cand slowbuild) >out 2>err; rc=$?
+	expect_grep "candidate.s build timed out after 1 s" err && expect_grep "sleep 60" err &&
+	untouched && exit $rc
+'
+
+test_expect_code 1 'a second compare on the same repository is refused' '
+	mkdir -p proj/.hotloop && echo 4242 >proj/.hotloop/worktrees.lock &&
+	{ flock -o proj/.hotloop/worktrees.lock sleep 30 & } &&
+	holder=$! &&
+	test_when_finished "kill $holder" &&
+	sleep 0.2 &&
+	(cd proj && hotloop compare --base base --cand faster) >out 2>err; rc=$?
+	expect_grep "another hotloop (pid 4242) is using the worktrees" err &&
+	untouched && exit $rc
+'
+
 test_expect_code 2 'the two forms do not mix' '
 	hotloop compare --base base true true
 '
