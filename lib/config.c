@@ -933,9 +933,19 @@ int config_parse_file(struct config *c, const char *path)
 
 int config_find(const char *dir, char **out)
 {
+	int ret = config_locate(dir, out);
+
+	if (ret > 0)
+		error("no %s in '%s' or its parents up to the git top level: run 'hotloop init' or pass -f FILE",
+		      CONFIG_FILE, dir);
+	return ret ? -1 : 0;
+}
+
+int config_locate(const char *dir, char **out)
+{
 	struct strbuf path = STRBUF_INIT;
 	char *cur = realpath(dir, NULL);
-	int ret = -1;
+	int ret = 1;
 
 	if (!cur)
 		return error("cannot resolve '%s': %s", dir, strerror(errno));
@@ -952,11 +962,8 @@ int config_find(const char *dir, char **out)
 		strbuf_reset(&path);
 		strbuf_addf(&path, "%s/.git", strcmp(cur, "/") ? cur : "");
 		slash = strrchr(cur, '/');
-		if (!access(path.buf, F_OK) || !slash || !strcmp(cur, "/")) {
-			error("no %s in '%s' or its parents up to the git top level: run 'hotloop init' or pass -f FILE",
-			      CONFIG_FILE, dir);
+		if (!access(path.buf, F_OK) || !slash || !strcmp(cur, "/"))
 			break;
-		}
 		if (slash == cur)
 			slash[1] = '\0';
 		else

@@ -94,6 +94,8 @@ int config_parse_file(struct config *c, const char *path);
  * is stored in *out (caller frees); -1 with an error when there is none.
  */
 int config_find(const char *dir, char **out);
+/* The same without a message when there is none: 0 found, 1 none, -1 error. */
+int config_locate(const char *dir, char **out);
 
 /* Append the normalized config: git-config text, defaults filled in. */
 struct strbuf;

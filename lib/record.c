@@ -32,6 +32,7 @@
 #include "symbolize.h"
 #include "unwind.h"
 #include "record.h"
+#include "runner.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -1084,6 +1085,12 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	p->time_nanos = info->time_nanos;
 	p->duration_nanos = info->duration_nanos;
 	profile_add_comment(p, info->event);
+	if (info->command) {
+		char *c = xstrfmt("command: %s", info->command);
+
+		profile_add_comment(p, c);
+		free(c);
+	}
 
 	build_mappings(&b);
 	symbolize_frames(&b);
@@ -1442,6 +1449,7 @@ static int run_loop(struct run *run)
 static int write_profile(struct run *run, int64_t time_nanos, uint64_t duration_ns)
 {
 	struct profile p;
+	struct strbuf cmd = STRBUF_INIT;
 	struct recording_info info = {
 		.event = sampler_event_name(run->s),
 		.period_is_time = sampler_period_is_time(run->s),
@@ -1451,11 +1459,22 @@ static int write_profile(struct run *run, int64_t time_nanos, uint64_t duration_
 	};
 	int ret;
 
+	if (run->o->argv) {
+		size_t n = 0;
+
+		while (run->o->argv[n])
+			n++;
+		runner_quote_argv(&cmd, (const char *const *)run->o->argv, n);
+	} else {
+		strbuf_addf(&cmd, "pid %ld", (long)run->o->pid);
+	}
+	info.command = cmd.buf;
 	profile_init(&p);
 	ret = recording_build(run->rec, &p, &info);
 	if (!ret)
 		ret = pprof_write_file(&p, run->o->output);
 	profile_release(&p);
+	strbuf_release(&cmd);
 	return ret;
 }
 

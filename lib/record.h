@@ -74,6 +74,7 @@ struct recording_info {
 	unsigned freq;
 	int64_t time_nanos;		/* wall clock at the start */
 	int64_t duration_nanos;
+	const char *command;		/* what was recorded, for a "command: " comment; may be NULL */
 };
 
 /*

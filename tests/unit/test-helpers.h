@@ -2,7 +2,10 @@
  * test-helpers.h: building small profiles for unit tests from a compact
  * text: one sample per line, "leaf;caller;...;root weight", where a frame
  * "f@file:line" gives a file and line and "f+g" puts g inlined into f at
- * one location ("g" innermost).
+ * one location ("g" innermost). Frames are in /bin/prog, the first mapping
+ * (the main executable), unless "!dso" ends them: "malloc!/lib/libc.so.6",
+ * "do_syscall_64![kernel.kallsyms]". A frame "?" is an address without a
+ * symbol.
  */
 #ifndef TEST_HELPERS_H
 #define TEST_HELPERS_H
@@ -37,6 +40,22 @@ static uint64_t th_function(struct profile *p, const char *spec, int64_t *line)
 	return profile_add_function(p, name, name, file, 0);
 }
 
+/* The mapping of a frame spec: its "!dso" (cut off), else 'main'. */
+static uint64_t th_mapping(struct profile *p, char *frame, uint64_t main)
+{
+	char *bang = strchr(frame, '!');
+	uint64_t base;
+
+	if (!bang)
+		return main;
+	*bang = '\0';
+	for (size_t i = 0; i < p->nr_mappings; i++)
+		if (!strcmp(profile_string(p, p->mappings[i].filename), bang + 1))
+			return p->mappings[i].id;
+	base = 0x100000 * (p->nr_mappings + 1);
+	return profile_add_mapping(p, base, base + 0x80000, 0, bang + 1, "");
+}
+
 /* Add the samples described by 'text' to p (sample types set by the caller). */
 static inline void th_add_samples(struct profile *p, const char *text)
 {
@@ -62,6 +81,14 @@ static inline void th_add_samples(struct profile *p, const char *text)
 			/* "f+g": g inlined into f; pprof wants innermost first */
 			char *parts[8];
 			size_t np = 0;
+			uint64_t map = th_mapping(p, frame, mapping);
+			const struct pf_mapping *m = profile_mapping(p, map);
+
+			if (!strcmp(frame, "?")) {
+				locs[nloc++] = profile_add_location(p, map, m->start + 16 * (p->nr_locations + 1),
+								    NULL, 0);
+				continue;
+			}
 			for (part = strtok_r(frame, "+", &psave); part && np < 8;
 			     part = strtok_r(NULL, "+", &psave))
 				parts[np++] = part;
@@ -70,7 +97,7 @@ static inline void th_add_samples(struct profile *p, const char *text)
 				uint64_t fid = th_function(p, parts[k], &ln);
 				lines[nl++] = (struct pf_line){ fid, ln, 0 };
 			}
-			locs[nloc] = profile_add_location(p, mapping, 0x1000 + 16 * (p->nr_locations + 1),
+			locs[nloc] = profile_add_location(p, map, m->start + 16 * (p->nr_locations + 1),
 							  lines, nl);
 			nloc++;
 		}

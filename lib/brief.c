@@ -1,0 +1,1471 @@
+/*
+ * brief.c: attribution of every sample to the nearest owned frame, the
+ * hotspots ranked by it, their tags with evidence, the hot path, rollups,
+ * and the Markdown and JSON renderings cut to a token budget.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "brief.h"
+#include "profile.h"
+#include "stacks.h"
+#include "strbuf.h"
+#include "util.h"
+
+static const char *const tag_names[BT_NR] = {
+	"allocation", "string", "formatting", "math", "lock", "syscall",
+	"container", "callback", "recursion", "inlined", "compute-leaf",
+	"division", "scalar-fp", "not-vectorized", "branchy", "memory-bound",
+	"superlinear",
+};
+
+const char *brief_tag_name(enum brief_tag t)
+{
+	return t < BT_NR ? tag_names[t] : "?";
+}
+
+/* ---- what is ours ----------------------------------------------------- */
+
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
+bool brief_owns_path(const struct brief_owned *o, const char *path)
+{
+	bool in = false;
+
+	if (!path || *path != '/')
+		return false;
+	for (size_t i = 0; i < o->nr_roots && !in; i++)
+		in = under(path, o->roots[i]);
+	for (size_t i = 0; i < o->nr_excluded && in; i++)
+		in = !under(path, o->excluded[i]);
+	return in;
+}
+
+/* ---- foreign functions by what they do -------------------------------- */
+
+static const char *const allocation_names[] = {
+	"malloc", "free", "calloc", "realloc", "reallocarray", "posix_memalign",
+	"aligned_alloc", "memalign", "valloc", "pvalloc", "cfree", "int_malloc",
+	"int_free", "int_realloc", "int_memalign", "malloc_consolidate", "sysmalloc",
+	"tcache_get", "tcache_put", "tcache_init", "unlink_chunk", "strdup", "strndup",
+	"sbrk", "brk", "operator new", "operator delete", "operator new[]",
+	"operator delete[]", NULL,
+};
+static const char *const string_names[] = {
+	"strlen", "strnlen", "strcmp", "strncmp", "strcasecmp", "strncasecmp",
+	"memcmp", "bcmp", "memcpy", "memmove", "mempcpy", "memset", "memchr",
+	"memrchr", "rawmemchr", "strchr", "strchrnul", "strrchr", "strstr",
+	"strcasestr", "strcpy", "stpcpy", "strncpy", "stpncpy", "strcat", "strncat",
+	"strspn", "strcspn", "strpbrk", "strcoll", "strxfrm", "wcslen", "wcscmp",
+	"wmemcmp", "wmemcpy", "wmemset", "wmemchr", NULL,
+};
+static const char *const format_names[] = {
+	"strtol", "strtoul", "strtoll", "strtoull", "strtod", "strtof", "strtold",
+	"atoi", "atol", "atoll", "atof", "itoa", "str_to_mpn", "round_and_return", NULL,
+};
+static const char *const lock_prefixes[] = {
+	"pthread_mutex", "pthread_rwlock", "pthread_spin", "pthread_cond", "lll_",
+	"futex", "sem_wait", "sem_post", "sem_timedwait", "std::mutex",
+	"std::condition_variable", "std::shared_mutex", "std::__atomic_futex", NULL,
+};
+static const char *const syscall_names[] = {
+	"read", "write", "pread64", "pwrite64", "readv", "writev", "open", "open64",
+	"openat", "openat64", "close", "fstat", "fstat64", "stat", "stat64", "lstat",
+	"newfstatat", "fstatat", "statx", "lseek", "lseek64", "mmap", "mmap64",
+	"munmap", "mprotect", "madvise", "mremap", "ioctl", "poll", "ppoll",
+	"epoll_wait", "epoll_pwait", "select", "pselect", "nanosleep",
+	"clock_nanosleep", "usleep", "sleep", "getpid", "gettid", "sched_yield",
+	"send", "recv", "sendto", "recvfrom", "sendmsg", "recvmsg", "accept",
+	"accept4", "connect", "fsync", "fdatasync", "syscall", "getdents64",
+	"fcntl", "fcntl64", "dup", "dup2", "pipe", "pipe2", "unlink", "rename", NULL,
+};
+static const char *const math_names[] = {
+	"sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2", "sinh",
+	"cosh", "tanh", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+	"pow", "sqrt", "cbrt", "hypot", "fmod", "remainder", "floor", "ceil",
+	"round", "lround", "llround", "trunc", "rint", "lrint", "erf", "erfc",
+	"lgamma", "tgamma", "ieee754", NULL,
+};
+
+static bool in_list(const char *const *list, const char *s, size_t len)
+{
+	for (; *list; list++)
+		if (strlen(*list) == len && !strncmp(*list, s, len))
+			return true;
+	return false;
+}
+
+static bool has_prefix_in(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strncmp(s, *list, strlen(*list)))
+			return true;
+	return false;
+}
+
+/*
+ * The name a libc symbol is known by: "__GI___libc_malloc@plt" ->
+ * "malloc", "__strlen_avx2" -> "strlen_avx2" (the caller also tries the
+ * part before the first '_', the IFUNC variant's family).
+ */
+static size_t normalize(const char *name, char *out, size_t size)
+{
+	size_t n;
+
+	if (!strncmp(name, "__GI_", 5))
+		name += 5;
+	while (*name == '_')
+		name++;
+	if (!strncmp(name, "libc_", 5) && name[5])
+		name += 5;
+	n = strcspn(name, "@(");
+	if (n >= size)
+		n = size - 1;
+	memcpy(out, name, n);
+	out[n] = '\0';
+	return n;
+}
+
+static bool is_libm(const char *dso)
+{
+	return dso && (!strncmp(dso, "libm.so", 7) || !strncmp(dso, "libm-", 5) ||
+		       !strncmp(dso, "libmvec", 7));
+}
+
+enum brief_tag brief_categorize(const char *name, const char *dso)
+{
+	char norm[256];
+	size_t n, fam;
+
+	if (!name || !strcmp(name, "[unknown]"))
+		return BT_NR;
+	if (!strncmp(name, "operator new", 12) || !strncmp(name, "operator delete", 15))
+		return BT_ALLOCATION;
+	if (!strncmp(name, "std::", 5) || !strncmp(name, "__gnu_cxx::", 11) ||
+	    !strncmp(name, "__cxx11::", 9)) {
+		if (has_prefix_in(lock_prefixes, name))
+			return BT_LOCK;
+		if (strstr(name, "basic_ostream") || strstr(name, "__ostream_insert") ||
+		    strstr(name, "num_put") || strstr(name, "basic_istream") ||
+		    strstr(name, "num_get") || strstr(name, "to_string") ||
+		    strstr(name, "basic_stringbuf"))
+			return BT_FORMATTING;
+		return BT_CONTAINER;
+	}
+	n = normalize(name, norm, sizeof(norm));
+	fam = strcspn(norm, "_");
+	if (in_list(allocation_names, norm, n))
+		return BT_ALLOCATION;
+	if (has_prefix_in(lock_prefixes, norm))
+		return BT_LOCK;
+	if (in_list(string_names, norm, n) || in_list(string_names, norm, fam))
+		return BT_STRING;
+	if (strstr(norm, "printf") || strstr(norm, "scanf") ||
+	    in_list(format_names, norm, n) || in_list(format_names, norm, fam))
+		return BT_FORMATTING;
+	if (is_libm(dso) || in_list(math_names, norm, n) ||
+	    (in_list(math_names, norm, fam) && fam < n))
+		return BT_MATH;
+	if (in_list(syscall_names, norm, n))
+		return BT_SYSCALL;
+	return BT_NR;
+}
+
+/* Frames a whole stack starts from: a stack whose root is not one was cut short. */
+static bool is_entry(const char *name)
+{
+	static const char *const entries[] = {
+		"_start", "__libc_start_main", "__libc_start_call_main", "start_thread",
+		"clone", "clone3", "__clone", "__clone3", "thread_start", "main",
+		"__GI___clone", "__GI___clone3", "__libc_start_main_impl",
+		"runtime.goexit", "runtime.mstart", "runtime.main", "runtime.rt0_go", NULL,
+	};
+	char norm[128];
+
+	if (!name)
+		return false;
+	for (const char *const *e = entries; *e; e++)
+		if (!strcmp(name, *e))
+			return true;
+	normalize(name, norm, sizeof(norm));
+	return !strcmp(norm, "start_thread") || !strcmp(norm, "clone") || !strcmp(norm, "clone3");
+}
+
+/*
+ * The kernel's entry for an interrupt that happened to land on user code
+ * (a timer tick, a device): time the code did not ask for, unlike a
+ * system call or a page fault.
+ */
+static bool is_interrupt_entry(const char *name)
+{
+	return !strncmp(name, "asm_sysvec_", 11) || !strncmp(name, "asm_common_interrupt", 20) ||
+	       !strncmp(name, "common_interrupt", 16) || !strncmp(name, "apic_timer_interrupt", 20) ||
+	       !strncmp(name, "sysvec_", 7);
+}
+
+/* ---- per-function statistics ------------------------------------------ */
+
+struct fstat {
+	uint64_t key;
+	const char *name, *file, *system_name;
+	const struct pf_mapping *mapping;
+	int64_t self, total, attributed, inlined_attr;
+	bool outline;			/* seen as a frame of its own */
+	size_t stamp;			/* the last stack that counted its total */
+	int hotspot;			/* index in b->hotspots, -1 */
+};
+
+struct fmap {
+	struct fstat *v;
+	size_t nr, alloc;
+	uint32_t *slots;		/* index + 1, 0 empty */
+	size_t nslots;
+};
+
+static uint64_t hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
+
+static void fmap_rehash(struct fmap *m)
+{
+	size_t n = m->nslots ? m->nslots * 2 : 256;
+
+	free(m->slots);
+	m->slots = xcalloc(n, sizeof(*m->slots));
+	m->nslots = n;
+	for (size_t i = 0; i < m->nr; i++) {
+		size_t s = hash64(m->v[i].key) & (n - 1);
+
+		while (m->slots[s])
+			s = (s + 1) & (n - 1);
+		m->slots[s] = (uint32_t)(i + 1);
+	}
+}
+
+/* The entry of 'key', created (zeroed, key set) when absent. */
+static struct fstat *fmap_get(struct fmap *m, uint64_t key, bool create)
+{
+	size_t s;
+
+	if (!m->nslots || (create && 2 * (m->nr + 1) > m->nslots))
+		fmap_rehash(m);
+	for (s = hash64(key) & (m->nslots - 1); m->slots[s]; s = (s + 1) & (m->nslots - 1))
+		if (m->v[m->slots[s] - 1].key == key)
+			return &m->v[m->slots[s] - 1];
+	if (!create)
+		return NULL;
+	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
+	memset(&m->v[m->nr], 0, sizeof(m->v[m->nr]));
+	m->v[m->nr].key = key;
+	m->v[m->nr].hotspot = -1;
+	m->slots[s] = (uint32_t)(m->nr + 1);
+	return &m->v[m->nr++];
+}
+
+static void fmap_release(struct fmap *m)
+{
+	free(m->v);
+	free(m->slots);
+}
+
+/* Functions are told apart by name and file (string indexes are unique). */
+static uint64_t frame_key(const struct pf_frame *f)
+{
+	if (!f->fn)
+		return 0;
+	return ((uint64_t)f->fn->name << 32) ^ (uint64_t)(uint32_t)f->fn->filename ^
+	       ((uint64_t)1 << 63);
+}
+
+/* A small name -> value tally. */
+struct tally {
+	struct tally_item { const char *name; int64_t value; bool owned; } *v;
+	size_t nr, alloc;
+};
+
+static void tally_add(struct tally *t, const char *name, int64_t value, bool owned)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		if (t->v[i].name == name || !strcmp(t->v[i].name, name)) {
+			t->v[i].value = sat_add(t->v[i].value, value);
+			return;
+		}
+	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+	t->v[t->nr++] = (struct tally_item){ name, value, owned };
+}
+
+static int cmp_tally(const void *a, const void *b)
+{
+	const struct tally_item *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static void tally_sort(struct tally *t)
+{
+	if (t->nr > 1)
+		qsort(t->v, t->nr, sizeof(*t->v), cmp_tally);
+}
+
+/* What pass 2 learns about one hotspot. */
+struct detail {
+	struct tally callers, callees;
+	struct tally cat_names[BT_NR];	/* foreign functions behind each category */
+	int64_t cat[BT_NR];
+	struct tally callback_from;
+	int64_t callback, recursive;
+	int max_depth;
+	int64_t *line_no, *line_value;	/* attributed per source line */
+	size_t nr_lines, alloc_lines;
+};
+
+static void detail_release(struct detail *d)
+{
+	free(d->callers.v);
+	free(d->callees.v);
+	for (int i = 0; i < BT_NR; i++)
+		free(d->cat_names[i].v);
+	free(d->callback_from.v);
+	free(d->line_no);
+	free(d->line_value);
+}
+
+static void detail_add_line(struct detail *d, int64_t line, int64_t v)
+{
+	for (size_t i = 0; i < d->nr_lines; i++)
+		if (d->line_no[i] == line) {
+			d->line_value[i] = sat_add(d->line_value[i], v);
+			return;
+		}
+	if (d->nr_lines == d->alloc_lines) {
+		d->alloc_lines = d->alloc_lines ? 2 * d->alloc_lines : 16;
+		d->line_no = xrealloc(d->line_no, d->alloc_lines * sizeof(*d->line_no));
+		d->line_value = xrealloc(d->line_value, d->alloc_lines * sizeof(*d->line_value));
+	}
+	d->line_no[d->nr_lines] = line;
+	d->line_value[d->nr_lines++] = v;
+}
+
+/* ---- building ---------------------------------------------------------- */
+
+struct builder {
+	struct brief *b;
+	const struct profile *p;
+	int idx, count_idx;
+	const struct brief_opts *o;
+	const struct pf_mapping *main_map;
+	struct fmap fns;
+	struct pf_frame *frames;
+	size_t alloc_frames;
+	bool *owned;
+	size_t alloc_owned;
+	struct detail *details;
+};
+
+static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool fallback)
+{
+	const char *file;
+
+	if (!f->fn || frame_is_kernel(bd->p, f))
+		return false;
+	file = frame_file(bd->p, f);
+	if (fallback)
+		return f->mapping && f->mapping == bd->main_map && strncmp(file, "/usr/", 5);
+	if (*file == '/')
+		return brief_owns_path(bd->o->owned, file);
+	/*
+	 * No line information, or a file relative to a compilation directory
+	 * we do not know: the main executable's code, or a DSO's under a root.
+	 */
+	if (!f->mapping)
+		return false;
+	return f->mapping == bd->main_map ||
+	       brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename));
+}
+
+static int64_t sample_value(const struct builder *bd, const struct pf_sample *s, int idx)
+{
+	const int64_t *v = profile_sample_values(bd->p, s);
+
+	return v && idx >= 0 ? v[idx] : 0;
+}
+
+/* Expand sample i; fills bd->owned; returns the frame count. */
+static size_t expand(struct builder *bd, size_t i, bool fallback)
+{
+	size_t n = profile_sample_frames(bd->p, &bd->p->samples[i], &bd->frames, &bd->alloc_frames);
+
+	if (n > bd->alloc_owned) {
+		bd->alloc_owned = n;
+		bd->owned = xrealloc(bd->owned, n * sizeof(*bd->owned));
+	}
+	for (size_t k = 0; k < n; k++)
+		bd->owned[k] = frame_owned(bd, &bd->frames[k], fallback);
+	return n;
+}
+
+/* Pass 1: self, total and attributed per function; quality. */
+static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_sum)
+{
+	struct brief *b = bd->b;
+	int64_t unknown = 0, truncated = 0, attributed = 0, all = 0;
+
+	for (size_t i = 0; i < bd->p->nr_samples; i++) {
+		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
+		size_t n = expand(bd, i, fallback);
+		bool has_unknown = false;
+		size_t k;
+
+		all = sat_add(all, v);
+		for (k = 0; k < n; k++) {
+			const struct pf_frame *f = &bd->frames[k];
+			struct fstat *fs;
+
+			if (!f->fn) {
+				has_unknown = true;
+				continue;
+			}
+			fs = fmap_get(&bd->fns, frame_key(f), true);
+			if (!fs->name) {
+				fs->name = frame_name(bd->p, f);
+				fs->file = frame_file(bd->p, f);
+				fs->system_name = profile_string(bd->p, f->fn->system_name);
+			}
+			if (!f->inlined && !fs->mapping)
+				fs->mapping = f->mapping;
+			fs->outline |= !f->inlined;
+			if (k == 0)
+				fs->self = sat_add(fs->self, v);
+			if (fs->stamp != i + 1) {
+				fs->stamp = i + 1;
+				fs->total = sat_add(fs->total, v);
+			}
+		}
+		if (has_unknown)
+			unknown = sat_add(unknown, v);
+		if (n && !frame_is_kernel(bd->p, &bd->frames[n - 1]) &&
+		    !is_entry(frame_name(bd->p, &bd->frames[n - 1])))
+			truncated = sat_add(truncated, v);
+		for (k = 0; k < n && !bd->owned[k]; k++)
+			;
+		if (k < n) {
+			struct fstat *fs = fmap_get(&bd->fns, frame_key(&bd->frames[k]), false);
+
+			fs->attributed = sat_add(fs->attributed, v);
+			if (bd->frames[k].inlined)
+				fs->inlined_attr = sat_add(fs->inlined_attr, v);
+			attributed = sat_add(attributed, v);
+		}
+	}
+	if (all > 0) {
+		b->unknown_pct = 100.0 * (double)unknown / (double)all;
+		b->truncated_pct = 100.0 * (double)truncated / (double)all;
+		b->unattributed_pct = 100.0 * (double)(all - attributed) / (double)all;
+	}
+	*attributed_sum = attributed;
+}
+
+static int cmp_attributed(const void *a, const void *b)
+{
+	const struct fstat *x = *(const struct fstat *const *)a, *y = *(const struct fstat *const *)b;
+
+	if (x->attributed != y->attributed)
+		return x->attributed > y->attributed ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static bool focus_matches(const char *name, const char *focus, bool exact)
+{
+	return exact ? !strcmp(name, focus) : strstr(name, focus) != NULL;
+}
+
+/* Choose the hotspots: owned functions by attributed value. */
+static int pick_hotspots(struct builder *bd)
+{
+	struct brief *b = bd->b;
+	const struct brief_opts *o = bd->o;
+	struct fstat **order = xcalloc(bd->fns.nr ? bd->fns.nr : 1, sizeof(*order));
+	size_t n = 0, top = o->top ? o->top : 10;
+	double min = o->min_share > 0 ? o->min_share : 0.005;
+	bool exact = false;
+	int ret = 0;
+
+	for (size_t i = 0; i < bd->fns.nr; i++)
+		if (bd->fns.v[i].attributed > 0)
+			order[n++] = &bd->fns.v[i];
+	qsort(order, n, sizeof(*order), cmp_attributed);
+	if (o->focus)
+		for (size_t i = 0; i < n && !exact; i++)
+			exact = !strcmp(order[i]->name, o->focus);
+	b->hotspots = xcalloc(top, sizeof(*b->hotspots));
+	for (size_t i = 0; i < n && b->nr_hotspots < top; i++) {
+		struct fstat *fs = order[i];
+		struct brief_hotspot *h;
+
+		if (o->focus ? !focus_matches(fs->name, o->focus, exact)
+			     : (double)fs->attributed < min * (double)b->total && b->nr_hotspots)
+			continue;
+		h = &b->hotspots[b->nr_hotspots];
+		fs->hotspot = (int)b->nr_hotspots++;
+		h->function = fs->name;
+		h->file = fs->file;
+		h->system_name = fs->system_name;
+		h->self = fs->self;
+		h->total = fs->total;
+		h->attributed = fs->attributed;
+		h->inlined_only = !fs->outline;
+		if (fs->mapping) {
+			h->binary = profile_string(bd->p, fs->mapping->filename);
+			h->dso = strrchr(h->binary, '/') ? strrchr(h->binary, '/') + 1 : h->binary;
+		}
+	}
+	if (o->focus && !b->nr_hotspots)
+		ret = error("no owned function matching '%s' has samples", o->focus);
+	free(order);
+	return ret;
+}
+
+/* Pass 2: callers, callees, lines and the evidence for the tags of each hotspot. */
+static void pass_details(struct builder *bd, bool fallback)
+{
+	bd->details = xcalloc(bd->b->nr_hotspots ? bd->b->nr_hotspots : 1, sizeof(*bd->details));
+	for (size_t i = 0; i < bd->p->nr_samples; i++) {
+		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
+		size_t n = expand(bd, i, fallback), k;
+		struct fstat *fs;
+
+		/* per hotspot in the stack: its nearest-to-leaf occurrence */
+		for (k = 0; k < n; k++) {
+			const struct pf_frame *f = &bd->frames[k];
+			struct detail *d;
+			int depth = 0;
+
+			if (!f->fn || !(fs = fmap_get(&bd->fns, frame_key(f), false)) || fs->hotspot < 0)
+				continue;
+			if (fs->stamp == i + 1 + bd->p->nr_samples)
+				continue;	/* counted for this stack */
+			fs->stamp = i + 1 + bd->p->nr_samples;
+			d = &bd->details[fs->hotspot];
+			if (k + 1 < n)
+				tally_add(&d->callers, frame_name(bd->p, &bd->frames[k + 1]), v,
+					  bd->owned[k + 1]);
+			if (k > 0 && !(frame_is_kernel(bd->p, &bd->frames[k - 1]) &&
+				       is_interrupt_entry(frame_name(bd->p, &bd->frames[k - 1]))))
+				tally_add(&d->callees, frame_name(bd->p, &bd->frames[k - 1]), v,
+					  bd->owned[k - 1]);
+			for (size_t j = k; j < n; j++)
+				if (bd->frames[j].fn && frame_key(&bd->frames[j]) == fs->key)
+					depth++;
+			if (depth > 1)
+				d->recursive = sat_add(d->recursive, v);
+			if (depth > d->max_depth)
+				d->max_depth = depth;
+		}
+		for (k = 0; k < n && !bd->owned[k]; k++)
+			;
+		if (k == n)
+			continue;
+		fs = fmap_get(&bd->fns, frame_key(&bd->frames[k]), false);
+		if (fs->hotspot >= 0) {
+			struct detail *d = &bd->details[fs->hotspot];
+			enum brief_tag cat = BT_NR;
+			const char *why = NULL;
+			bool kernel = false, interrupt = false;
+
+			detail_add_line(d, bd->frames[k].line, v);
+			/* the outermost foreign function with a category says what it is */
+			for (size_t j = k; j-- > 0;) {
+				const struct pf_frame *f = &bd->frames[j];
+
+				if (frame_is_kernel(bd->p, f)) {
+					if (!kernel)
+						interrupt = is_interrupt_entry(frame_name(bd->p, f));
+					kernel = true;
+					continue;
+				}
+				if (cat == BT_NR &&
+				    (cat = brief_categorize(frame_name(bd->p, f), frame_dso(bd->p, f))) != BT_NR)
+					why = frame_name(bd->p, f);
+			}
+			if (cat == BT_NR && kernel && !interrupt) {
+				cat = BT_SYSCALL;
+				why = frame_name(bd->p, &bd->frames[k - 1]);
+			}
+			if (cat != BT_NR) {
+				d->cat[cat] = sat_add(d->cat[cat], v);
+				tally_add(&d->cat_names[cat], why, v, false);
+			}
+			if (k + 1 < n && !bd->owned[k + 1] && bd->frames[k + 1].fn &&
+			    !frame_is_kernel(bd->p, &bd->frames[k + 1]) &&
+			    !is_entry(frame_name(bd->p, &bd->frames[k + 1]))) {
+				d->callback = sat_add(d->callback, v);
+				tally_add(&d->callback_from, frame_name(bd->p, &bd->frames[k + 1]), v, false);
+			}
+		}
+	}
+}
+
+static double pct(int64_t part, int64_t whole)
+{
+	return whole > 0 ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static void add_tag(struct brief_hotspot *h, enum brief_tag t, char *evidence)
+{
+	for (size_t i = 0; i < h->nr_tags; i++)
+		if (h->tags[i].tag == t) {
+			free(h->tags[i].evidence);
+			h->tags[i].evidence = evidence;
+			return;
+		}
+	h->tags = xrealloc(h->tags, (h->nr_tags + 1) * sizeof(*h->tags));
+	h->tags[h->nr_tags++] = (struct brief_tag_hit){ t, evidence };
+}
+
+/* "malloc 40%, free 31%": the top names of a tally, shares of 'whole'. */
+static void names_of(struct tally *t, int64_t whole, size_t max, struct strbuf *sb)
+{
+	tally_sort(t);
+	for (size_t i = 0; i < t->nr && i < max; i++)
+		strbuf_addf(sb, "%s%s %.0f%%", i ? ", " : "", t->v[i].name, pct(t->v[i].value, whole));
+}
+
+static void set_tags(struct brief_hotspot *h, struct detail *d)
+{
+	static const char *const what[] = {
+		[BT_ALLOCATION] = "allocation", [BT_STRING] = "string functions",
+		[BT_FORMATTING] = "formatting and parsing", [BT_MATH] = "libm",
+		[BT_LOCK] = "locking", [BT_SYSCALL] = "system calls",
+		[BT_CONTAINER] = "std:: container and string internals",
+	};
+	struct strbuf sb = STRBUF_INIT;
+
+	for (int c = BT_ALLOCATION; c <= BT_CONTAINER; c++) {
+		if ((double)d->cat[c] < BRIEF_CATEGORY_SHARE * (double)h->attributed || !d->cat[c])
+			continue;
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s = %.0f%% of its attributed time (", what[c], pct(d->cat[c], h->attributed));
+		names_of(&d->cat_names[c], h->attributed, 3, &sb);
+		strbuf_addch(&sb, ')');
+		add_tag(h, (enum brief_tag)c, xstrdup(sb.buf));
+	}
+	if (d->callback && (double)d->callback >= BRIEF_CALLBACK_SHARE * (double)h->attributed) {
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "called back from foreign code in %.0f%% of its attributed time (",
+			    pct(d->callback, h->attributed));
+		names_of(&d->callback_from, h->attributed, 2, &sb);
+		strbuf_addch(&sb, ')');
+		add_tag(h, BT_CALLBACK, xstrdup(sb.buf));
+	}
+	if (d->recursive && (double)d->recursive >= BRIEF_RECURSION_SHARE * (double)h->total)
+		add_tag(h, BT_RECURSION, xstrfmt("on the stack twice or more in %.0f%% of its time, up to %d deep",
+						 pct(d->recursive, h->total), d->max_depth));
+	strbuf_release(&sb);
+}
+
+static void set_own_tags(struct brief_hotspot *h, const struct fstat *fs)
+{
+	if (fs->inlined_attr && (double)fs->inlined_attr >= BRIEF_INLINED_SHARE * (double)h->attributed)
+		add_tag(h, BT_INLINED, xstrfmt("%.0f%% of its attributed time is in copies inlined into callers",
+					       pct(fs->inlined_attr, h->attributed)));
+	if (h->total > 0 && (double)h->self >= BRIEF_LEAF_SHARE * (double)h->total)
+		add_tag(h, BT_COMPUTE_LEAF, xstrfmt("self / total = %.0f%%: the time is in its own code",
+						    pct(h->self, h->total)));
+}
+
+static void top_shares(struct tally *t, int64_t whole, struct brief_share *out, size_t *nr)
+{
+	tally_sort(t);
+	*nr = 0;
+	for (size_t i = 0; i < t->nr && *nr < 3; i++)
+		out[(*nr)++] = (struct brief_share){ t->v[i].name, pct(t->v[i].value, whole), t->v[i].owned };
+}
+
+/* ---- snippets ---------------------------------------------------------- */
+
+static char *source_path(const struct brief_owned *o, const char *file)
+{
+	if (*file == '/')
+		return xstrdup(file);
+	for (size_t i = 0; i < o->nr_roots; i++) {
+		char *p = xstrfmt("%s/%s", o->roots[i], file);
+
+		if (!access(p, R_OK))
+			return p;
+		free(p);
+	}
+	return xstrdup(file);
+}
+
+#define SNIPPET_MAX_LINE 160
+
+static void set_snippet(struct builder *bd, struct brief_hotspot *h, struct detail *d)
+{
+	int ctx = bd->o->context >= 0 ? bd->o->context : 6;
+	struct strbuf src = STRBUF_INIT;
+	int64_t best = 0, first, last, no = 1;
+	char *path;
+	const char *p;
+
+	for (size_t i = 0; i < d->nr_lines; i++)
+		if (d->line_no[i] > 0 && (!h->line || d->line_value[i] > best ||
+					  (d->line_value[i] == best && d->line_no[i] < h->line))) {
+			h->line = d->line_no[i];
+			best = d->line_value[i];
+		}
+	if (!*h->file || !h->line) {
+		h->snippet_note = xstrdup("no line information");
+		return;
+	}
+	path = source_path(bd->o->owned, h->file);
+	if (access(path, R_OK)) {
+		h->snippet_note = xstrfmt("cannot read '%s': %s", path, strerror(errno));
+		free(path);
+		return;
+	}
+	if (read_file(&src, path, 16 << 20) < 0) {
+		h->snippet_note = xstrfmt("cannot read '%s'", path);
+		free(path);
+		strbuf_release(&src);
+		return;
+	}
+	free(path);
+	first = h->line > ctx ? h->line - ctx : 1;
+	last = h->line + ctx;
+	h->lines = xcalloc((size_t)(last - first + 1), sizeof(*h->lines));
+	for (p = src.buf; *p && no <= last; no++) {
+		size_t len = strcspn(p, "\n");
+
+		if (no >= first) {
+			struct brief_line *l = &h->lines[h->nr_lines++];
+			size_t keep = len;
+
+			while (keep && (p[keep - 1] == '\r' || p[keep - 1] == ' ' || p[keep - 1] == '\t'))
+				keep--;
+			l->line = no;
+			l->text = keep > SNIPPET_MAX_LINE ? xstrfmt("%.*s...", SNIPPET_MAX_LINE, p)
+							  : xstrfmt("%.*s", (int)keep, p);
+			for (size_t i = 0; i < d->nr_lines; i++)
+				if (d->line_no[i] == no)
+					l->value = d->line_value[i];
+		}
+		p += len + (p[len] == '\n');
+	}
+	if (h->line < first || h->line >= no) {
+		h->snippet_note = xstrfmt("line %lld is past the end of the file (changed since the profile?)",
+					  (long long)h->line);
+		for (size_t i = 0; i < h->nr_lines; i++)
+			free(h->lines[i].text);
+		free(h->lines);
+		h->lines = NULL;
+		h->nr_lines = 0;
+	}
+	strbuf_release(&src);
+}
+
+/* ---- hot path and rollups ---------------------------------------------- */
+
+/* The heaviest chain from the root: at each step the child with the most time. */
+static void hot_path(struct builder *bd, bool fallback)
+{
+	struct brief *b = bd->b;
+	struct stack_sum *st = NULL;
+	size_t nst = stacks_merge(bd->p, bd->idx, &st), nlive = nst;
+	size_t *live = xcalloc(nst ? nst : 1, sizeof(*live));
+	struct tally next = { 0 };
+	const char **path = NULL;
+	size_t alloc_path = 0, alloc_hp = 0;
+	int64_t parent = b->total;
+
+	for (size_t i = 0; i < nst; i++)
+		live[i] = i;
+	while (b->nr_hot_path < 64) {
+		size_t depth = b->nr_hot_path, keep = 0;
+		const char *name;
+
+		next.nr = 0;
+		for (size_t i = 0; i < nlive; i++) {
+			struct stack_sum *s = &st[live[i]];
+			size_t n = expand(bd, s->sample, fallback);
+
+			if (n > depth)
+				tally_add(&next, frame_name(bd->p, &bd->frames[n - 1 - depth]), s->value,
+					  bd->owned[n - 1 - depth]);
+		}
+		if (!next.nr)
+			break;
+		tally_sort(&next);
+		/* the path ends where no child holds a third of its parent */
+		if ((double)next.v[0].value < 0.01 * (double)b->total ||
+		    (double)next.v[0].value < (double)parent / 3)
+			break;
+		parent = next.v[0].value;
+		name = next.v[0].name;
+		ALLOC_GROW(b->hot_path, b->nr_hot_path + 1, alloc_hp);
+		b->hot_path[b->nr_hot_path++] = (struct brief_share){ name, pct(next.v[0].value, b->total),
+								      next.v[0].owned };
+		ALLOC_GROW(path, depth + 1, alloc_path);
+		path[depth] = name;
+		for (size_t i = 0; i < nlive; i++) {
+			struct stack_sum *s = &st[live[i]];
+			size_t n = expand(bd, s->sample, fallback);
+
+			if (n > depth && !strcmp(frame_name(bd->p, &bd->frames[n - 1 - depth]), name))
+				live[keep++] = live[i];
+		}
+		nlive = keep;
+	}
+	free(path);
+	free(next.v);
+	free(live);
+	free(st);
+}
+
+static void rollup(struct tally *t, int64_t total, struct brief_share **out, size_t *nr)
+{
+	size_t max = 8;
+	int64_t rest = 0;
+
+	tally_sort(t);
+	*out = xcalloc(max + 1, sizeof(**out));
+	for (size_t i = 0; i < t->nr; i++) {
+		if (*nr < max)
+			(*out)[(*nr)++] = (struct brief_share){ t->v[i].name, pct(t->v[i].value, total),
+							       t->v[i].owned };
+		else
+			rest = sat_add(rest, t->v[i].value);
+	}
+	if (rest)
+		(*out)[(*nr)++] = (struct brief_share){ "(other)", pct(rest, total), false };
+}
+
+/* The directory of 'file' relative to the root holding it ("." at the top). */
+static const char *dir_of(const struct brief_owned *o, const char *file, char **owned_str)
+{
+	const char *rel = file, *slash;
+
+	for (size_t i = 0; i < o->nr_roots; i++)
+		if (*file == '/' && under(file, o->roots[i])) {
+			rel = file + strlen(o->roots[i]);
+			while (*rel == '/')
+				rel++;
+			break;
+		}
+	slash = strrchr(rel, '/');
+	*owned_str = slash ? xstrfmt("%.*s/", (int)(slash - rel), rel) : xstrdup("./");
+	return *owned_str;
+}
+
+static void rollups(struct builder *bd, bool fallback)
+{
+	struct brief *b = bd->b;
+	struct tally dso = { 0 }, dir = { 0 };
+	char **names = NULL;
+	size_t nr_names = 0, alloc_names = 0;
+	int64_t unowned = 0;
+
+	for (size_t i = 0; i < bd->p->nr_samples; i++) {
+		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
+		size_t n = expand(bd, i, fallback), k;
+
+		if (!n)
+			continue;
+		tally_add(&dso, frame_is_kernel(bd->p, &bd->frames[0]) ? "[kernel]"
+								      : frame_dso(bd->p, &bd->frames[0]), v, false);
+		for (k = 0; k < n && !bd->owned[k]; k++)
+			;
+		if (k == n) {
+			unowned = sat_add(unowned, v);
+			continue;
+		}
+		ALLOC_GROW(names, nr_names + 1, alloc_names);
+		tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]), &names[nr_names]),
+			  v, true);
+		/* keep the string only when the tally took it */
+		if (dir.v[dir.nr - 1].name == names[nr_names])
+			nr_names++;
+		else
+			free(names[nr_names]);
+	}
+	if (unowned)
+		tally_add(&dir, "(no owned caller)", unowned, false);
+	rollup(&dso, b->total, &b->by_dso, &b->nr_by_dso);
+	rollup(&dir, b->total, &b->by_dir, &b->nr_by_dir);
+	/* the directory names live as long as the brief */
+	b->dir_names = names;
+	b->nr_dir_names = nr_names;
+	free(dso.v);
+	free(dir.v);
+}
+
+/* ---- the whole brief ---------------------------------------------------- */
+
+static void add_warning(struct brief *b, char *w)
+{
+	b->warnings = xrealloc(b->warnings, (b->nr_warnings + 1) * sizeof(*b->warnings));
+	b->warnings[b->nr_warnings++] = w;
+}
+
+static void header(struct builder *bd)
+{
+	struct brief *b = bd->b;
+	const struct profile *p = bd->p;
+	const char *type = profile_string(p, p->sample_type[bd->idx].type);
+
+	b->sample_type = type;
+	b->total = profile_total(p, bd->idx);
+	bd->count_idx = profile_find_sample_type(p, "samples");
+	if (bd->count_idx >= 0) {
+		int64_t n = profile_total(p, bd->count_idx);
+
+		b->samples = n > 0 ? (uint64_t)n : 0;
+	} else {
+		b->samples = p->nr_samples;
+	}
+	b->duration_s = p->duration_nanos > 0 ? (double)p->duration_nanos / 1e9 : 0;
+	for (size_t i = 0; i < p->nr_comments; i++) {
+		const char *c = profile_string(p, p->comments[i]);
+
+		if (!strncmp(c, "command: ", 9) && !b->workload)
+			b->workload = c + 9;
+		else if (!b->event && *c && !strchr(c, ' '))
+			b->event = c;
+	}
+	if (bd->o->workload)
+		b->workload = bd->o->workload;
+	/* pprof's convention: the main binary is the first mapping */
+	bd->main_map = p->nr_mappings ? &p->mappings[0] : NULL;
+}
+
+static void quality_warnings(struct brief *b)
+{
+	if (b->samples < 100)
+		add_warning(b, xstrfmt("only %llu samples: shares are rough; record longer or at a higher -F",
+				       (unsigned long long)b->samples));
+	if (b->unknown_pct > 100 * BRIEF_QUALITY_WARN)
+		add_warning(b, xstrfmt("%.0f%% of samples have frames without a symbol: build with -g and do not "
+				       "strip, or install the debug package (hotloop doctor BINARY checks)",
+				       b->unknown_pct));
+	if (b->truncated_pct > 100 * BRIEF_QUALITY_WARN)
+		add_warning(b, xstrfmt("%.0f%% of stacks stop before main or a thread start: build with "
+				       "-fno-omit-frame-pointer, or record with --call-graph dwarf",
+				       b->truncated_pct));
+}
+
+int brief_build(struct brief *b, const struct profile *p, int idx, const struct brief_opts *o)
+{
+	struct builder bd = { 0 };
+	int64_t attributed = 0;
+	bool fallback = false;
+	int ret = -1;
+
+	memset(b, 0, sizeof(*b));
+	b->owned = o->owned;
+	if (idx < 0 || (size_t)idx >= p->nr_sample_type)
+		return error("no such sample type in the profile");
+	bd.b = b;
+	bd.p = p;
+	bd.idx = idx;
+	bd.o = o;
+	header(&bd);
+	if (b->total <= 0) {
+		error("the profile has no samples of %s", b->sample_type);
+		goto out;
+	}
+	pass_totals(&bd, false, &attributed);
+	if (!attributed && bd.main_map) {
+		/* nothing under the roots: count the main executable's code as ours */
+		fmap_release(&bd.fns);
+		memset(&bd.fns, 0, sizeof(bd.fns));
+		fallback = true;
+		pass_totals(&bd, true, &attributed);
+		b->owned_fallback = true;
+		add_warning(b, xstrfmt("no sampled code has its source under %s: the main executable's "
+				       "code counts as owned (pass --owned DIR)",
+				       o->owned->nr_roots ? o->owned->roots[0] : "the project"));
+	}
+	quality_warnings(b);
+	if (pick_hotspots(&bd))
+		goto out;
+	pass_details(&bd, fallback);
+	for (size_t i = 0; i < bd.fns.nr; i++) {
+		struct fstat *fs = &bd.fns.v[i];
+		struct brief_hotspot *h;
+		struct detail *d;
+
+		if (fs->hotspot < 0)
+			continue;
+		h = &b->hotspots[fs->hotspot];
+		d = &bd.details[fs->hotspot];
+		set_tags(h, d);
+		set_own_tags(h, fs);
+		top_shares(&d->callers, h->total, h->callers, &h->nr_callers);
+		top_shares(&d->callees, h->total, h->callees, &h->nr_callees);
+		set_snippet(&bd, h, d);
+	}
+	hot_path(&bd, fallback);
+	rollups(&bd, fallback);
+	b->show_hotspots = b->show_snippets = b->nr_hotspots;
+	ret = 0;
+out:
+	for (size_t i = 0; bd.details && i < b->nr_hotspots; i++)
+		detail_release(&bd.details[i]);
+	free(bd.details);
+	fmap_release(&bd.fns);
+	free(bd.frames);
+	free(bd.owned);
+	return ret;
+}
+
+/* ---- growth exponents from `hotloop scale` -------------------------------- */
+
+int brief_add_scale(struct brief *b, const char *path)
+{
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr), *fns;
+	size_t i;
+	json_t *f;
+
+	if (!doc)
+		return error("cannot read the scale results '%s': %s (line %d)", path, jerr.text, jerr.line);
+	fns = json_object_get(doc, "functions");
+	if (!json_is_object(doc) || !json_is_array(fns)) {
+		json_decref(doc);
+		return error("'%s' is not a scale result: no \"functions\" array", path);
+	}
+	json_array_foreach(fns, i, f) {
+		const char *name = json_string_value(json_object_get(f, "function"));
+		json_t *k = json_object_get(f, "exponent"), *r2 = json_object_get(f, "r2");
+
+		if (!name || !json_is_number(k) || !json_is_number(r2) ||
+		    json_is_false(json_object_get(f, "fitted")))
+			continue;
+		for (size_t h = 0; h < b->nr_hotspots; h++) {
+			struct brief_hotspot *hs = &b->hotspots[h];
+
+			if (strcmp(hs->function, name) || hs->have_scale)
+				continue;
+			hs->have_scale = true;
+			hs->exponent = json_number_value(k);
+			hs->r2 = json_number_value(r2);
+			if (hs->exponent > BRIEF_SUPERLINEAR_EXP && hs->r2 >= 0.9)
+				add_tag(hs, BT_SUPERLINEAR,
+					xstrfmt("cost grows as n^%.2f (R^2 %.2f) across the sizes of %s",
+						hs->exponent, hs->r2, path));
+		}
+	}
+	json_decref(doc);
+	return 0;
+}
+
+/* ---- questions ----------------------------------------------------------- */
+
+static void question(const struct brief_hotspot *h, const struct brief_tag_hit *t, struct strbuf *sb)
+{
+	const char *fn = h->function;
+
+	switch (t->tag) {
+	case BT_ALLOCATION:
+		strbuf_addf(sb, "Can `%s` reuse memory instead of allocating on every call (%s)?", fn, t->evidence);
+		break;
+	case BT_STRING:
+		strbuf_addf(sb, "Does `%s` scan or copy the same bytes repeatedly (e.g. strlen in a loop "
+			    "condition)? %s.", fn, t->evidence);
+		break;
+	case BT_FORMATTING:
+		strbuf_addf(sb, "Does `%s` need to format or parse text here, or can it work on the values "
+			    "directly? %s.", fn, t->evidence);
+		break;
+	case BT_MATH:
+		strbuf_addf(sb, "Can `%s` call libm less often (hoist repeated calls, use cheaper "
+			    "operations)? %s.", fn, t->evidence);
+		break;
+	case BT_LOCK:
+		strbuf_addf(sb, "Can `%s` take the lock less often (batch, per-thread data, atomics)? %s.",
+			    fn, t->evidence);
+		break;
+	case BT_SYSCALL:
+		strbuf_addf(sb, "Can `%s` make fewer system calls (buffer, batch, cache)? %s.", fn, t->evidence);
+		break;
+	case BT_CONTAINER:
+		strbuf_addf(sb, "Is the container in `%s` the right one, and does it build temporary keys "
+			    "or copies per lookup? %s.", fn, t->evidence);
+		break;
+	case BT_CALLBACK:
+		strbuf_addf(sb, "`%s` is called back many times: can each call do less (precompute "
+			    "keys before sorting or searching)?", fn);
+		break;
+	case BT_RECURSION:
+		strbuf_addf(sb, "Does `%s` recompute the same subproblems (memoize, iterate)? It is %s.",
+			    fn, t->evidence);
+		break;
+	case BT_INLINED:
+		strbuf_addf(sb, "`%s` runs inlined in its callers: what do its hot lines do per call?", fn);
+		break;
+	case BT_COMPUTE_LEAF:
+		strbuf_addf(sb, "`%s` spends its time in its own code: what does line %lld do per "
+			    "iteration, and can it do less?", fn, (long long)h->line);
+		break;
+	case BT_DIVISION:
+		strbuf_addf(sb, "Can `%s` avoid the division in its hot loop (a power of two and a mask, "
+			    "a precomputed reciprocal, an incremental counter)?", fn);
+		break;
+	case BT_SCALAR_FP:
+	case BT_NOT_VECTORIZED:
+		strbuf_addf(sb, "Can the hot loop of `%s` be vectorized (simpler control flow, no aliasing, "
+			    "contiguous data)?", fn);
+		break;
+	case BT_BRANCHY:
+		strbuf_addf(sb, "Can `%s`'s hot branches be made predictable or branch-free?", fn);
+		break;
+	case BT_MEMORY_BOUND:
+		strbuf_addf(sb, "Does `%s` walk memory in an order the cache likes (unit stride, "
+			    "smaller data)?", fn);
+		break;
+	case BT_SUPERLINEAR:
+		strbuf_addf(sb, "`%s` %s: is there an algorithm with lower complexity?", fn, t->evidence);
+		break;
+	case BT_NR:
+		break;
+	}
+}
+
+#define MAX_QUESTIONS 8
+
+/* ---- Markdown ------------------------------------------------------------ */
+
+static const char *display_file(const struct brief *b, const char *file)
+{
+	for (size_t i = 0; i < b->owned->nr_roots; i++)
+		if (*file == '/' && under(file, b->owned->roots[i])) {
+			file += strlen(b->owned->roots[i]);
+			while (*file == '/')
+				file++;
+			return file;
+		}
+	return file;
+}
+
+static void md_shares(struct strbuf *sb, const struct brief_share *s, size_t n, const char *sep)
+{
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(sb, "%s%s %.1f%%", i ? sep : "", s[i].name, s[i].pct);
+	if (!n)
+		strbuf_addstr(sb, "-");
+}
+
+static void md_hotspot(const struct brief *b, size_t rank, const struct brief_hotspot *h,
+		       bool snippet, struct strbuf *sb)
+{
+	strbuf_addf(sb, "\n### %zu. `%s`", rank + 1, h->function);
+	if (*h->file)
+		strbuf_addf(sb, " (%s:%lld)", display_file(b, h->file), (long long)h->line);
+	strbuf_addf(sb, "\nattributed %.1f%%, self %.1f%%, total %.1f%%", pct(h->attributed, b->total),
+		    pct(h->self, b->total), pct(h->total, b->total));
+	if (h->dso)
+		strbuf_addf(sb, ", in %s", h->dso);
+	strbuf_addstr(sb, "\n");
+	for (size_t i = 0; i < h->nr_tags; i++)
+		strbuf_addf(sb, "- tag `%s`: %s\n", brief_tag_name(h->tags[i].tag), h->tags[i].evidence);
+	if (h->asm_verdict)
+		strbuf_addf(sb, "- asm: %s\n", h->asm_verdict);
+	if (h->have_scale)
+		strbuf_addf(sb, "- growth: ~n^%.2f (R^2 %.2f)\n", h->exponent, h->r2);
+	strbuf_addstr(sb, "- callers: ");
+	md_shares(sb, h->callers, h->nr_callers, ", ");
+	strbuf_addstr(sb, "\n- callees: ");
+	md_shares(sb, h->callees, h->nr_callees, ", ");
+	strbuf_addstr(sb, "\n");
+	if (!snippet)
+		return;
+	if (!h->nr_lines) {
+		if (h->snippet_note)
+			strbuf_addf(sb, "- source: %s\n", h->snippet_note);
+		return;
+	}
+	strbuf_addstr(sb, "\n```\n");
+	for (size_t i = 0; i < h->nr_lines; i++) {
+		const struct brief_line *l = &h->lines[i];
+
+		strbuf_addf(sb, "%s%5lld ", l->line == h->line ? ">" : " ", (long long)l->line);
+		if (l->value)
+			strbuf_addf(sb, "%5.1f%% | ", pct(l->value, h->attributed));
+		else
+			strbuf_addstr(sb, "       | ");
+		strbuf_addf(sb, "%s\n", l->text);
+	}
+	strbuf_addstr(sb, "```\n");
+}
+
+static void cut_note(const struct brief *b, struct strbuf *sb)
+{
+	size_t shown = b->show_hotspots;
+
+	if (b->show_snippets < shown)
+		strbuf_addf(sb, "source snippets of hotspots %zu-%zu", b->show_snippets + 1, shown);
+	if (shown < b->nr_hotspots)
+		strbuf_addf(sb, "%shotspots %zu-%zu", b->show_snippets < shown ? "; " : "", shown + 1,
+			    b->nr_hotspots);
+}
+
+static void render_md(const struct brief *b, struct strbuf *sb)
+{
+	size_t nq = 0;
+
+	strbuf_addf(sb, "# hotloop brief%s%s\n\n", b->workload ? ": " : "", b->workload ? b->workload : "");
+	strbuf_addf(sb, "- profile: %llu samples", (unsigned long long)b->samples);
+	if (b->event)
+		strbuf_addf(sb, " of %s", b->event);
+	if (b->duration_s > 0)
+		strbuf_addf(sb, " over %.2f s (%.0f per second)", b->duration_s,
+			    (double)b->samples / b->duration_s);
+	strbuf_addf(sb, "; weighed by %s\n", b->sample_type);
+	strbuf_addf(sb, "- owned code: %s", b->owned_fallback ? "the main executable" : "");
+	for (size_t i = 0; !b->owned_fallback && i < b->owned->nr_roots; i++)
+		strbuf_addf(sb, "%s%s", i ? ", " : "", b->owned->roots[i]);
+	if (b->owned->how && !b->owned_fallback)
+		strbuf_addf(sb, " (%s)", b->owned->how);
+	strbuf_addf(sb, "; %.1f%% of the time has no owned caller\n", b->unattributed_pct);
+	strbuf_addf(sb, "- sample quality: %.1f%% with unknown frames, %.1f%% truncated stacks\n",
+		    b->unknown_pct, b->truncated_pct);
+	for (size_t i = 0; i < b->nr_warnings; i++)
+		strbuf_addf(sb, "- warning: %s\n", b->warnings[i]);
+
+	strbuf_addstr(sb, "\n## Hotspots (time attributed to owned code)\n");
+	if (!b->nr_hotspots)
+		strbuf_addstr(sb, "\nNo owned function has samples.\n");
+	for (size_t i = 0; i < b->show_hotspots; i++)
+		md_hotspot(b, i, &b->hotspots[i], i < b->show_snippets, sb);
+
+	strbuf_addstr(sb, "\n## Hot path\n\n");
+	for (size_t i = 0; i < b->nr_hot_path; i++)
+		strbuf_addf(sb, "%s%s%s%s %.1f%%", i ? " -> " : "", b->hot_path[i].owned ? "**" : "",
+			    b->hot_path[i].name, b->hot_path[i].owned ? "**" : "", b->hot_path[i].pct);
+	strbuf_addstr(sb, b->nr_hot_path ? "\n" : "-\n");
+
+	strbuf_addstr(sb, "\n## Rollups\n\n- by DSO (self): ");
+	md_shares(sb, b->by_dso, b->nr_by_dso, ", ");
+	strbuf_addstr(sb, "\n- by source directory (attributed): ");
+	md_shares(sb, b->by_dir, b->nr_by_dir, ", ");
+	strbuf_addstr(sb, "\n");
+
+	for (size_t i = 0; i < b->show_hotspots && nq < MAX_QUESTIONS; i++)
+		for (size_t t = 0; t < b->hotspots[i].nr_tags && nq < MAX_QUESTIONS; t++) {
+			if (!nq++)
+				strbuf_addstr(sb, "\n## Suggested questions\n\n");
+			strbuf_addstr(sb, "- ");
+			question(&b->hotspots[i], &b->hotspots[i].tags[t], sb);
+			strbuf_addstr(sb, "\n");
+		}
+	if (b->truncated) {
+		strbuf_addf(sb, "\n## Cut to fit %zu tokens\n\n- ", b->budget);
+		cut_note(b, sb);
+		strbuf_addstr(sb, "\n");
+	}
+}
+
+/* Drop one more thing: a snippet from the bottom, then a hotspot. */
+static bool cut_one(struct brief *b)
+{
+	while (b->show_snippets > 0 && !b->hotspots[b->show_snippets - 1].nr_lines)
+		b->show_snippets--;
+	b->truncated = true;
+	if (b->show_snippets > 0) {
+		b->show_snippets--;
+		return true;
+	}
+	if (b->show_hotspots > 1) {
+		b->show_hotspots--;
+		return true;
+	}
+	return false;
+}
+
+static void fit_reset(struct brief *b, size_t budget)
+{
+	b->show_hotspots = b->show_snippets = b->nr_hotspots;
+	b->truncated = false;
+	b->budget = budget;
+}
+
+void brief_format_md(struct brief *b, size_t budget, struct strbuf *out)
+{
+	size_t start = out->len;
+
+	fit_reset(b, budget);
+	for (;;) {
+		strbuf_setlen(out, start);
+		render_md(b, out);
+		if (!budget || (out->len - start) / 4 <= budget || !cut_one(b))
+			break;
+	}
+	/* a snippet cut above a hotspot cut: only mention what is really gone */
+	if (b->show_snippets > b->show_hotspots)
+		b->show_snippets = b->show_hotspots;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static json_t *shares_json(const struct brief_share *s, size_t n, const char *key)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:f, s:b}", key, s[i].name, "pct", s[i].pct,
+						   "owned", s[i].owned));
+	return a;
+}
+
+static json_t *hotspot_json(const struct brief *b, size_t rank, const struct brief_hotspot *h, bool snippet)
+{
+	json_t *o = json_object(), *tags = json_array(), *sn = json_null();
+	struct strbuf q = STRBUF_INIT;
+
+	json_object_set_new(o, "rank", json_integer((json_int_t)rank + 1));
+	json_object_set_new(o, "function", json_string(h->function));
+	json_object_set_new(o, "file", *h->file ? json_string(display_file(b, h->file)) : json_null());
+	json_object_set_new(o, "line", h->line ? json_integer(h->line) : json_null());
+	json_object_set_new(o, "dso", h->dso ? json_string(h->dso) : json_null());
+	json_object_set_new(o, "self_pct", json_real(pct(h->self, b->total)));
+	json_object_set_new(o, "total_pct", json_real(pct(h->total, b->total)));
+	json_object_set_new(o, "attributed_pct", json_real(pct(h->attributed, b->total)));
+	for (size_t i = 0; i < h->nr_tags; i++)
+		json_array_append_new(tags, json_pack("{s:s, s:s}", "tag", brief_tag_name(h->tags[i].tag),
+						      "evidence", h->tags[i].evidence));
+	json_object_set_new(o, "tags", tags);
+	json_object_set_new(o, "asm", h->asm_verdict ? json_string(h->asm_verdict) : json_null());
+	json_object_set_new(o, "growth", h->have_scale ? json_pack("{s:f, s:f}", "exponent", h->exponent,
+								  "r2", h->r2) : json_null());
+	if (snippet && h->nr_lines) {
+		sn = json_array();
+		for (size_t i = 0; i < h->nr_lines; i++)
+			json_array_append_new(sn, json_pack("{s:I, s:s, s:f, s:b}", "line",
+							    (json_int_t)h->lines[i].line, "text", h->lines[i].text,
+							    "pct", pct(h->lines[i].value, h->attributed),
+							    "hot", h->lines[i].line == h->line));
+	}
+	json_object_set_new(o, "snippet", sn);
+	json_object_set_new(o, "snippet_note", snippet && h->snippet_note ? json_string(h->snippet_note)
+									  : json_null());
+	json_object_set_new(o, "callers", shares_json(h->callers, h->nr_callers, "function"));
+	json_object_set_new(o, "callees", shares_json(h->callees, h->nr_callees, "function"));
+	json_object_set_new(o, "questions", tags = json_array());
+	for (size_t i = 0; i < h->nr_tags; i++) {
+		strbuf_reset(&q);
+		question(h, &h->tags[i], &q);
+		json_array_append_new(tags, json_string(q.buf));
+	}
+	strbuf_release(&q);
+	return o;
+}
+
+static json_t *render_json(const struct brief *b)
+{
+	json_t *doc = json_object(), *q = json_object(), *w = json_array(), *hs = json_array();
+	json_t *own = json_object(), *roots = json_array();
+	struct strbuf cut = STRBUF_INIT;
+
+	json_object_set_new(doc, "workload", b->workload ? json_string(b->workload) : json_null());
+	json_object_set_new(q, "samples", json_integer((json_int_t)b->samples));
+	json_object_set_new(q, "event", b->event ? json_string(b->event) : json_null());
+	json_object_set_new(q, "sample_type", json_string(b->sample_type));
+	json_object_set_new(q, "duration_s", b->duration_s > 0 ? json_real(b->duration_s) : json_null());
+	json_object_set_new(q, "rate_hz", b->duration_s > 0 ? json_real((double)b->samples / b->duration_s)
+							    : json_null());
+	json_object_set_new(q, "unknown_pct", json_real(b->unknown_pct));
+	json_object_set_new(q, "truncated_pct", json_real(b->truncated_pct));
+	json_object_set_new(q, "unattributed_pct", json_real(b->unattributed_pct));
+	for (size_t i = 0; i < b->nr_warnings; i++)
+		json_array_append_new(w, json_string(b->warnings[i]));
+	json_object_set_new(q, "warnings", w);
+	json_object_set_new(doc, "quality", q);
+	for (size_t i = 0; i < b->owned->nr_roots; i++)
+		json_array_append_new(roots, json_string(b->owned->roots[i]));
+	json_object_set_new(own, "roots", roots);
+	json_object_set_new(own, "from", b->owned->how ? json_string(b->owned->how) : json_null());
+	json_object_set_new(own, "main_executable_fallback", json_boolean(b->owned_fallback));
+	json_object_set_new(doc, "owned", own);
+	for (size_t i = 0; i < b->show_hotspots; i++)
+		json_array_append_new(hs, hotspot_json(b, i, &b->hotspots[i], i < b->show_snippets));
+	json_object_set_new(doc, "hotspots", hs);
+	json_object_set_new(doc, "hot_path", shares_json(b->hot_path, b->nr_hot_path, "function"));
+	json_object_set_new(doc, "rollup", json_pack("{s:o, s:o}", "dso",
+						     shares_json(b->by_dso, b->nr_by_dso, "name"), "dir",
+						     shares_json(b->by_dir, b->nr_by_dir, "name")));
+	json_object_set_new(doc, "truncated", json_boolean(b->truncated));
+	if (b->truncated)
+		cut_note(b, &cut);
+	json_object_set_new(doc, "cut", b->truncated ? json_string(cut.buf) : json_null());
+	json_object_set_new(doc, "budget_tokens", b->budget ? json_integer((json_int_t)b->budget) : json_null());
+	strbuf_release(&cut);
+	return doc;
+}
+
+json_t *brief_to_json(struct brief *b, size_t budget)
+{
+	json_t *doc;
+
+	fit_reset(b, budget);
+	for (;;) {
+		char *s;
+		size_t len;
+
+		doc = render_json(b);
+		if (!budget)
+			break;
+		s = json_dumps(doc, JSON_INDENT(2));
+		len = s ? strlen(s) : 0;
+		free(s);
+		if (len / 4 <= budget || !cut_one(b))
+			break;
+		json_decref(doc);
+	}
+	return doc;
+}
+
+void brief_release(struct brief *b)
+{
+	for (size_t i = 0; i < b->nr_hotspots; i++) {
+		struct brief_hotspot *h = &b->hotspots[i];
+
+		for (size_t j = 0; j < h->nr_lines; j++)
+			free(h->lines[j].text);
+		free(h->lines);
+		free(h->snippet_note);
+		for (size_t j = 0; j < h->nr_tags; j++)
+			free(h->tags[j].evidence);
+		free(h->tags);
+		free(h->asm_verdict);
+	}
+	free(b->hotspots);
+	for (size_t i = 0; i < b->nr_warnings; i++)
+		free(b->warnings[i]);
+	free(b->warnings);
+	free(b->hot_path);
+	free(b->by_dso);
+	free(b->by_dir);
+	for (size_t i = 0; i < b->nr_dir_names; i++)
+		free(b->dir_names[i]);
+	free(b->dir_names);
+	memset(b, 0, sizeof(*b));
+}

@@ -1,0 +1,147 @@
+/*
+ * brief.h: where the time goes in code the user owns, and why; the
+ * evidence an agent (or a person) reads before changing anything. Samples
+ * in foreign code (libc, libstdc++, libm, the kernel) are attributed to the
+ * nearest owned caller in the same stack; each owned hotspot gets its
+ * lines, callers, callees and tags (why it is hot) with the numbers behind
+ * them. docs/brief.md documents the rules and thresholds.
+ *
+ * A struct brief owns everything it holds, except strings that point into
+ * the profile it was built from, which must outlive it.
+ */
+#ifndef HOTLOOP_BRIEF_H
+#define HOTLOOP_BRIEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+struct strbuf;
+struct json_t;
+
+/* The vocabulary of tags, in the order they are listed. */
+enum brief_tag {
+	BT_ALLOCATION, BT_STRING, BT_FORMATTING, BT_MATH, BT_LOCK, BT_SYSCALL,
+	BT_CONTAINER, BT_CALLBACK, BT_RECURSION, BT_INLINED, BT_COMPUTE_LEAF,
+	BT_DIVISION, BT_SCALAR_FP, BT_NOT_VECTORIZED, BT_BRANCHY, BT_MEMORY_BOUND,
+	BT_SUPERLINEAR,
+	BT_NR
+};
+const char *brief_tag_name(enum brief_tag t);
+
+/* Thresholds of the tag rules (docs/brief.md). */
+#define BRIEF_CATEGORY_SHARE	0.20	/* allocation ... container: of its attributed time */
+#define BRIEF_CALLBACK_SHARE	0.50	/* of its total time, under a foreign caller */
+#define BRIEF_RECURSION_SHARE	0.20	/* of its total time, twice or more in the stack */
+#define BRIEF_INLINED_SHARE	0.50	/* of its attributed time, as an inlined frame */
+#define BRIEF_LEAF_SHARE	0.80	/* self / total */
+#define BRIEF_SUPERLINEAR_EXP	1.3	/* growth exponent, with a fit of R^2 >= 0.9 */
+#define BRIEF_QUALITY_WARN	0.10	/* unknown frames or truncated stacks */
+
+/* Which code is ours: sources under a root (not under an excluded path). */
+struct brief_owned {
+	char **roots;			/* absolute directories */
+	size_t nr_roots;
+	char **excluded;		/* absolute paths under a root that are not ours */
+	size_t nr_excluded;
+	const char *how;		/* where the roots came from, for the header */
+};
+
+struct brief_opts {
+	const struct brief_owned *owned;
+	size_t top;			/* hotspots at most; 0: 10 */
+	int context;			/* snippet lines either side of the hottest; <0: 6 */
+	double min_share;		/* a hotspot's least attributed share; 0.005 */
+	const char *focus;		/* only this function (exact, else substring) */
+	const char *workload;		/* for the header; NULL: the profile's "command: " */
+};
+
+struct brief_share {
+	const char *name;
+	double pct;			/* of the whole (hot path, rollups) or of the hotspot */
+	bool owned;
+};
+
+struct brief_line {
+	int64_t line;
+	int64_t value;			/* attributed to this line of the function */
+	char *text;			/* the source line, NULL when unread */
+};
+
+struct brief_tag_hit {
+	enum brief_tag tag;
+	char *evidence;
+};
+
+struct brief_hotspot {
+	const char *function, *file, *dso;
+	const char *binary;		/* the mapped file holding it, for asm */
+	const char *system_name;	/* the symbol, for asm */
+	int64_t line;			/* the hottest line, 0 when unknown */
+	int64_t self, total, attributed;
+	bool inlined_only;		/* never seen as a frame of its own */
+	struct brief_share callers[3], callees[3];
+	size_t nr_callers, nr_callees;
+	struct brief_line *lines;	/* the snippet, in line order; NULL when none */
+	size_t nr_lines;
+	char *snippet_note;		/* why there is no snippet, or NULL */
+	struct brief_tag_hit *tags;
+	size_t nr_tags;
+	char *asm_verdict;		/* NULL when not analyzed */
+	bool have_scale;
+	double exponent, r2;
+};
+
+struct brief {
+	const char *workload;
+	const char *sample_type;	/* "samples/count" ... */
+	const char *event;		/* the first comment, e.g. "cpu-clock" */
+	int64_t total;			/* of the sample type */
+	uint64_t samples;		/* samples taken (samples/count when present) */
+	double duration_s;		/* 0 when unknown */
+	double unknown_pct, truncated_pct, unattributed_pct;
+	char **warnings;
+	size_t nr_warnings;
+	const struct brief_owned *owned;
+	bool owned_fallback;		/* nothing under the roots: the main executable counted */
+	struct brief_hotspot *hotspots;
+	size_t nr_hotspots;
+	struct brief_share *hot_path;
+	size_t nr_hot_path;
+	struct brief_share *by_dso, *by_dir;
+	size_t nr_by_dso, nr_by_dir;
+	char **dir_names;		/* the strings by_dir points to */
+	size_t nr_dir_names;
+	/* what the last format call kept within its budget */
+	size_t show_hotspots, show_snippets;
+	bool truncated;
+	size_t budget;			/* tokens, 0: none */
+};
+
+/*
+ * Build the brief of sample type 'idx' of p. 0, or -1 with an error (no
+ * samples, --focus matching nothing).
+ */
+int brief_build(struct brief *b, const struct profile *p, int idx, const struct brief_opts *o);
+
+/*
+ * Read the JSON that `hotloop scale` wrote and set each hotspot's growth
+ * exponent (and the superlinear tag). 0, or -1 with an error.
+ */
+int brief_add_scale(struct brief *b, const char *path);
+
+/* The Markdown or the JSON, at most 'budget' tokens (chars / 4; 0: no limit). */
+void brief_format_md(struct brief *b, size_t budget, struct strbuf *out);
+struct json_t *brief_to_json(struct brief *b, size_t budget);
+
+void brief_release(struct brief *b);
+
+/* Is an absolute source (or mapped) file under a root and not excluded? */
+bool brief_owns_path(const struct brief_owned *o, const char *path);
+
+/* The category of a foreign function by name and DSO: BT_ALLOCATION ...
+ * BT_CONTAINER, or BT_NR when it has none. */
+enum brief_tag brief_categorize(const char *name, const char *dso);
+
+#endif

@@ -1,0 +1,477 @@
+/*
+ * t-brief.c: unit tests for brief.c on synthetic profiles: attribution to
+ * the nearest owned frame, every tag rule with its evidence, the main
+ * executable fallback, quality, the hot path, rollups, --focus, the budget
+ * cutting snippets before hotspots, and growth exponents from scale JSON.
+ */
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "test-helpers.h"
+#include "brief.h"
+#include "strbuf.h"
+
+static char *roots[] = { "/proj" };
+static char *excluded[] = { "/proj/tests" };
+static const struct brief_owned proj = { roots, 1, excluded, 1, "test" };
+
+static void build(struct profile *p, struct brief *b, const char *text, const struct brief_owned *o,
+		  const char *focus)
+{
+	struct brief_opts opts = { 0 };
+
+	opts.owned = o;
+	opts.context = -1;
+	opts.focus = focus;
+	profile_init(p);
+	profile_add_sample_type(p, "samples", "count");
+	th_add_samples(p, text);
+	assert_int_equal(profile_validate(p), 0);
+	assert_int_equal(brief_build(b, p, 0, &opts), 0);
+}
+
+static const struct brief_hotspot *hotspot(const struct brief *b, const char *fn)
+{
+	for (size_t i = 0; i < b->nr_hotspots; i++)
+		if (!strcmp(b->hotspots[i].function, fn))
+			return &b->hotspots[i];
+	return NULL;
+}
+
+/* The evidence of tag t on h, or NULL when h does not have it. */
+static const char *tag(const struct brief_hotspot *h, enum brief_tag t)
+{
+	for (size_t i = 0; h && i < h->nr_tags; i++)
+		if (h->tags[i].tag == t)
+			return h->tags[i].evidence;
+	return NULL;
+}
+
+static void done(struct profile *p, struct brief *b)
+{
+	brief_release(b);
+	profile_release(p);
+}
+
+static void test_brief__attribution_and_allocation(void **state)
+{
+	struct profile p;
+	struct brief b;
+	const struct brief_hotspot *h;
+
+	build(&p, &b,
+	      "_int_malloc!/lib/libc.so.6;malloc!/lib/libc.so.6;tokenize@/proj/src/tok.c:12;main@/proj/src/main.c:5 40\n"
+	      "__GI___libc_free!/lib/libc.so.6;tokenize@/proj/src/tok.c:14;main@/proj/src/main.c:5 20\n"
+	      "tokenize@/proj/src/tok.c:13;main@/proj/src/main.c:5 10\n"
+	      "hash@/proj/src/h.c:3;main@/proj/src/main.c:6 30\n",
+	      &proj, NULL);
+	assert_int_equal(b.nr_hotspots, 2);
+	h = &b.hotspots[0];
+	assert_string_equal(h->function, "tokenize");
+	assert_int_equal(h->attributed, 70);
+	assert_int_equal(h->self, 10);
+	assert_int_equal(h->total, 70);
+	assert_int_equal(h->line, 12);		/* the line calling malloc */
+	assert_non_null(tag(h, BT_ALLOCATION));
+	assert_non_null(strstr(tag(h, BT_ALLOCATION), "allocation = 86% of its attributed time"));
+	assert_non_null(strstr(tag(h, BT_ALLOCATION), "malloc 57%"));
+	assert_null(tag(h, BT_COMPUTE_LEAF));
+	assert_string_equal(h->callees[0].name, "malloc");
+	assert_string_equal(h->callers[0].name, "main");
+	assert_true(h->callers[0].pct == 100.0);
+	h = &b.hotspots[1];
+	assert_string_equal(h->function, "hash");
+	assert_non_null(tag(h, BT_COMPUTE_LEAF));
+	assert_true(b.unattributed_pct == 0);
+	/* main is owned but has no time of its own: below min share, not listed */
+	assert_null(hotspot(&b, "main"));
+	done(&p, &b);
+}
+
+/* One row per planted pattern: the stacks, the hotspot, the tag, words of the evidence. */
+static const struct {
+	const char *stacks, *function;
+	enum brief_tag tag;
+	const char *evidence;
+} tag_cases[] = {
+	{ "__strlen_avx2!/lib/libc.so.6;count_upper@/proj/a.c:4;main@/proj/a.c:9 80\n"
+	  "count_upper@/proj/a.c:5;main@/proj/a.c:9 20\n",
+	  "count_upper", BT_STRING, "__strlen_avx2 80%" },
+	{ "__memmove_avx_unaligned_erms!/lib/libc.so.6;copy@/proj/a.c:4;main@/proj/a.c:9 50\n",
+	  "copy", BT_STRING, "string functions = 100%" },
+	{ "__printf_fp_l!/lib/libc.so.6;__vsnprintf_internal!/lib/libc.so.6;snprintf!/lib/libc.so.6;"
+	  "compare_records@/proj/a.c:4;msort_with_tmp!/lib/libc.so.6;qsort!/lib/libc.so.6;"
+	  "sort_all@/proj/a.c:20;main@/proj/a.c:30 90\n"
+	  "compare_records@/proj/a.c:5;msort_with_tmp!/lib/libc.so.6;qsort!/lib/libc.so.6;"
+	  "sort_all@/proj/a.c:20;main@/proj/a.c:30 10\n",
+	  "compare_records", BT_FORMATTING, "snprintf 90%" },
+	{ "__printf_fp_l!/lib/libc.so.6;snprintf!/lib/libc.so.6;"
+	  "compare_records@/proj/a.c:4;msort_with_tmp!/lib/libc.so.6;qsort!/lib/libc.so.6;"
+	  "sort_all@/proj/a.c:20;main@/proj/a.c:30 100\n",
+	  "compare_records", BT_CALLBACK, "msort_with_tmp 100%" },
+	{ "futex_wait![kernel.kallsyms];do_syscall_64![kernel.kallsyms];__lll_lock_wait!/lib/libc.so.6;"
+	  "___pthread_mutex_lock!/lib/libc.so.6;record_event@/proj/a.c:4;worker@/proj/a.c:9;"
+	  "start_thread!/lib/libc.so.6 70\n"
+	  "record_event@/proj/a.c:5;worker@/proj/a.c:9;start_thread!/lib/libc.so.6 30\n",
+	  "record_event", BT_LOCK, "locking = 70%" },
+	{ "ksys_write![kernel.kallsyms];__GI___libc_write!/lib/libc.so.6;flush@/proj/a.c:4;main@/proj/a.c:9 60\n"
+	  "flush@/proj/a.c:5;main@/proj/a.c:9 40\n",
+	  "flush", BT_SYSCALL, "system calls = 60%" },
+	{ "clear_page_erms![kernel.kallsyms];asm_exc_page_fault![kernel.kallsyms];touch@/proj/a.c:4;"
+	  "main@/proj/a.c:9 50\n",
+	  "touch", BT_SYSCALL, "asm_exc_page_fault 100%" },
+	{ "__ieee754_pow_fma!/lib/libm.so.6;model@/proj/a.c:4;main@/proj/a.c:9 40\n"
+	  "sin!/lib/libm.so.6;model@/proj/a.c:5;main@/proj/a.c:9 20\n"
+	  "model@/proj/a.c:6;main@/proj/a.c:9 40\n",
+	  "model", BT_MATH, "libm = 60%" },
+	{ "std::_Rb_tree<std::string, int>::_M_lower_bound!/usr/lib/libstdc++.so.6;"
+	  "count_words@/proj/a.cc:7;main@/proj/a.cc:20 50\n"
+	  "count_words@/proj/a.cc:7+std::map<std::string, int>::find@/usr/include/bits/stl_map.h:100;"
+	  "main@/proj/a.cc:20 30\n"
+	  "count_words@/proj/a.cc:8;main@/proj/a.cc:20 20\n",
+	  "count_words", BT_CONTAINER, "std:: container and string internals = 80%" },
+	{ "operator new(unsigned long)!/usr/lib/libstdc++.so.6;grow@/proj/a.cc:7;main@/proj/a.cc:20 50\n",
+	  "grow", BT_ALLOCATION, "operator new(unsigned long) 100%" },
+	{ "fib@/proj/a.c:4;fib@/proj/a.c:5;fib@/proj/a.c:5;main@/proj/a.c:9 60\n"
+	  "fib@/proj/a.c:4;main@/proj/a.c:9 40\n",
+	  "fib", BT_RECURSION, "60% of its time, up to 3 deep" },
+	{ "outer_loop@/proj/a.c:10+mix_step@/proj/a.c:4;main@/proj/a.c:20 90\n"
+	  "outer_loop@/proj/a.c:11;main@/proj/a.c:20 10\n",
+	  "mix_step", BT_INLINED, "100% of its attributed time" },
+	{ "spin@/proj/a.c:4;main@/proj/a.c:9 95\n"
+	  "__GI___clock_gettime!/lib/libc.so.6;spin@/proj/a.c:5;main@/proj/a.c:9 5\n",
+	  "spin", BT_COMPUTE_LEAF, "self / total = 95%" },
+};
+
+static void test_brief__tags(void **state)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tag_cases); i++) {
+		struct profile p;
+		struct brief b;
+		const char *ev;
+
+		build(&p, &b, tag_cases[i].stacks, &proj, NULL);
+		if (!b.nr_hotspots || strcmp(b.hotspots[0].function, tag_cases[i].function))
+			fail_msg("case %zu: hotspot 1 is %s, expected %s", i,
+				 b.nr_hotspots ? b.hotspots[0].function : "(none)", tag_cases[i].function);
+		ev = tag(&b.hotspots[0], tag_cases[i].tag);
+		if (!ev || !strstr(ev, tag_cases[i].evidence))
+			fail_msg("case %zu: tag %s evidence '%s', expected '%s'", i,
+				 brief_tag_name(tag_cases[i].tag), ev ? ev : "(no tag)", tag_cases[i].evidence);
+		done(&p, &b);
+	}
+}
+
+/* Rules that must not fire. */
+static void test_brief__no_false_tags(void **state)
+{
+	struct profile p;
+	struct brief b;
+	const struct brief_hotspot *h;
+
+	/* the futex of a lock is locking, not a system call; 10% of strlen is under the bar */
+	build(&p, &b,
+	      "futex_wait![kernel.kallsyms];__lll_lock_wait!/lib/libc.so.6;pthread_mutex_lock!/lib/libc.so.6;"
+	      "bump@/proj/a.c:4;main@/proj/a.c:9 60\n"
+	      "strlen!/lib/libc.so.6;bump@/proj/a.c:5;main@/proj/a.c:9 10\n"
+	      "bump@/proj/a.c:6;main@/proj/a.c:9 30\n",
+	      &proj, NULL);
+	h = &b.hotspots[0];
+	assert_non_null(tag(h, BT_LOCK));
+	assert_null(tag(h, BT_SYSCALL));
+	assert_null(tag(h, BT_STRING));
+	assert_null(tag(h, BT_RECURSION));
+	assert_null(tag(h, BT_CALLBACK));	/* its caller is owned */
+	done(&p, &b);
+
+	/* a timer interrupt landing on user code is neither a call nor a system call */
+	build(&p, &b,
+	      "handle_softirqs![kernel.kallsyms];asm_sysvec_apic_timer_interrupt![kernel.kallsyms];"
+	      "spin@/proj/a.c:4;main@/proj/a.c:9 40\n"
+	      "spin@/proj/a.c:4;main@/proj/a.c:9 60\n",
+	      &proj, NULL);
+	h = &b.hotspots[0];
+	assert_null(tag(h, BT_SYSCALL));
+	assert_int_equal(h->nr_callees, 0);
+	/* a thread's start routine is not a callback */
+	done(&p, &b);
+	build(&p, &b, "work@/proj/a.c:4;start_thread!/lib/libc.so.6;clone3!/lib/libc.so.6 10\n", &proj, NULL);
+	assert_null(tag(&b.hotspots[0], BT_CALLBACK));
+	assert_true(b.truncated_pct == 0);
+	done(&p, &b);
+}
+
+static void test_brief__owned_paths(void **state)
+{
+	struct profile p;
+	struct brief b;
+
+	assert_true(brief_owns_path(&proj, "/proj/src/a.c"));
+	assert_true(brief_owns_path(&proj, "/proj"));
+	assert_false(brief_owns_path(&proj, "/project/a.c"));
+	assert_false(brief_owns_path(&proj, "/proj/tests/t.c"));	/* excluded */
+	assert_false(brief_owns_path(&proj, "src/a.c"));		/* relative: by its mapping */
+	assert_false(brief_owns_path(&proj, ""));
+
+	/*
+	 * Relative file names are judged by their mapping: libc's own
+	 * "../sysdeps/..." is foreign, the main executable's "src/b.c" ours.
+	 * Test code under an excluded path is not ours either.
+	 */
+	build(&p, &b,
+	      "memcpy@../sysdeps/x86_64/memcpy.S:10!/lib/libc.so.6;helper@src/b.c:3;"
+	      "check@/proj/tests/t.c:5;main@/proj/a.c:1 10\n",
+	      &proj, NULL);
+	assert_string_equal(b.hotspots[0].function, "helper");
+	assert_null(hotspot(&b, "check"));
+	assert_null(hotspot(&b, "memcpy"));
+	done(&p, &b);
+}
+
+static void test_brief__fallback_and_quality(void **state)
+{
+	static char *elsewhere[] = { "/elsewhere" };
+	static const struct brief_owned other = { elsewhere, 1, NULL, 0, "test" };
+	struct profile p;
+	struct brief b;
+
+	/* nothing under the root: the main executable's code counts, with a warning */
+	build(&p, &b,
+	      "strlen!/lib/libc.so.6;scan@/build/x/a.c:3;main@/build/x/a.c:9 30\n"
+	      "inl@/usr/include/x.h:3;main@/build/x/a.c:9 10\n"
+	      "?;main@/build/x/a.c:9 10\n"
+	      "lost@/build/x/a.c:7 50\n",
+	      &other, NULL);
+	assert_true(b.owned_fallback);
+	assert_int_equal(b.nr_warnings, 2);	/* and: few samples */
+	assert_non_null(strstr(b.warnings[0], "--owned"));
+	assert_string_equal(b.hotspots[0].function, "lost");
+	assert_non_null(hotspot(&b, "scan"));
+	assert_null(hotspot(&b, "inl"));	/* a system header is not ours */
+	assert_true(b.truncated_pct == 50.0);	/* "lost" does not reach main */
+	assert_true(b.unknown_pct == 10.0);
+	done(&p, &b);
+}
+
+static void test_brief__hot_path_and_rollups(void **state)
+{
+	struct profile p;
+	struct brief b;
+
+	build(&p, &b,
+	      "leaf@/proj/src/a.c:1;mid@/proj/src/a.c:2;main@/proj/main.c:3;__libc_start_call_main!/lib/libc.so.6 60\n"
+	      "other@/proj/lib/b.c:1;mid@/proj/src/a.c:2;main@/proj/main.c:3;__libc_start_call_main!/lib/libc.so.6 30\n"
+	      "memset!/lib/libc.so.6;side@/proj/lib/b.c:4;main@/proj/main.c:3;__libc_start_call_main!/lib/libc.so.6 10\n",
+	      &proj, NULL);
+	assert_int_equal(b.nr_hot_path, 4);
+	assert_string_equal(b.hot_path[0].name, "__libc_start_call_main");
+	assert_false(b.hot_path[0].owned);
+	assert_string_equal(b.hot_path[2].name, "mid");
+	assert_true(b.hot_path[2].owned && b.hot_path[2].pct == 90.0);
+	assert_string_equal(b.hot_path[3].name, "leaf");
+	assert_string_equal(b.by_dso[0].name, "prog");
+	assert_true(b.by_dso[0].pct == 90.0);
+	assert_string_equal(b.by_dso[1].name, "libc.so.6");
+	assert_string_equal(b.by_dir[0].name, "src/");
+	assert_true(b.by_dir[0].pct == 60.0);
+	assert_string_equal(b.by_dir[1].name, "lib/");
+	assert_true(b.by_dir[1].pct == 40.0);
+	done(&p, &b);
+}
+
+static void test_brief__focus(void **state)
+{
+	static const char stacks[] =
+		"hot@/proj/a.c:1;main@/proj/a.c:9 90\n"
+		"cool@/proj/a.c:5;main@/proj/a.c:9 10\n";
+	struct brief_opts opts = { 0 };
+	struct profile p;
+	struct brief b;
+
+	build(&p, &b, stacks, &proj, "cool");
+	assert_int_equal(b.nr_hotspots, 1);
+	assert_string_equal(b.hotspots[0].function, "cool");
+	done(&p, &b);
+
+	opts.owned = &proj;
+	opts.focus = "nosuch";
+	profile_init(&p);
+	profile_add_sample_type(&p, "samples", "count");
+	th_add_samples(&p, stacks);
+	assert_int_equal(brief_build(&b, &p, 0, &opts), -1);
+	brief_release(&b);
+	profile_release(&p);
+}
+
+static void test_brief__categories(void **state)
+{
+	static const struct { const char *name, *dso; enum brief_tag want; } cases[] = {
+		{ "malloc", "libc.so.6", BT_ALLOCATION },
+		{ "__GI___libc_malloc", "libc.so.6", BT_ALLOCATION },
+		{ "_int_free", "libc.so.6", BT_ALLOCATION },
+		{ "operator delete(void*, unsigned long)", "libstdc++.so.6", BT_ALLOCATION },
+		{ "__strlen_avx2", "libc.so.6", BT_STRING },
+		{ "__memcmp_evex_movbe", "libc.so.6", BT_STRING },
+		{ "strlen@plt", "prog", BT_STRING },
+		{ "__vfprintf_internal", "libc.so.6", BT_FORMATTING },
+		{ "____strtod_l_internal", "libc.so.6", BT_FORMATTING },
+		{ "std::basic_ostream<char>& std::operator<<", "libstdc++.so.6", BT_FORMATTING },
+		{ "__sin_fma", "libm.so.6", BT_MATH },
+		{ "exp", "libm.so.6", BT_MATH },
+		{ "sqrt", "prog", BT_MATH },
+		{ "pthread_mutex_lock@@GLIBC_2.2.5", "libc.so.6", BT_LOCK },
+		{ "__lll_lock_wait", "libc.so.6", BT_LOCK },
+		{ "std::mutex::lock()", "prog", BT_LOCK },
+		{ "__GI___libc_read", "libc.so.6", BT_SYSCALL },
+		{ "std::_Hashtable<int, int>::find", "prog", BT_CONTAINER },
+		{ "std::__cxx11::basic_string<char>::_M_construct", "libstdc++.so.6", BT_CONTAINER },
+		{ "tokenize", "prog", BT_NR },
+		{ "strlenx", "prog", BT_NR },
+		{ "sinus", "prog", BT_NR },
+		{ "[unknown]", "prog", BT_NR },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		if (brief_categorize(cases[i].name, cases[i].dso) != cases[i].want)
+			fail_msg("%s: got %s, expected %s", cases[i].name,
+				 brief_tag_name(brief_categorize(cases[i].name, cases[i].dso)),
+				 brief_tag_name(cases[i].want));
+}
+
+/* A source file on disk for the snippets. */
+static char *write_source(char *dir)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *path;
+
+	assert_non_null(mkdtemp(dir));
+	path = xstrfmt("%s/a.c", dir);
+	for (int i = 1; i <= 40; i++)
+		strbuf_addf(&sb, "\tline_%d(); /* some code on line %d of the file */\n", i, i);
+	assert_int_equal(write_file_atomic(path, sb.buf, sb.len), 0);
+	strbuf_release(&sb);
+	return path;
+}
+
+static void test_brief__snippet_and_budget(void **state)
+{
+	char dir[] = "/tmp/hotloop-t-brief.XXXXXX", *path = write_source(dir), *text;
+	char *root[] = { dir };
+	struct brief_owned o = { root, 1, NULL, 0, "test" };
+	struct strbuf md = STRBUF_INIT, big = STRBUF_INIT;
+	struct profile p;
+	struct brief b;
+	json_t *doc;
+
+	text = xstrfmt("f1@%s:20;main@%s:40 50\nf1@%s:21;main@%s:40 10\n"
+		       "f2@%s:5;main@%s:40 25\nf3@%s:30;main@%s:40 15\n",
+		       path, path, path, path, path, path, path, path);
+	build(&p, &b, text, &o, NULL);
+	assert_int_equal(b.nr_hotspots, 3);
+	assert_int_equal(b.hotspots[0].line, 20);
+	assert_int_equal(b.hotspots[0].nr_lines, 13);	/* 14..26 */
+	assert_int_equal(b.hotspots[0].lines[0].line, 14);
+	assert_int_equal(b.hotspots[0].lines[6].value, 50);
+	assert_int_equal(b.hotspots[0].lines[7].value, 10);
+	assert_string_equal(b.hotspots[0].lines[6].text, "\tline_20(); /* some code on line 20 of the file */");
+	assert_int_equal(b.hotspots[1].lines[0].line, 1);	/* clipped at the top */
+
+	brief_format_md(&b, 0, &big);
+	assert_false(b.truncated);
+	assert_non_null(strstr(big.buf, ">   20  83.3% | \tline_20();"));
+	assert_non_null(strstr(big.buf, "### 3. `f3` (a.c:30)"));
+
+	/* a budget that fits the hotspots without their snippets */
+	brief_format_md(&b, big.len / 4 / 2, &md);
+	assert_true(b.truncated);
+	assert_int_equal(b.show_hotspots, 3);
+	assert_true(b.show_snippets < 3);
+	assert_true(md.len / 4 <= big.len / 4 / 2);
+	assert_non_null(strstr(md.buf, "## Cut to fit"));
+	assert_non_null(strstr(md.buf, "### 3. `f3`"));
+
+	/* a tiny budget: every snippet goes, then hotspots, down to one */
+	strbuf_reset(&md);
+	brief_format_md(&b, 10, &md);
+	assert_int_equal(b.show_snippets, 0);
+	assert_int_equal(b.show_hotspots, 1);
+	assert_non_null(strstr(md.buf, "### 1. `f1`"));
+	assert_null(strstr(md.buf, "### 2."));
+
+	/* JSON carries the same cut */
+	doc = brief_to_json(&b, 10);
+	assert_int_equal(json_array_size(json_object_get(doc, "hotspots")), 1);
+	assert_true(json_is_true(json_object_get(doc, "truncated")));
+	assert_true(json_is_null(json_object_get(json_array_get(json_object_get(doc, "hotspots"), 0), "snippet")));
+	json_decref(doc);
+	doc = brief_to_json(&b, 0);
+	assert_int_equal(json_array_size(json_object_get(doc, "hotspots")), 3);
+	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(doc, "hotspots"), 0),
+							 "snippet")), 13);
+	json_decref(doc);
+
+	done(&p, &b);
+	strbuf_release(&md);
+	strbuf_release(&big);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(text);
+}
+
+static void test_brief__scale(void **state)
+{
+	char path[] = "/tmp/hotloop-t-brief-scale.XXXXXX";
+	static const char doc[] =
+		"{\"workload\": \"cmd\", \"sizes\": [1000, 2000, 4000], \"functions\": ["
+		"{\"function\": \"dedupe\", \"exponent\": 2.03, \"r2\": 0.99, \"fitted\": true},"
+		"{\"function\": \"scan\", \"exponent\": 1.01, \"r2\": 0.98, \"fitted\": true},"
+		"{\"function\": \"noisy\", \"exponent\": 1.9, \"r2\": 0.5, \"fitted\": true}]}";
+	int fd = mkstemp(path);
+	struct profile p;
+	struct brief b;
+	const struct brief_hotspot *h;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write_full(fd, doc, sizeof(doc) - 1), 0);
+	close(fd);
+	build(&p, &b,
+	      "dedupe@/proj/a.c:4;main@/proj/a.c:9 50\n"
+	      "scan@/proj/a.c:14;main@/proj/a.c:9 30\n"
+	      "noisy@/proj/a.c:24;main@/proj/a.c:9 20\n",
+	      &proj, NULL);
+	assert_int_equal(brief_add_scale(&b, path), 0);
+	h = hotspot(&b, "dedupe");
+	assert_true(h->have_scale && h->exponent == 2.03);
+	assert_non_null(tag(h, BT_SUPERLINEAR));
+	assert_null(tag(hotspot(&b, "scan"), BT_SUPERLINEAR));
+	assert_null(tag(hotspot(&b, "noisy"), BT_SUPERLINEAR));	/* a poor fit says nothing */
+	done(&p, &b);
+
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_int_equal(write_full(fd, "[1, 2]", 6), 0);
+	close(fd);
+	build(&p, &b, "dedupe@/proj/a.c:4;main@/proj/a.c:9 50\n", &proj, NULL);
+	assert_int_equal(brief_add_scale(&b, path), -1);
+	done(&p, &b);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_brief__attribution_and_allocation),
+		cmocka_unit_test(test_brief__tags),
+		cmocka_unit_test(test_brief__no_false_tags),
+		cmocka_unit_test(test_brief__owned_paths),
+		cmocka_unit_test(test_brief__fallback_and_quality),
+		cmocka_unit_test(test_brief__hot_path_and_rollups),
+		cmocka_unit_test(test_brief__focus),
+		cmocka_unit_test(test_brief__categories),
+		cmocka_unit_test(test_brief__snippet_and_budget),
+		cmocka_unit_test(test_brief__scale),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
