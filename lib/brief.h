@@ -32,7 +32,7 @@ const char *brief_tag_name(enum brief_tag t);
 
 /* Thresholds of the tag rules (docs/brief.md). */
 #define BRIEF_CATEGORY_SHARE	0.20	/* allocation ... container: of its attributed time */
-#define BRIEF_CALLBACK_SHARE	0.50	/* of its total time, under a foreign caller */
+#define BRIEF_CALLBACK_SHARE	0.50	/* of its attributed time, under a foreign caller */
 #define BRIEF_RECURSION_SHARE	0.20	/* of its total time, twice or more in the stack */
 #define BRIEF_INLINED_SHARE	0.50	/* of its attributed time, as an inlined frame */
 #define BRIEF_LEAF_SHARE	0.80	/* self / total */

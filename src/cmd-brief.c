@@ -228,7 +228,7 @@ int cmd_brief(int argc, char **argv)
 			break;
 		case OPT_OWNED:
 			if (add_dir(&ob, optarg, false, true))
-				goto out_usage;
+				goto out;
 			break;
 		case OPT_FOCUS:
 			bo.focus = optarg;
