@@ -389,6 +389,18 @@ static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool
 	if (!f->fn || frame_is_kernel(bd->p, f))
 		return false;
 	file = frame_file(bd->p, f);
+	if (f->mapping && !*profile_string(bd->p, f->mapping->filename)) {
+		/*
+		 * A mapping without a file name (folded stacks) says nothing
+		 * about whose code it is: all but well-known foreign functions.
+		 */
+		const char *name = frame_name(bd->p, f);
+
+		if (brief_categorize(name, NULL) != BT_NR || (is_entry(name) && strcmp(name, "main")))
+			return false;
+		return *file == '/' && !fallback ? brief_owns_path(bd->o->owned, file)
+						 : strncmp(file, "/usr/", 5) != 0;
+	}
 	if (fallback)
 		return f->mapping && f->mapping == bd->main_map && strncmp(file, "/usr/", 5);
 	if (*file == '/')
@@ -1123,8 +1135,12 @@ static void question(const struct brief_hotspot *h, const struct brief_tag_hit *
 		strbuf_addf(sb, "`%s` runs inlined in its callers: what do its hot lines do per call?", fn);
 		break;
 	case BT_COMPUTE_LEAF:
-		strbuf_addf(sb, "`%s` spends its time in its own code: what does line %lld do per "
-			    "iteration, and can it do less?", fn, (long long)h->line);
+		if (h->line)
+			strbuf_addf(sb, "`%s` spends its time in its own code: what does line %lld do per "
+				    "iteration, and can it do less?", fn, (long long)h->line);
+		else
+			strbuf_addf(sb, "`%s` spends its time in its own code: what does its loop do per "
+				    "iteration, and can it do less?", fn);
 		break;
 	case BT_DIVISION:
 		strbuf_addf(sb, "Can `%s` avoid the division in its hot loop (a power of two and a mask, "

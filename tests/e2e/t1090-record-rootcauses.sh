@@ -65,17 +65,17 @@ root_cause_on_top() {
 	}
 }
 
-test_expect_success 'rootcauses.txt: four TAB-separated fields, programs built' '
+test_expect_success 'rootcauses.txt: four or five TAB-separated fields, programs built' '
 	grep -v "^#" "$table" | grep -v "^\$" >lines &&
 	test -s lines &&
-	awk -F"\t" "NF != 4 || \$1 == \"\" || \$3 == \"\" || \$4 == \"\" { print; bad = 1 } END { exit bad }" lines &&
+	awk -F"\t" "(NF != 4 && NF != 5) || \$1 == \"\" || \$3 == \"\" || \$4 == \"\" { print; bad = 1 } END { exit bad }" lines &&
 	cut -f1 lines | while read -r prog; do test -x "$WORKLOADS/$prog" || exit 1; done
 '
 
 grep -v '^#' "$table" | grep -v '^$' >"$SCRATCH/rootcauses" || :
-while IFS='	' read -r prog args fn tag; do
+while IFS='	' read -r prog args fn tag rec; do
 	test_expect_success "$prog: $fn ($tag) on top of the owned functions" '
-		hotloop record -o $prog.pb.gz -- "$WORKLOADS/$prog" $args 2>/dev/null &&
+		hotloop record $rec -o $prog.pb.gz -- "$WORKLOADS/$prog" $args 2>/dev/null &&
 		hotloop report --json --sort total --top 0 $prog.pb.gz >$prog.json &&
 		hotloop convert $prog.pb.gz --to folded -o $prog.folded &&
 		relatives $prog.folded "$fn" >$prog.rel &&
