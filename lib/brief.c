@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "brief.h"
+#include "config.h"
 #include "profile.h"
 #include "stacks.h"
 #include "strbuf.h"
@@ -52,6 +53,73 @@ bool brief_owns_path(const struct brief_owned *o, const char *path)
 	for (size_t i = 0; i < o->nr_excluded && in; i++)
 		in = !under(path, o->excluded[i]);
 	return in;
+}
+
+int brief_owned_add(struct brief_owned *o, const char *dir, bool excluded, bool must_exist)
+{
+	char *real = realpath(dir, NULL);
+
+	if (!real) {
+		if (must_exist || errno != ENOENT)
+			return error("cannot use '%s' as owned code: %s", dir, strerror(errno));
+		return 0;
+	}
+	if (excluded) {
+		ALLOC_GROW(o->excluded, o->nr_excluded + 1, o->alloc_excluded);
+		o->excluded[o->nr_excluded++] = real;
+	} else {
+		ALLOC_GROW(o->roots, o->nr_roots + 1, o->alloc_roots);
+		o->roots[o->nr_roots++] = real;
+	}
+	return 0;
+}
+
+static int add_relative(struct brief_owned *o, const char *dir, const char *path, bool excluded)
+{
+	char *d = xstrfmt("%s/%s", dir, path);
+	int ret = brief_owned_add(o, d, excluded, false);
+
+	free(d);
+	return ret;
+}
+
+int brief_owned_from_config(struct brief_owned *o, const struct config *cf, const char *path)
+{
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
+	int ret = 0;
+
+	if (slash) {
+		slash[slash == dir] = '\0';
+	} else {
+		free(dir);
+		dir = xstrdup(".");
+	}
+	if (cf->owned.nr) {
+		for (size_t i = 0; i < cf->owned.nr && !ret; i++)
+			ret = add_relative(o, dir, cf->owned.v[i], false);
+		free(o->how);
+		o->how = xstrfmt("[project] owned in %s", path);
+	} else {
+		ret = brief_owned_add(o, dir, false, true);
+		for (size_t i = 0; i < cf->protected_paths.nr && !ret; i++)
+			ret = add_relative(o, dir, cf->protected_paths.v[i], true);
+		free(o->how);
+		o->how = xstrfmt("the project of %s, less [project] protected", path);
+	}
+	free(dir);
+	return ret;
+}
+
+void brief_owned_release(struct brief_owned *o)
+{
+	for (size_t i = 0; i < o->nr_roots; i++)
+		free(o->roots[i]);
+	for (size_t i = 0; i < o->nr_excluded; i++)
+		free(o->excluded[i]);
+	free(o->roots);
+	free(o->excluded);
+	free(o->how);
+	memset(o, 0, sizeof(*o));
 }
 
 /* ---- foreign functions by what they do -------------------------------- */

@@ -39,14 +39,32 @@ const char *brief_tag_name(enum brief_tag t);
 #define BRIEF_SUPERLINEAR_EXP	1.3	/* growth exponent, with a fit of R^2 >= 0.9 */
 #define BRIEF_QUALITY_WARN	0.10	/* unknown frames or truncated stacks */
 
-/* Which code is ours: sources under a root (not under an excluded path). */
+/*
+ * Which code is ours: sources under a root (not under an excluded path).
+ * Filled by the functions below, it owns its strings.
+ */
 struct brief_owned {
 	char **roots;			/* absolute directories */
 	size_t nr_roots;
 	char **excluded;		/* absolute paths under a root that are not ours */
 	size_t nr_excluded;
-	const char *how;		/* where the roots came from, for the header */
+	char *how;			/* where the roots came from, for the header */
+	size_t alloc_roots, alloc_excluded;
 };
+
+/*
+ * Add a root (or an excluded path) by its real path. A missing one is an
+ * error when 'must_exist', else skipped. 0, or -1 with an error.
+ */
+int brief_owned_add(struct brief_owned *o, const char *dir, bool excluded, bool must_exist);
+/*
+ * The roots a hotloop.conf at 'path' declares: [project] owned relative to
+ * its directory, or, when that is empty, its directory less [project]
+ * protected. 0, or -1 with an error.
+ */
+struct config;
+int brief_owned_from_config(struct brief_owned *o, const struct config *cf, const char *path);
+void brief_owned_release(struct brief_owned *o);
 
 struct brief_opts {
 	const struct brief_owned *owned;

@@ -821,3 +821,35 @@ double run_result_metric(const struct run_result *r, enum gate_metric m)
 		return (double)(r->user_ns + r->sys_ns) / 1e9;
 	}
 }
+
+/* ---- shell command lines ---------------------------------------------- */
+
+static bool is_shell_word(const char *w, size_t len)
+{
+	static const char *const words[] = {
+		"if", "for", "while", "until", "case", "{", "(", "!", "exec", "cd", "export",
+		"set", ".", ":", "eval", "test", "[", "echo", "printf", "true", "false",
+		"command", "exit", "ulimit", "umask", "time", "env", "nice",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (strlen(words[i]) == len && !strncmp(words[i], w, len))
+			return true;
+	return false;
+}
+
+char *runner_shell_program(const char *cmd, bool *simple)
+{
+	const char *p = cmd + strspn(cmd, " \t"), *e = p + strcspn(p, " \t\n;&|<>(){}");
+
+	*simple = !strpbrk(cmd, ";&|\n(){}`");
+	if (e == p || memchr(p, '=', (size_t)(e - p)) || strpbrk(p, "'\"$\\*?[~") == p ||
+	    is_shell_word(p, (size_t)(e - p))) {
+		*simple = false;
+		return NULL;
+	}
+	for (const char *q = p; q < e; q++)
+		if (strchr("'\"$\\*?[~", *q))
+			return NULL;
+	return xstrfmt("%.*s", (int)(e - p), p);
+}

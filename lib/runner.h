@@ -101,6 +101,15 @@ void runner_free_env(char **env);
 /* Quote argv as one /bin/sh command line (single quotes where needed). */
 void runner_quote_argv(struct strbuf *sb, const char *const *argv, size_t argc);
 
+/*
+ * The first word of a /bin/sh command line when it is a plain program name
+ * that can be looked up (no quoting, expansion, assignment or shell
+ * keyword), else NULL; the caller frees it. *simple says whether the line
+ * is one simple command (no ; & | newline, subshell or backquote), so
+ * "exec LINE" makes the program the shell's own process.
+ */
+char *runner_shell_program(const char *cmd, bool *simple);
+
 /* Feed stdout bytes: hashed, kept up to the cap, parsed line by line. */
 void run_result_feed(struct run_result *r, const char *buf, size_t len);
 /* The end of stdout: parse a last line without newline. */

@@ -47,42 +47,6 @@ const char usage_brief[] =
 "  --sample-type NAME   the value to weigh by (default: the profile's default)\n"
 "  -f, --config FILE    the hotloop.conf to take [project] owned from\n";
 
-struct owned_builder {
-	struct brief_owned o;
-	size_t alloc_roots, alloc_excluded;
-	char *how;
-};
-
-static int add_dir(struct owned_builder *ob, const char *dir, bool excluded, bool must_exist)
-{
-	char *real = realpath(dir, NULL);
-
-	if (!real) {
-		if (must_exist || errno != ENOENT)
-			return error("cannot use '%s' as owned code: %s", dir, strerror(errno));
-		return 0;
-	}
-	if (excluded) {
-		ALLOC_GROW(ob->o.excluded, ob->o.nr_excluded + 1, ob->alloc_excluded);
-		ob->o.excluded[ob->o.nr_excluded++] = real;
-	} else {
-		ALLOC_GROW(ob->o.roots, ob->o.nr_roots + 1, ob->alloc_roots);
-		ob->o.roots[ob->o.nr_roots++] = real;
-	}
-	return 0;
-}
-
-static void owned_release(struct owned_builder *ob)
-{
-	for (size_t i = 0; i < ob->o.nr_roots; i++)
-		free(ob->o.roots[i]);
-	for (size_t i = 0; i < ob->o.nr_excluded; i++)
-		free(ob->o.excluded[i]);
-	free(ob->o.roots);
-	free(ob->o.excluded);
-	free(ob->how);
-}
-
 /* The directory holding .git at or above 'dir', or NULL. */
 static char *git_top(const char *dir)
 {
@@ -105,77 +69,43 @@ static char *git_top(const char *dir)
 	return NULL;
 }
 
-/* [project] owned, else the project less [project] protected. */
-static int owned_from_config(struct owned_builder *ob, const char *path)
+static int owned_from_config(struct brief_owned *o, const char *path)
 {
 	struct config cf;
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	int ret = -1;
+	int ret = config_parse_file(&cf, path);
 
-	if (slash) {
-		slash[slash == dir] = '\0';
-	} else {
-		free(dir);
-		dir = xstrdup(".");
-	}
-	if (config_parse_file(&cf, path))
-		goto out;
-	if (cf.owned.nr) {
-		for (size_t i = 0; i < cf.owned.nr; i++) {
-			char *d = xstrfmt("%s/%s", dir, cf.owned.v[i]);
-
-			ret = add_dir(ob, d, false, false);
-			free(d);
-			if (ret)
-				goto out;
-		}
-		ob->how = xstrfmt("[project] owned in %s", path);
-	} else {
-		if (add_dir(ob, dir, false, true))
-			goto out;
-		for (size_t i = 0; i < cf.protected_paths.nr; i++) {
-			char *d = xstrfmt("%s/%s", dir, cf.protected_paths.v[i]);
-
-			ret = add_dir(ob, d, true, false);
-			free(d);
-			if (ret)
-				goto out;
-		}
-		ob->how = xstrfmt("the project of %s, less [project] protected", path);
-	}
-	ret = 0;
-out:
+	if (!ret)
+		ret = brief_owned_from_config(o, &cf, path);
 	config_release(&cf);
-	free(dir);
 	return ret;
 }
 
-static int find_owned(struct owned_builder *ob, const char *conf_file)
+static int find_owned(struct brief_owned *o, const char *conf_file)
 {
 	char *found = NULL, *top;
 	int ret;
 
-	if (ob->o.nr_roots) {
-		ob->how = xstrdup("--owned");
+	if (o->nr_roots) {
+		o->how = xstrdup("--owned");
 		return 0;
 	}
 	if (conf_file)
-		return owned_from_config(ob, conf_file);
+		return owned_from_config(o, conf_file);
 	if ((ret = config_locate(".", &found)) < 0)
 		return -1;
 	if (!ret) {
-		ret = owned_from_config(ob, found);
+		ret = owned_from_config(o, found);
 		free(found);
 		return ret;
 	}
 	if ((top = git_top("."))) {
-		ob->how = xstrdup("the git top level");
-		ret = add_dir(ob, top, false, true);
+		o->how = xstrdup("the git top level");
+		ret = brief_owned_add(o, top, false, true);
 		free(top);
 		return ret;
 	}
-	ob->how = xstrdup("the current directory");
-	return add_dir(ob, ".", false, true);
+	o->how = xstrdup("the current directory");
+	return brief_owned_add(o, ".", false, true);
 }
 
 enum { OPT_BUDGET = 256, OPT_FORMAT, OPT_JSON, OPT_OWNED, OPT_FOCUS, OPT_TOP, OPT_CONTEXT,
@@ -196,7 +126,7 @@ int cmd_brief(int argc, char **argv)
 		{ "config", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct owned_builder ob = { 0 };
+	struct brief_owned owned = { 0 };
 	struct brief_opts bo = { 0 };
 	struct profile prof;
 	struct brief b;
@@ -227,7 +157,7 @@ int cmd_brief(int argc, char **argv)
 			json = true;
 			break;
 		case OPT_OWNED:
-			if (add_dir(&ob, optarg, false, true))
+			if (brief_owned_add(&owned, optarg, false, true))
 				goto out;
 			break;
 		case OPT_FOCUS:
@@ -264,10 +194,9 @@ int cmd_brief(int argc, char **argv)
 	}
 	if (optind < argc)
 		file = argv[optind];
-	if (find_owned(&ob, conf_file))
+	if (find_owned(&owned, conf_file))
 		goto out;
-	ob.o.how = ob.how;
-	bo.owned = &ob.o;
+	bo.owned = &owned;
 	profile_init(&prof);
 	if (profile_read_any(&prof, file) || (idx = profile_pick_sample_type(&prof, type)) < 0)
 		goto out_profile;
@@ -292,6 +221,6 @@ out_profile:
 out_usage:
 	ret = HL_EXIT_USAGE;
 out:
-	owned_release(&ob);
+	brief_owned_release(&owned);
 	return ret;
 }

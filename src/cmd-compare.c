@@ -163,45 +163,11 @@ bad:
 	return error("invalid value '%s' for --metric-rule: expected NAME:higher:PCT or NAME:lower:PCT", arg);
 }
 
-static bool is_shell_word(const char *w, size_t len)
-{
-	static const char *const words[] = {
-		"if", "for", "while", "until", "case", "{", "(", "!", "exec", "cd", "export",
-		"set", ".", ":", "eval", "test", "[", "echo", "printf", "true", "false",
-		"command", "exit", "ulimit", "umask", "time", "env", "nice",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-		if (strlen(words[i]) == len && !strncmp(words[i], w, len))
-			return true;
-	return false;
-}
-
-/*
- * The first word of a command line, when it is a plain program name that
- * can be looked up (no quoting, expansion, assignment or shell keyword).
- */
-static char *program_of(const char *cmd, bool *simple)
-{
-	const char *p = cmd + strspn(cmd, " \t"), *e = p + strcspn(p, " \t\n;&|<>(){}");
-
-	*simple = !strpbrk(cmd, ";&|\n(){}`");
-	if (e == p || memchr(p, '=', (size_t)(e - p)) || strpbrk(p, "'\"$\\*?[~") == p ||
-	    is_shell_word(p, (size_t)(e - p))) {
-		*simple = false;
-		return NULL;
-	}
-	for (const char *q = p; q < e; q++)
-		if (strchr("'\"$\\*?[~", *q))
-			return NULL;
-	return xstrfmt("%.*s", (int)(e - p), p);
-}
-
 /* 0, or an exit status when the command's program cannot be run. */
 static int resolve(const char *cmd, struct strbuf *line)
 {
 	bool simple;
-	char *prog = program_of(cmd, &simple), *path = NULL;
+	char *prog = runner_shell_program(cmd, &simple), *path = NULL;
 	int ret = 0, r;
 
 	/* exec: the shell steps aside, so a run killed by a signal reports it */
@@ -576,7 +542,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 		bool simple;
 
 		/* exec, as for the ad hoc form: a crash is reported as its signal */
-		free(program_of(cf.workloads[i].run, &simple));
+		free(runner_shell_program(cf.workloads[i].run, &simple));
 		cmds[i] = simple ? xstrfmt("exec %s", cf.workloads[i].run) : xstrdup(cf.workloads[i].run);
 		w[i].name = cf.workloads[i].name;
 		w[i].base_cmd = cmds[i];
