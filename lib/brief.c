@@ -450,11 +450,19 @@ struct builder {
 	struct detail *details;
 };
 
+/* A PLT stub ("strcmp@plt", "[plt]") jumps to foreign code: it is not ours. */
+static bool is_plt(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 4 && !strcmp(name + n - 4, "@plt")) || !strcmp(name, "[plt]");
+}
+
 static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool fallback)
 {
 	const char *file;
 
-	if (!f->fn || frame_is_kernel(bd->p, f))
+	if (!f->fn || frame_is_kernel(bd->p, f) || is_plt(frame_name(bd->p, f)))
 		return false;
 	file = frame_file(bd->p, f);
 	if (f->mapping && !*profile_string(bd->p, f->mapping->filename)) {
@@ -531,7 +539,8 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 				fs->file = frame_file(bd->p, f);
 				fs->system_name = profile_string(bd->p, f->fn->system_name);
 			}
-			if (!f->inlined && !fs->mapping)
+			/* the mapping of an outline copy when there is one */
+			if (!fs->mapping || (!f->inlined && !fs->outline))
 				fs->mapping = f->mapping;
 			fs->outline |= !f->inlined;
 			if (k == 0)

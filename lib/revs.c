@@ -166,6 +166,27 @@ static int git(const char *top, struct strbuf *out, const char *what, ...)
 	return ret;
 }
 
+char *revs_find_top(const char *dir)
+{
+	char *cur = realpath(dir, NULL);
+
+	while (cur) {
+		char *git = xstrfmt("%s/.git", cur), *slash;
+		bool found = !access(git, F_OK);
+
+		free(git);
+		if (found)
+			return cur;
+		slash = strrchr(cur, '/');
+		if (!slash || slash == cur) {
+			free(cur);
+			return NULL;
+		}
+		*slash = '\0';
+	}
+	return NULL;
+}
+
 int revs_git_top(const char *dir, char **top)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -232,20 +253,30 @@ out:
 	return ret;
 }
 
-/* <top>/.hotloop, ignored by git so that the user's status stays clean. */
+char *revs_state_dir(const char *top, const char *sub)
+{
+	char *h = xstrfmt("%s/.hotloop", top), *w = xstrfmt("%s/%s", h, sub);
+	char *ign = xstrfmt("%s/.gitignore", h);
+
+	if ((mkdir(h, 0777) && errno != EEXIST) || (mkdir(w, 0777) && errno != EEXIST)) {
+		error("cannot create '%s': %s", w, strerror(errno));
+		free(w);
+		w = NULL;
+	} else if (access(ign, F_OK) && write_file_atomic(ign, "*\n", 2)) {
+		free(w);
+		w = NULL;
+	}
+	free(h);
+	free(ign);
+	return w;
+}
+
 static int make_dirs(const char *top)
 {
-	char *h = xstrfmt("%s/.hotloop", top), *w = xstrfmt("%s/%s", top, REVS_DIR);
-	char *ign = xstrfmt("%s/.gitignore", h);
-	int ret = 0;
+	char *w = revs_state_dir(top, "worktrees");
+	int ret = w ? 0 : -1;
 
-	if ((mkdir(h, 0777) && errno != EEXIST) || (mkdir(w, 0777) && errno != EEXIST))
-		ret = error("cannot create '%s': %s", w, strerror(errno));
-	else if (access(ign, F_OK) && write_file_atomic(ign, "*\n", 2))
-		ret = -1;
-	free(h);
 	free(w);
-	free(ign);
 	return ret;
 }
 

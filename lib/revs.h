@@ -23,8 +23,21 @@ struct revs_tree {
 	bool added;		/* a worktree of ours: revs_remove() it */
 };
 
+/*
+ * <top>/.hotloop/<sub>, created when missing, with .hotloop/.gitignore
+ * ("*") so that hotloop's state stays out of git status. The path (caller
+ * frees), or NULL with an error.
+ */
+char *revs_state_dir(const char *top, const char *sub);
+
 /* The top level of the git repository holding 'dir' (caller frees). */
 int revs_git_top(const char *dir, char **top);
+/*
+ * The same found quietly, without running git: the nearest directory at
+ * or above 'dir' holding .git (a directory, or a worktree's file), as a
+ * real path the caller frees; NULL when there is none.
+ */
+char *revs_find_top(const char *dir);
 
 /*
  * Take the lock on REVS_DIR (an flock on .hotloop/worktrees.lock, which

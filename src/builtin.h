@@ -17,6 +17,7 @@ DECLARE_CMD(report);
 DECLARE_CMD(flame);
 DECLARE_CMD(convert);
 DECLARE_CMD(brief);
+DECLARE_CMD(run);
 DECLARE_CMD(doctor);
 DECLARE_CMD(bench);
 DECLARE_CMD(compare);

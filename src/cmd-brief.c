@@ -19,6 +19,7 @@
 #include "config.h"
 #include "profile.h"
 #include "profile-io.h"
+#include "revs.h"
 #include "strbuf.h"
 
 const char usage_brief[] =
@@ -46,28 +47,6 @@ const char usage_brief[] =
 "  --scale FILE         growth exponents from `hotloop scale` (its JSON)\n"
 "  --sample-type NAME   the value to weigh by (default: the profile's default)\n"
 "  -f, --config FILE    the hotloop.conf to take [project] owned from\n";
-
-/* The directory holding .git at or above 'dir', or NULL. */
-static char *git_top(const char *dir)
-{
-	char *cur = realpath(dir, NULL);
-
-	while (cur) {
-		char *git = xstrfmt("%s/.git", cur), *slash;
-		bool found = !access(git, F_OK);
-
-		free(git);
-		if (found)
-			return cur;
-		slash = strrchr(cur, '/');
-		if (!slash || slash == cur) {
-			free(cur);
-			return NULL;
-		}
-		*slash = '\0';
-	}
-	return NULL;
-}
 
 static int owned_from_config(struct brief_owned *o, const char *path)
 {
@@ -98,7 +77,7 @@ static int find_owned(struct brief_owned *o, const char *conf_file)
 		free(found);
 		return ret;
 	}
-	if ((top = git_top("."))) {
+	if ((top = revs_find_top("."))) {
 		o->how = xstrdup("the git top level");
 		ret = brief_owned_add(o, top, false, true);
 		free(top);

@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert brief doctor bench compare init config help"
+	local commands="record report flame convert brief run doctor bench compare init config help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -15,6 +15,7 @@ _hotloop()
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
 	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type -f --config --help" ;;
+	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
 	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand -f --config --help" ;;

@@ -1,0 +1,489 @@
+/*
+ * cmd-run.c: `hotloop run [WORKLOAD]`, one configured workload profiled
+ * end to end: build, record, report, flame graph and brief, all kept in
+ * .hotloop/runs/<id>/ with a `latest` link, and the brief printed.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "brief.h"
+#include "builtin.h"
+#include "config.h"
+#include "profile.h"
+#include "profile-io.h"
+#include "revs.h"
+#include "runner.h"
+#include "strbuf.h"
+
+const char usage_run[] =
+"usage: hotloop run [WORKLOAD] [-f CONFIG] [-F HZ] [--call-graph fp|dwarf]\n"
+"                   [--size N] [--no-build] [--budget TOKENS] [--format md|json]\n"
+"\n"
+"Profile one workload of hotloop.conf (default: the primary) end to end:\n"
+"run [project] build, record the workload's command, then write the\n"
+"report, the flame graph and the brief into .hotloop/runs/<id>/ (with a\n"
+"`latest` link) and print the brief.\n"
+"\n"
+"  -f, --config FILE       the hotloop.conf (default: found from here up)\n"
+"  -F, --freq HZ           sampling frequency for record (default 999)\n"
+"  --call-graph fp|dwarf   how record walks stacks (default fp)\n"
+"  --size N                the value of {n} in the workload's command\n"
+"  --no-build              profile what is built now\n"
+"  --budget TOKENS         the brief's budget (default 4000, 0: no limit)\n"
+"  --format md|json        print the brief as Markdown (default) or JSON\n";
+
+struct run {
+	struct config cf;
+	char *conf_path, *dir;		/* the config and its directory */
+	char *top;			/* where .hotloop/ lives */
+	char *out;			/* .hotloop/runs/<id> */
+	char *id;
+	const struct config_workload *w;
+	char *line;			/* the workload's command line, {n} replaced */
+	json_t *meta;
+};
+
+/* Run hotloop itself (args[0] is ignored) in 'dir' with stdout and stderr to files. */
+static int spawn_self(const char *dir, const char *const *args, const char *out, const char *err,
+		      int *status)
+{
+	posix_spawn_file_actions_t fa;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t pid;
+	int ret;
+
+	if (n <= 0)
+		return error("cannot find hotloop's own binary: %s", strerror(errno));
+	self[n] = '\0';
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (out)
+		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (err)
+		posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_APPEND, 0666);
+	if (dir)
+		posix_spawn_file_actions_addchdir_np(&fa, dir);
+	ret = posix_spawn(&pid, self, &fa, NULL, (char *const *)args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret)
+		return error("cannot run '%s': %s", self, strerror(ret));
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return error("cannot wait for '%s %s': %s", self, args[1], strerror(errno));
+	return 0;
+}
+
+static void print_log_tail(const char *path)
+{
+	struct strbuf sb = STRBUF_INIT, tail = STRBUF_INIT;
+
+	if (!access(path, R_OK) && read_file(&sb, path, 1 << 20) >= 0) {
+		revs_tail(&sb, 10, &tail);
+		fprintf(stderr, "%s\n", tail.buf);
+	}
+	strbuf_release(&sb);
+	strbuf_release(&tail);
+}
+
+/* A step that ran hotloop: fine, or an error naming it and its log. */
+static int step(struct run *r, const char *what, const char *dir, const char *const *args,
+		const char *out, const char *log)
+{
+	int status;
+
+	if (spawn_self(dir, args, out, log, &status))
+		return -1;
+	if (WIFEXITED(status) && !WEXITSTATUS(status))
+		return 0;
+	print_log_tail(log);
+	if (WIFEXITED(status))
+		return error("%s failed (exit status %d; see '%s')", what, WEXITSTATUS(status), log);
+	return error("%s was killed by signal %d (see '%s')", what, WTERMSIG(status), log);
+}
+
+static char *in_run(const struct run *r, const char *name)
+{
+	return xstrfmt("%s/%s", r->out, name);
+}
+
+static int load_config(struct run *r, const char *conf_file, const char *name)
+{
+	char *slash;
+
+	if (conf_file) {
+		r->conf_path = realpath(conf_file, NULL);
+		if (!r->conf_path)
+			return error("cannot open '%s': %s", conf_file, strerror(errno));
+	} else if (config_find(".", &r->conf_path)) {
+		return -1;
+	}
+	config_release(&r->cf);
+	if (config_parse_file(&r->cf, r->conf_path))
+		return -1;
+	r->dir = xstrdup(r->conf_path);
+	slash = strrchr(r->dir, '/');
+	slash[slash == r->dir] = '\0';
+	if (!name) {
+		r->w = &r->cf.workloads[r->cf.primary];
+		return 0;
+	}
+	for (size_t i = 0; i < r->cf.nr_workloads; i++)
+		if (!strcmp(r->cf.workloads[i].name, name))
+			r->w = &r->cf.workloads[i];
+	if (!r->w) {
+		struct strbuf names = STRBUF_INIT;
+
+		for (size_t i = 0; i < r->cf.nr_workloads; i++)
+			strbuf_addf(&names, "%s'%s'", i ? ", " : "", r->cf.workloads[i].name);
+		error("no workload '%s' in %s (it has %s)", name, r->conf_path, names.buf);
+		strbuf_release(&names);
+		return -1;
+	}
+	return 0;
+}
+
+/* The workload's command with every {n} replaced by 'size'. */
+static int command_line(struct run *r, const char *size)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = r->w->run, *n;
+	bool simple;
+	char *prog = runner_shell_program(p, &simple);
+
+	free(prog);
+	if (!strstr(p, "{n}") && size)
+		warning("workload '%s' has no {n} in its command: --size %s is not used", r->w->name, size);
+	if (strstr(p, "{n}") && !size)
+		return error("workload '%s' runs '%s': give the value of {n} with --size N",
+			     r->w->name, r->w->run);
+	/* exec: the profiled program is the shell's own process, its main mapping */
+	if (simple)
+		strbuf_addstr(&sb, "exec ");
+	while ((n = strstr(p, "{n}"))) {
+		strbuf_add(&sb, p, (size_t)(n - p));
+		strbuf_addstr(&sb, size);
+		p = n + 3;
+	}
+	strbuf_addstr(&sb, p);
+	r->line = strbuf_detach(&sb, NULL);
+	return 0;
+}
+
+/* .hotloop/runs/<date>-<time>-<workload>[-N], created. */
+static int make_run_dir(struct run *r)
+{
+	char *runs, stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	int ret = 0;
+
+	r->top = revs_find_top(r->dir);
+	if (!r->top)
+		r->top = xstrdup(r->dir);
+	if (!(runs = revs_state_dir(r->top, "runs")))
+		return -1;
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (int k = 1; !r->out; k++) {
+		char *id = k == 1 ? xstrfmt("%s-%s", stamp, r->w->name)
+				  : xstrfmt("%s-%s-%d", stamp, r->w->name, k);
+		char *path = xstrfmt("%s/%s", runs, id);
+
+		if (!mkdir(path, 0777)) {
+			r->out = path;
+			r->id = id;
+		} else {
+			free(path);
+			free(id);
+			if (errno != EEXIST || k > 100) {
+				ret = error("cannot create a run directory under '%s': %s", runs, strerror(errno));
+				break;
+			}
+		}
+	}
+	free(runs);
+	return ret;
+}
+
+static int build(struct run *r)
+{
+	struct strbuf out = STRBUF_INIT, tail = STRBUF_INIT;
+	char *log = in_run(r, "build.log");
+	int status, ret = 0;
+	bool timed_out;
+
+	fprintf(stderr, "run: building in %s: %s\n", r->dir, r->cf.build);
+	if (revs_shell(r->cf.build, r->dir, r->cf.build_timeout_s, &out, &status, &timed_out)) {
+		ret = -1;
+		goto out;
+	}
+	write_file_atomic(log, out.buf, out.len);
+	revs_tail(&out, 10, &tail);
+	if (timed_out)
+		ret = error("the build timed out after %g s ('%s' in %s)%s", r->cf.build_timeout_s,
+			    r->cf.build, r->dir, tail.buf);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status))
+		ret = error("the build failed ('%s' in %s, %s %d)%s", r->cf.build, r->dir,
+			    WIFEXITED(status) ? "exit status" : "signal",
+			    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail.buf);
+out:
+	free(log);
+	strbuf_release(&out);
+	strbuf_release(&tail);
+	return ret;
+}
+
+static int record(struct run *r, const char *freq, const char *cg)
+{
+	char *prof = in_run(r, "profile.pb.gz"), *out = in_run(r, "stdout.txt");
+	char *log = in_run(r, "record.log"), *what = xstrfmt("recording workload '%s'", r->w->name);
+	const char *args[] = { "hotloop", "record", "-F", freq, "--call-graph", cg, "-o", prof,
+			       "--", "/bin/sh", "-c", r->line, NULL };
+	int ret;
+
+	fprintf(stderr, "run: recording '%s' in %s: %s\n", r->w->name, r->dir, r->w->run);
+	ret = step(r, what, r->dir, args, out, log);
+	free(prof);
+	free(out);
+	free(log);
+	free(what);
+	return ret;
+}
+
+static int report_and_flame(struct run *r)
+{
+	char *prof = in_run(r, "profile.pb.gz"), *log = in_run(r, "report.log");
+	char *txt = in_run(r, "report.txt"), *js = in_run(r, "report.json");
+	char *svg = in_run(r, "flame.svg"), *title = xstrfmt("%s: %s", r->w->name, r->w->run);
+	const char *a1[] = { "hotloop", "report", "--top", "40", prof, NULL };
+	const char *a2[] = { "hotloop", "report", "--top", "200", "--json", prof, NULL };
+	const char *a3[] = { "hotloop", "flame", "-o", svg, "--title", title, prof, NULL };
+	int ret = step(r, "report", NULL, a1, txt, log) || step(r, "report --json", NULL, a2, js, log) ||
+		  step(r, "flame", NULL, a3, NULL, log) ? -1 : 0;
+
+	free(prof);
+	free(log);
+	free(txt);
+	free(js);
+	free(svg);
+	free(title);
+	return ret;
+}
+
+static int write_brief(struct run *r, size_t budget, bool json)
+{
+	struct brief_owned owned = { 0 };
+	struct brief_opts bo = { 0 };
+	struct strbuf md = STRBUF_INIT;
+	struct profile prof;
+	struct brief b;
+	char *path = in_run(r, "profile.pb.gz"), *scale = xstrfmt("%s/.hotloop/scale/%s.json", r->top, r->w->name);
+	char *mdp = in_run(r, "brief.md"), *jsp = in_run(r, "brief.json"), *js = NULL;
+	json_t *doc = NULL;
+	int idx, ret = -1;
+
+	profile_init(&prof);
+	if (brief_owned_from_config(&owned, &r->cf, r->conf_path))
+		goto out;
+	bo.owned = &owned;
+	bo.context = -1;
+	bo.workload = r->w->name;
+	if (profile_read_any(&prof, path) || (idx = profile_pick_sample_type(&prof, NULL)) < 0 ||
+	    brief_build(&b, &prof, idx, &bo))
+		goto out;
+	if (!access(scale, R_OK) && brief_add_scale(&b, scale))
+		goto out_brief;
+	brief_format_md(&b, budget, &md);
+	doc = brief_to_json(&b, budget);
+	js = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	if (!js || write_file_atomic(mdp, md.buf, md.len) || write_file_atomic(jsp, js, strlen(js)))
+		goto out_brief;
+	if (json) {
+		fputs(js, stdout);
+		fputc('\n', stdout);
+	} else {
+		fwrite(md.buf, 1, md.len, stdout);
+	}
+	json_object_set_new(r->meta, "brief_truncated", json_boolean(b.truncated));
+	json_object_set_new(r->meta, "scale", access(scale, R_OK) ? json_null() : json_string(scale));
+	ret = 0;
+out_brief:
+	brief_release(&b);
+out:
+	free(js);
+	json_decref(doc);
+	strbuf_release(&md);
+	profile_release(&prof);
+	brief_owned_release(&owned);
+	free(path);
+	free(scale);
+	free(mdp);
+	free(jsp);
+	return ret;
+}
+
+/* The commit the tree is at, and whether it has changes, for meta.json. */
+static void git_state(struct run *r)
+{
+	struct strbuf out = STRBUF_INIT;
+	int status;
+	bool timed_out;
+
+	if (!revs_shell("git rev-parse HEAD", r->dir, 10, &out, &status, &timed_out) &&
+	    WIFEXITED(status) && !WEXITSTATUS(status)) {
+		strbuf_rtrim(&out);
+		json_object_set_new(r->meta, "commit", json_string(out.buf));
+		strbuf_reset(&out);
+		if (!revs_shell("git status --porcelain --untracked-files=no", r->dir, 10, &out, &status,
+				&timed_out) && WIFEXITED(status) && !WEXITSTATUS(status))
+			json_object_set_new(r->meta, "dirty", json_boolean(out.len > 0));
+	}
+	strbuf_release(&out);
+}
+
+/* .hotloop/runs/latest -> <id>, replaced atomically. */
+static int link_latest(struct run *r)
+{
+	char *runs = xstrfmt("%s/.hotloop/runs", r->top);
+	char *tmp = xstrfmt("%s/.latest.%ld", runs, (long)getpid()), *latest = xstrfmt("%s/latest", runs);
+	int ret = 0;
+
+	unlink(tmp);
+	if (symlink(r->id, tmp) || rename(tmp, latest)) {
+		ret = error("cannot point '%s' at '%s': %s", latest, r->id, strerror(errno));
+		unlink(tmp);
+	}
+	free(runs);
+	free(tmp);
+	free(latest);
+	return ret;
+}
+
+static int write_meta(struct run *r)
+{
+	char *path = in_run(r, "meta.json"), *s = json_dumps(r->meta, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+	int ret = s ? write_file_atomic(path, s, strlen(s)) : error("cannot encode the run's metadata");
+
+	free(path);
+	free(s);
+	return ret;
+}
+
+static void run_release(struct run *r)
+{
+	config_release(&r->cf);
+	free(r->conf_path);
+	free(r->dir);
+	free(r->top);
+	free(r->out);
+	free(r->id);
+	free(r->line);
+	json_decref(r->meta);
+}
+
+enum { OPT_CG = 256, OPT_SIZE, OPT_NO_BUILD, OPT_BUDGET, OPT_FORMAT };
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "call-graph", required_argument, NULL, OPT_CG },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
+		{ "budget", required_argument, NULL, OPT_BUDGET },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct run r = { 0 };
+	const char *conf_file = NULL, *freq = "999", *cg = "fp", *size = NULL;
+	bool no_build = false, json = false;
+	long budget = 4000;
+	uint64_t start = now_ns();
+	int c, ret = HL_EXIT_FAILURE;
+
+	config_init(&r.cf);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:F:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			conf_file = optarg;
+			break;
+		case 'F':
+			if (parse_count("--freq", optarg, 1, 100000) < 0)
+				goto out_usage;
+			freq = optarg;
+			break;
+		case OPT_CG:
+			if (strcmp(optarg, "fp") && strcmp(optarg, "dwarf")) {
+				ret = usage_error("run", "unknown call graph '%s': expected fp or dwarf", optarg);
+				goto out;
+			}
+			cg = optarg;
+			break;
+		case OPT_SIZE:
+			if (parse_count("--size", optarg, 0, 1000000000000L) < 0)
+				goto out_usage;
+			size = optarg;
+			break;
+		case OPT_NO_BUILD:
+			no_build = true;
+			break;
+		case OPT_BUDGET:
+			if ((budget = parse_count("--budget", optarg, 0, 10000000)) < 0)
+				goto out_usage;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "md") && strcmp(optarg, "json")) {
+				ret = usage_error("run", "unknown format '%s': expected md or json", optarg);
+				goto out;
+			}
+			json = !strcmp(optarg, "json");
+			break;
+		default:
+			ret = usage_error("run", "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (argc - optind > 1) {
+		ret = usage_error("run", "expected at most one workload");
+		goto out;
+	}
+	if (load_config(&r, conf_file, optind < argc ? argv[optind] : NULL) || command_line(&r, size) ||
+	    make_run_dir(&r))
+		goto out;
+	r.meta = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "id", r.id, "workload", r.w->name,
+			   "command", r.line, "dir", r.dir, "config", r.conf_path, "started",
+			   (json_int_t)time(NULL));
+	git_state(&r);
+	if ((!no_build && *r.cf.build && build(&r)) || record(&r, freq, cg) || report_and_flame(&r) ||
+	    write_brief(&r, (size_t)budget, json))
+		goto out_meta;
+	ret = HL_EXIT_OK;
+out_meta:
+	json_object_set_new(r.meta, "ok", json_boolean(ret == HL_EXIT_OK));
+	json_object_set_new(r.meta, "seconds", json_real((double)(now_ns() - start) / 1e9));
+	if (write_meta(&r) || (ret == HL_EXIT_OK && link_latest(&r)))
+		ret = HL_EXIT_FAILURE;
+	if (!ret)
+		fprintf(stderr, "run: wrote %s (and .hotloop/runs/latest)\n", r.out);
+	goto out;
+out_usage:
+	ret = HL_EXIT_USAGE;
+out:
+	run_release(&r);
+	return ret;
+}
