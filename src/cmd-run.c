@@ -161,24 +161,24 @@ static int command_line(struct run *r, const char *size)
 	struct strbuf sb = STRBUF_INIT;
 	const char *p = r->w->run, *n;
 	bool simple;
-	char *prog = runner_shell_program(p, &simple);
+	char *prog;
 
-	free(prog);
 	if (!strstr(p, "{n}") && size)
 		warning("workload '%s' has no {n} in its command: --size %s is not used", r->w->name, size);
 	if (strstr(p, "{n}") && !size)
 		return error("workload '%s' runs '%s': give the value of {n} with --size N",
 			     r->w->name, r->w->run);
-	/* exec: the profiled program is the shell's own process, its main mapping */
-	if (simple)
-		strbuf_addstr(&sb, "exec ");
 	while ((n = strstr(p, "{n}"))) {
 		strbuf_add(&sb, p, (size_t)(n - p));
 		strbuf_addstr(&sb, size);
 		p = n + 3;
 	}
 	strbuf_addstr(&sb, p);
-	r->line = strbuf_detach(&sb, NULL);
+	/* exec: the profiled program is the shell's own process, its main mapping */
+	prog = runner_shell_program(sb.buf, &simple);
+	free(prog);
+	r->line = simple ? xstrfmt("exec %s", sb.buf) : xstrdup(sb.buf);
+	strbuf_release(&sb);
 	return 0;
 }
 
