@@ -4,6 +4,7 @@
  * the profiles and the result under .hotloop/scale/, and print each
  * function's growth exponent, fitted by lib/scale.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -161,28 +162,81 @@ static int make_dir(const char *path)
 	return 0;
 }
 
+/* Remove directory 'path' and the files in it (scale makes no subdirectories). */
+static int remove_dir(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int ret = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : error("cannot open '%s': %s", path, strerror(errno));
+	while ((e = readdir(d))) {
+		char *f;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		f = xstrfmt("%s/%s", path, e->d_name);
+		if (unlink(f) && errno != ENOENT)
+			ret = error("cannot remove '%s': %s", f, strerror(errno));
+		free(f);
+	}
+	closedir(d);
+	if (!ret && rmdir(path) && errno != ENOENT)
+		ret = error("cannot remove '%s': %s", path, strerror(errno));
+	return ret;
+}
+
 /*
- * <top>/.hotloop/scale/<workload>/, made as needed; .hotloop/.gitignore
- * keeps all of it out of git status. The workload's directory in *out.
+ * Where the results go: <top>/.hotloop/scale/<workload>/ for the profiles
+ * (made as needed; .hotloop/.gitignore keeps all of it out of git status)
+ * and, while the sizes run, <workload>.new/ next to it, empty.
  */
-static int make_dirs(const char *top, const char *workload, char **out)
+static int make_dirs(const char *top, const char *workload, char **final, char **fresh)
 {
 	char *h = xstrfmt("%s/.hotloop", top), *ign = xstrfmt("%s/.gitignore", h);
-	char *s = xstrfmt("%s/%s", top, SCALE_DIR), *w = xstrfmt("%s/%s", s, workload);
+	char *s = xstrfmt("%s/%s", top, SCALE_DIR);
 	int ret = -1;
 
-	if (make_dir(h) || make_dir(s) || make_dir(w))
+	*final = xstrfmt("%s/%s", s, workload);
+	*fresh = xstrfmt("%s/%s.new", s, workload);
+	if (make_dir(h) || make_dir(s))
 		goto out;
 	if (access(ign, F_OK) && write_file_atomic(ign, "*\n", 2))
 		goto out;
-	*out = w;
-	w = NULL;
+	/* what a killed run left */
+	if (remove_dir(*fresh) || make_dir(*fresh))
+		goto out;
 	ret = 0;
 out:
 	free(h);
 	free(ign);
 	free(s);
-	free(w);
+	return ret;
+}
+
+/*
+ * Put the new profiles in place of the old ones: a run that fails or is
+ * killed leaves the last complete result as it was.
+ */
+static int replace_dir(const char *final, const char *fresh)
+{
+	char *old = xstrfmt("%s.old", final);
+	int ret = -1;
+
+	if (remove_dir(old))
+		goto out;
+	if (rename(final, old) && errno != ENOENT) {
+		error("cannot rename '%s': %s", final, strerror(errno));
+		goto out;
+	}
+	if (rename(fresh, final)) {
+		error("cannot rename '%s' to '%s': %s", fresh, final, strerror(errno));
+		goto out;
+	}
+	ret = remove_dir(old);
+out:
+	free(old);
 	return ret;
 }
 
@@ -214,10 +268,11 @@ static int check_status(const struct scale_job *j, uint64_t n, const struct reco
 }
 
 /*
- * Record size i (j->repeat times) into 'path' and add it to s. 0, or an
- * exit status.
+ * Record size i (j->repeat times) into 'path' and add it to s, which says
+ * the profile will be at 'final'. 0, or an exit status.
  */
-static int run_size(struct scale_job *j, struct scale *s, size_t i, const char *path)
+static int run_size(struct scale_job *j, struct scale *s, size_t i, const char *path,
+		    const char *final)
 {
 	uint64_t n = j->sizes[i];
 	char *argv_sh[4] = { "/bin/sh", "-c", NULL, NULL };
@@ -277,7 +332,7 @@ static int run_size(struct scale_job *j, struct scale *s, size_t i, const char *
 	}
 	if (j->repeat > 1 && pprof_write_file(&merged, path))
 		goto out;
-	scale_set_run(s, i, wall, path);
+	scale_set_run(s, i, wall, final);
 	ret = 0;
 out:
 	j->rec.argv = NULL;
@@ -371,7 +426,7 @@ static void print_table(const struct scale_job *j, const struct scale *s)
 static int run_scale(struct scale_job *j)
 {
 	struct scale s;
-	char *top = NULL, *wdir = NULL, *json_path = NULL, *text = NULL;
+	char *top = NULL, *wdir = NULL, *fresh = NULL, *json_path = NULL, *text = NULL;
 	json_t *doc = NULL;
 	int ret = HL_EXIT_FAILURE;
 
@@ -380,15 +435,18 @@ static int run_scale(struct scale_job *j)
 			(double)j->sizes[j->nr_sizes - 1] / (double)j->sizes[0],
 			(unsigned long long)j->sizes[0], (unsigned long long)j->sizes[j->nr_sizes - 1],
 			SPAN_WANTED);
-	if (!(top = project_top()) || make_dirs(top, j->workload, &wdir))
-		goto out_free;
-	json_path = j->output ? xstrdup(j->output) : xstrfmt("%s/%s/%s.json", top, SCALE_DIR, j->workload);
 	scale_init(&s, j->sizes, j->nr_sizes);
+	if (!(top = project_top()) || make_dirs(top, j->workload, &wdir, &fresh))
+		goto out;
+	json_path = j->output ? xstrdup(j->output) : xstrfmt("%s/%s/%s.json", top, SCALE_DIR, j->workload);
 	for (size_t i = 0; i < j->nr_sizes; i++) {
-		char *path = xstrfmt("%s/n%llu.pb.gz", wdir, (unsigned long long)j->sizes[i]);
+		char *name = xstrfmt("n%llu.pb.gz", (unsigned long long)j->sizes[i]);
+		char *path = xstrfmt("%s/%s", fresh, name), *final = xstrfmt("%s/%s", wdir, name);
 
-		ret = run_size(j, &s, i, path);
+		ret = run_size(j, &s, i, path, final);
+		free(name);
 		free(path);
+		free(final);
 		if (ret)
 			goto out;
 	}
@@ -396,8 +454,12 @@ static int run_scale(struct scale_job *j)
 	doc = scale_to_json(&s, j->workload, j->command);
 	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
 	if (!text) {
-		ret = HL_EXIT_FAILURE;
 		error("cannot format the result as JSON");
+		ret = HL_EXIT_FAILURE;
+		goto out;
+	}
+	if (replace_dir(wdir, fresh)) {
+		ret = HL_EXIT_FAILURE;
 		goto out;
 	}
 	if (!strcmp(json_path, "-")) {
@@ -425,12 +487,14 @@ static int run_scale(struct scale_job *j)
 	else
 		fprintf(stderr, "hotloop scale: wrote %zu profiles in '%s'\n", j->nr_sizes, wdir);
 out:
+	if (ret && fresh)
+		remove_dir(fresh);
 	json_decref(doc);
 	free(text);
 	scale_release(&s);
-out_free:
 	free(top);
 	free(wdir);
+	free(fresh);
 	free(json_path);
 	return ret;
 }

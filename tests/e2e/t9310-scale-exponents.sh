@@ -69,14 +69,19 @@ test_expect_success '--repeat adds the runs up; -o writes the JSON elsewhere; --
 		test "$(jq .total r.json)" = "$(jq ".runs[] | select(.n == $n) | .samples" res.json)" &&
 		test "$(jq ".runs[] | select(.n == $n) | .samples" res.json)" -gt 0 || exit 1
 	done &&
-	test -z "$(ls .hotloop/scale/cmd | grep -v "^n[0-9]*\.pb\.gz$")"
+	test "$(LC_ALL=C ls .hotloop/scale)" = cmd &&
+	test "$(LC_ALL=C ls .hotloop/scale/cmd | tr "\n" " ")" = "n1000.pb.gz n2000.pb.gz n500.pb.gz "
 '
 
 test_expect_success 'a workload that fails at one size: the error names the size' '
 	{ hotloop scale -o fail.json --sizes 600,1200,2400 -- \
 		sh -c "test \$1 -lt 1200 && exec \"$WORKLOADS/scalework\" \$1" sh {n} 2>err; test $? -eq 1; } &&
 	expect_grep "the workload failed at size 1200: exit status 1" err &&
-	test ! -e fail.json && test -e .hotloop/scale/cmd/n600.pb.gz && test ! -e .hotloop/scale/cmd/n2400.pb.gz
+	test ! -e fail.json &&
+	: the last complete result stays as it was &&
+	jq -e ".sizes == [2500, 4000, 6300, 10000]" .hotloop/scale/cmd.json >/dev/null &&
+	test "$(LC_ALL=C ls .hotloop/scale)" = "$(printf "cmd\ncmd.json")" &&
+	test "$(LC_ALL=C ls .hotloop/scale/cmd | tr "\n" " ")" = "n10000.pb.gz n2500.pb.gz n4000.pb.gz n6300.pb.gz "
 '
 
 test_expect_success 'a workload killed by a signal at one size: named too' '
