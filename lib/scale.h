@@ -3,7 +3,7 @@
  * input sizes (`hotloop scale`). Each function's cost at each size is its
  * total (inclusive) time, counted as report.c counts it; log(cost) = a +
  * k log(n) is then fitted by least squares, with R^2 and a 95% interval on
- * the exponent k. Pure: nothing here runs, prints or reads a file.
+ * the exponent k. Nothing here runs a program or touches a file.
  *
  * A struct scale owns its rows, their strings and arrays; it keeps no
  * pointer into the profiles it was fed.
