@@ -368,6 +368,28 @@ static void test_scale__time_from_the_profile(void **state)
 	scale_release(&s);
 }
 
+static void test_scale__empty_size(void **state)
+{
+	static const uint64_t sizes[] = { 1, 2, 3 };
+	struct scale s;
+	struct profile p;
+
+	/* the smallest size ran too fast for a sample: the others still fit */
+	scale_init(&s, sizes, 3);
+	for (size_t i = 0; i < 3; i++) {
+		make_profile(&p, i == 0 ? "" : i == 1 ? "f@a.c:1 20\n" : "f@a.c:1 30\n");
+		assert_int_equal(scale_add_profile(&s, i, &p, 0), 0);
+		profile_release(&p);
+	}
+	scale_fit_all(&s, 1);
+	assert_int_equal(s.samples[0], 0);
+	assert_int_equal(s.nr_fns, 1);
+	assert_false(s.fns[0].fit.fitted);
+	assert_int_equal(s.fns[0].fit.points, 2);
+	assert_false(s.program.fitted);
+	scale_release(&s);
+}
+
 static void test_scale__merge_refuses_other_types(void **state)
 {
 	struct profile a, b;
@@ -470,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_scale__min_samples),
 		cmocka_unit_test(test_scale__repeats_add_up),
 		cmocka_unit_test(test_scale__time_from_the_profile),
+		cmocka_unit_test(test_scale__empty_size),
 		cmocka_unit_test(test_scale__merge_refuses_other_types),
 		cmocka_unit_test(test_scale__json_shape),
 		cmocka_unit_test(test_scale__json_names_not_utf8),
