@@ -478,7 +478,9 @@ static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool
 						 : strncmp(file, "/usr/", 5) != 0;
 	}
 	if (fallback)
-		return f->mapping && f->mapping == bd->main_map && strncmp(file, "/usr/", 5);
+		return f->mapping && strncmp(file, "/usr/", 5) &&
+		       (f->mapping == bd->main_map ||
+			brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename)));
 	if (*file == '/')
 		return brief_owns_path(bd->o->owned, file);
 	/*
@@ -1089,8 +1091,8 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		fallback = true;
 		pass_totals(&bd, true, &attributed);
 		b->owned_fallback = true;
-		add_warning(b, xstrfmt("no sampled code has its source under %s: the main executable's "
-				       "code counts as owned (pass --owned DIR)",
+		add_warning(b, xstrfmt("no sampled code has its source under %s: the code of the main "
+				       "executable and of files under the roots counts as owned (pass --owned DIR)",
 				       o->owned->nr_roots ? o->owned->roots[0] : "the project"));
 	}
 	quality_warnings(b);

@@ -33,7 +33,7 @@ static const char *sect_names[] = {
 };
 
 enum kind { K_STRING, K_LIST, K_WORDS, K_BOOL, K_TIMEOUT, K_DURATION,
-	    K_PERCENT, K_SIZE, K_COUNT, K_FACTOR, K_METRIC, K_BETTER };
+	    K_PERCENT, K_SIZE, K_COUNT, K_FACTOR, K_METRIC, K_BETTER, K_SIZES };
 
 struct key_spec {
 	enum sect sect;
@@ -71,6 +71,7 @@ static const struct key_spec keys[] = {
 	{ S_WORKLOAD, "run", K_STRING, W(run), 0 },
 	{ S_WORKLOAD, "primary", K_BOOL, W(primary), 0 },
 	{ S_WORKLOAD, "timeout", K_TIMEOUT, W(timeout_s), 0 },
+	{ S_WORKLOAD, "sizes", K_SIZES, W(sizes), 0 },
 	{ S_METRIC, "better", K_BETTER, M(higher_is_better), 0 },
 	{ S_METRIC, "tolerance", K_PERCENT, M(tolerance), 0 },
 };
@@ -159,6 +160,7 @@ void config_release(struct config *c)
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		free(c->workloads[i].name);
 		free(c->workloads[i].run);
+		free(c->workloads[i].sizes);
 	}
 	free(c->workloads);
 	gate_rules_release(&c->rules);
@@ -318,6 +320,70 @@ int config_parse_bool(const char *s, bool *out)
 			return 0;
 		}
 	}
+	return -1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int config_parse_sizes(const char *s, uint64_t **sizes, size_t *nr, struct strbuf *why)
+{
+	uint64_t *v = NULL;
+	size_t n = 0, alloc = 0;
+
+	*sizes = NULL;
+	*nr = 0;
+	while (*s) {
+		size_t len;
+		uint64_t x = 0;
+
+		s += strspn(s, " \t,");
+		len = strcspn(s, " \t,");
+		if (!len)
+			break;
+		for (size_t i = 0; i < len; i++) {
+			if (s[i] < '0' || s[i] > '9' || x > CONFIG_MAX_SIZE / 10) {
+				x = 0;
+				break;
+			}
+			x = x * 10 + (uint64_t)(s[i] - '0');
+		}
+		if (!x || x > CONFIG_MAX_SIZE) {
+			strbuf_addf(why, "'%.*s' is not a whole number from 1 to %llu", (int)len, s,
+				    (unsigned long long)CONFIG_MAX_SIZE);
+			goto fail;
+		}
+		if (n == CONFIG_MAX_SIZES) {
+			strbuf_addf(why, "more than %d sizes", CONFIG_MAX_SIZES);
+			goto fail;
+		}
+		ALLOC_GROW(v, n + 1, alloc);
+		v[n++] = x;
+		s += len;
+	}
+	if (n < CONFIG_MIN_SIZES) {
+		if (n)
+			strbuf_addf(why, "only %zu size%s", n, n == 1 ? "" : "s");
+		else
+			strbuf_addstr(why, "no sizes");
+		goto fail;
+	}
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 1; i < n; i++) {
+		if (v[i] == v[i - 1]) {
+			strbuf_addf(why, "%llu appears twice", (unsigned long long)v[i]);
+			goto fail;
+		}
+	}
+	*sizes = v;
+	*nr = n;
+	return 0;
+fail:
+	free(v);
 	return -1;
 }
 
@@ -739,6 +805,17 @@ static void set_value(struct parse_ctx *ctx, const struct key_spec *k, void *bas
 			expect = "cpu, wall or instructions";
 		else
 			*(enum gate_metric *)field = m;
+		break;
+	}
+	case K_SIZES: {
+		struct config_workload *w = base;
+		struct strbuf why = STRBUF_INIT;
+
+		free(w->sizes);
+		if (config_parse_sizes(v, &w->sizes, &w->nr_sizes, &why))
+			conf_error(ctx, ctx->lineno, "bad value '%s' for '%s': %s; expected at least %d different whole numbers above 0 (1000 2000 4000)",
+				   v, key, why.buf, CONFIG_MIN_SIZES);
+		strbuf_release(&why);
 		break;
 	}
 	case K_BETTER:
@@ -1168,6 +1245,14 @@ void config_format(const struct config *c, struct strbuf *out)
 		add_kv_str(out, "run", w->run ? w->run : "");
 		add_kv_str(out, "primary", i == c->primary ? "yes" : "no");
 		add_kv_duration(out, "timeout", w->timeout_s);
+		if (w->nr_sizes) {
+			struct strbuf val = STRBUF_INIT;
+
+			for (size_t j = 0; j < w->nr_sizes; j++)
+				strbuf_addf(&val, "%s%llu", j ? " " : "", (unsigned long long)w->sizes[j]);
+			add_kv(out, "sizes", &val);
+			strbuf_release(&val);
+		}
 	}
 	for (size_t i = 0; i < r->nr_metrics; i++) {
 		const struct metric_rule *m = &r->metrics[i];
@@ -1197,7 +1282,7 @@ static json_t *list_json(const struct config_list *l)
 json_t *config_to_json(const struct config *c)
 {
 	const struct gate_rules *r = &c->rules;
-	json_t *doc = json_object(), *o, *a;
+	json_t *doc = json_object(), *o, *a, *sizes;
 
 	json_object_set_new(doc, "file", json_string(c->file));
 	o = json_object();
@@ -1239,6 +1324,10 @@ json_t *config_to_json(const struct config *c)
 		json_object_set_new(o, "run", json_string(w->run ? w->run : ""));
 		json_object_set_new(o, "primary", json_boolean(i == c->primary));
 		json_object_set_new(o, "timeout_s", json_real(w->timeout_s));
+		sizes = json_array();
+		for (size_t j = 0; j < w->nr_sizes; j++)
+			json_array_append_new(sizes, json_integer((json_int_t)w->sizes[j]));
+		json_object_set_new(o, "sizes", sizes);
 		json_array_append_new(a, o);
 	}
 	json_object_set_new(doc, "workloads", a);

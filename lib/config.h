@@ -27,6 +27,8 @@ struct config_workload {
 	char *run;
 	bool primary;		/* primary = yes was written */
 	double timeout_s;	/* 0 until defaulted to [gate] timeout */
+	uint64_t *sizes;	/* for `hotloop scale`: ascending, distinct */
+	size_t nr_sizes;	/* 0 when not set */
 	int line;		/* of its section header */
 };
 
@@ -111,5 +113,16 @@ int config_parse_percent(const char *s, double *out);
 int config_parse_size(const char *s, uint64_t *out);
 int config_parse_duration(const char *s, double *out);
 int config_parse_bool(const char *s, bool *out);
+
+/*
+ * Input sizes for `hotloop scale`: CONFIG_MIN_SIZES to CONFIG_MAX_SIZES
+ * distinct whole numbers from 1 to CONFIG_MAX_SIZE, separated by spaces or
+ * commas, returned sorted in *sizes (caller frees). -1 with the reason in
+ * 'why' (no message printed) when the list is not one.
+ */
+#define CONFIG_MIN_SIZES 3
+#define CONFIG_MAX_SIZES 64
+#define CONFIG_MAX_SIZE 1000000000000000ull
+int config_parse_sizes(const char *s, uint64_t **sizes, size_t *nr, struct strbuf *why);
 
 #endif

@@ -485,3 +485,126 @@ int64_t profile_total(const struct profile *p, int idx)
 		sum = sat_add(sum, p->values[p->samples[i].value_off + (size_t)idx]);
 	return sum;
 }
+
+/* ---- merging ---------------------------------------------------------- */
+
+/* src's string i as a string of dst, interned on first use. */
+static int64_t merge_str(struct profile *dst, const struct profile *src, int64_t *map, int64_t i)
+{
+	if (i <= 0 || (size_t)i >= src->strings.nr)
+		return 0;
+	if (map[i] < 0)
+		map[i] = strtab_intern(&dst->strings, src->strings.str[i], src->strings.len[i]);
+	return map[i];
+}
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	int64_t *smap = xmalloc((src->strings.nr + 1) * sizeof(*smap));
+	uint64_t *mmap_ids = xcalloc(src->nr_mappings + 1, sizeof(*mmap_ids));
+	uint64_t *fmap = xcalloc(src->nr_functions + 1, sizeof(*fmap));
+	uint64_t *lmap = xcalloc(src->nr_locations + 1, sizeof(*lmap));
+	struct pf_line *lines = NULL;
+	uint64_t *locs = NULL;
+	struct pf_label *labels = NULL;
+	size_t alloc_lines = 0, alloc_locs = 0, alloc_labels = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i <= src->strings.nr; i++)
+		smap[i] = -1;
+	if (!dst->nr_sample_type && !dst->nr_samples) {
+		for (size_t i = 0; i < src->nr_sample_type; i++)
+			profile_add_sample_type(dst, profile_string(src, src->sample_type[i].type),
+						profile_string(src, src->sample_type[i].unit));
+		dst->period_type.type = merge_str(dst, src, smap, src->period_type.type);
+		dst->period_type.unit = merge_str(dst, src, smap, src->period_type.unit);
+		dst->period = src->period;
+		dst->default_sample_type = merge_str(dst, src, smap, src->default_sample_type);
+		dst->time_nanos = src->time_nanos;
+	} else {
+		bool same = dst->nr_sample_type == src->nr_sample_type;
+
+		for (size_t i = 0; same && i < src->nr_sample_type; i++)
+			same = !strcmp(profile_string(dst, dst->sample_type[i].type),
+				       profile_string(src, src->sample_type[i].type)) &&
+			       !strcmp(profile_string(dst, dst->sample_type[i].unit),
+				       profile_string(src, src->sample_type[i].unit));
+		if (!same) {
+			ret = error("cannot merge profiles with different sample types");
+			goto out;
+		}
+		if (src->time_nanos && (!dst->time_nanos || src->time_nanos < dst->time_nanos))
+			dst->time_nanos = src->time_nanos;
+	}
+	dst->duration_nanos = sat_add(dst->duration_nanos, src->duration_nanos);
+
+	for (size_t i = 0; i < src->nr_mappings; i++) {
+		struct pf_mapping m = src->mappings[i];
+
+		m.filename = merge_str(dst, src, smap, m.filename);
+		m.build_id = merge_str(dst, src, smap, m.build_id);
+		mmap_ids[i + 1] = profile_add_mapping_idx(dst, &m);
+	}
+	for (size_t i = 0; i < src->nr_functions; i++) {
+		const struct pf_function *f = &src->functions[i];
+
+		fmap[i + 1] = profile_add_function_idx(dst, merge_str(dst, src, smap, f->name),
+						       merge_str(dst, src, smap, f->system_name),
+						       merge_str(dst, src, smap, f->filename),
+						       f->start_line);
+	}
+	for (size_t i = 0; i < src->nr_locations; i++) {
+		const struct pf_location *l = &src->locations[i];
+
+		ALLOC_GROW(lines, l->nline, alloc_lines);
+		for (uint32_t j = 0; j < l->nline; j++) {
+			lines[j] = src->lines[l->line_off + j];
+			if (lines[j].function_id > src->nr_functions) {
+				ret = error("cannot merge an invalid profile: unknown function %llu",
+					    (unsigned long long)lines[j].function_id);
+				goto out;
+			}
+			lines[j].function_id = fmap[lines[j].function_id];
+		}
+		if (l->mapping_id > src->nr_mappings) {
+			ret = error("cannot merge an invalid profile: unknown mapping %llu",
+				    (unsigned long long)l->mapping_id);
+			goto out;
+		}
+		lmap[i + 1] = profile_add_location(dst, mmap_ids[l->mapping_id], l->address,
+						   lines, l->nline);
+		if (l->is_folded)
+			dst->locations[lmap[i + 1] - 1].is_folded = true;
+	}
+	for (size_t i = 0; i < src->nr_samples; i++) {
+		const struct pf_sample *s = &src->samples[i];
+		const uint64_t *sl = profile_sample_locs(src, s);
+
+		ALLOC_GROW(locs, s->nloc, alloc_locs);
+		for (uint32_t j = 0; j < s->nloc; j++) {
+			if (!sl[j] || sl[j] > src->nr_locations) {
+				ret = error("cannot merge an invalid profile: unknown location %llu",
+					    (unsigned long long)sl[j]);
+				goto out;
+			}
+			locs[j] = lmap[sl[j]];
+		}
+		ALLOC_GROW(labels, s->nlabel, alloc_labels);
+		for (uint32_t j = 0; j < s->nlabel; j++) {
+			labels[j] = src->labels[s->label_off + j];
+			labels[j].key = merge_str(dst, src, smap, labels[j].key);
+			labels[j].str = merge_str(dst, src, smap, labels[j].str);
+			labels[j].num_unit = merge_str(dst, src, smap, labels[j].num_unit);
+		}
+		profile_add_sample(dst, locs, s->nloc, profile_sample_values(src, s), labels, s->nlabel);
+	}
+out:
+	free(smap);
+	free(mmap_ids);
+	free(fmap);
+	free(lmap);
+	free(lines);
+	free(locs);
+	free(labels);
+	return ret;
+}

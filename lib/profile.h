@@ -188,6 +188,14 @@ bool frame_is_kernel(const struct profile *p, const struct pf_frame *f);
  */
 int profile_validate(const struct profile *p);
 
+/*
+ * Add src's samples, and the mappings, functions and locations they use,
+ * to dst (deduplicated as every add is). An empty dst takes src's sample
+ * types and period; otherwise they must match, or -1 with an error.
+ * Durations add up; the earlier start time is kept.
+ */
+int profile_merge(struct profile *dst, const struct profile *src);
+
 /* Sum of sample type 'idx' over all samples. */
 int64_t profile_total(const struct profile *p, int idx);
 

@@ -1171,7 +1171,11 @@ struct run {
 
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
 
-static void child_exec(char **argv, const sigset_t *mask, int go_fd, int err_fd)
+/* What the child reports through err_fd when it cannot enter o->dir. */
+#define CHDIR_FAILED 0x10000
+
+static void child_exec(const struct record_options *o, const sigset_t *mask, int go_fd,
+		       int err_fd)
 {
 	char go;
 	ssize_t n;
@@ -1184,26 +1188,42 @@ static void child_exec(char **argv, const sigset_t *mask, int go_fd, int err_fd)
 	while (n < 0 && errno == EINTR);
 	if (n != 1)
 		_exit(HL_EXIT_NOT_FOUND);	/* the parent gave up */
-	execvp(argv[0], argv);
+	if (o->dir && chdir(o->dir)) {
+		err = CHDIR_FAILED | errno;
+		goto fail;
+	}
+	if (o->discard_stdout) {
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, 1) < 0) {
+			err = errno;
+			goto fail;
+		}
+	}
+	execvp(o->argv[0], o->argv);
 	err = errno;
+fail:
 	if (write(err_fd, &err, sizeof(err)) < 0)
 		_exit(HL_EXIT_NOT_EXECUTABLE);
 	_exit(err == ENOENT ? HL_EXIT_NOT_FOUND : HL_EXIT_NOT_EXECUTABLE);
 }
 
-static int exec_error(const char *cmd, int err)
+static int exec_error(const struct record_options *o, int err)
 {
+	if (err & CHDIR_FAILED) {
+		error("cannot enter '%s': %s", o->dir, strerror(err & ~CHDIR_FAILED));
+		return -HL_EXIT_NOT_EXECUTABLE;
+	}
 	if (err == ENOENT) {
-		error("cannot run '%s': command not found", cmd);
+		error("cannot run '%s': command not found", o->argv[0]);
 		return -HL_EXIT_NOT_FOUND;
 	}
-	error("cannot run '%s': %s", cmd, strerror(err));
+	error("cannot run '%s': %s", o->argv[0], strerror(err));
 	return -HL_EXIT_NOT_EXECUTABLE;
 }
 
 static int start_command(struct run *run, const sigset_t *oldmask)
 {
-	char **argv = run->o->argv;
 	int go[2], ep[2], err = 0, ret;
 	ssize_t n;
 
@@ -1224,7 +1244,7 @@ static int start_command(struct run *run, const sigset_t *oldmask)
 	if (!run->child) {
 		close(go[1]);
 		close(ep[0]);
-		child_exec(argv, oldmask, go[0], ep[1]);
+		child_exec(run->o, oldmask, go[0], ep[1]);
 	}
 	close(go[0]);
 	close(ep[1]);
@@ -1246,7 +1266,7 @@ static int start_command(struct run *run, const sigset_t *oldmask)
 		n = read(ep[0], &err, sizeof(err));
 	while (n < 0 && errno == EINTR);
 	if (n == sizeof(err)) {
-		ret = exec_error(argv[0], err);
+		ret = exec_error(run->o, err);
 		goto out_reap;
 	}
 	ret = 0;

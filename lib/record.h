@@ -26,6 +26,8 @@ struct record_options {
 	pid_t pid;		/* the process to attach to (argv NULL) */
 	uint64_t duration_ns;	/* stop after this long; 0: when the target ends */
 	const char *output;	/* the profile to write */
+	const char *dir;	/* run the command here (NULL: where we are) */
+	bool discard_stdout;	/* the command's stdout goes to /dev/null */
 };
 
 struct record_result {

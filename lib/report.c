@@ -130,6 +130,8 @@ static int cmp_line_cost(const void *a, const void *b)
 
 static void set_hottest_lines(struct report *r, struct line_cost *lc, size_t n)
 {
+	if (!n)
+		return;	/* lc is NULL: qsort must not see it */
 	qsort(lc, n, sizeof(*lc), cmp_line_cost);
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
@@ -215,7 +217,8 @@ static int cmp_total(const void *a, const void *b)
 
 void report_sort(struct report *r, enum report_sort sort)
 {
-	qsort(r->rows, r->nr, sizeof(*r->rows), sort == REPORT_SORT_SELF ? cmp_self : cmp_total);
+	if (r->nr)	/* rows is NULL when there are none */
+		qsort(r->rows, r->nr, sizeof(*r->rows), sort == REPORT_SORT_SELF ? cmp_self : cmp_total);
 	/* the lookup table indexes rows by position: drop it */
 	free(r->slots);
 	r->slots = NULL;

@@ -23,9 +23,17 @@ DECLARE_CMD(bench);
 DECLARE_CMD(compare);
 DECLARE_CMD(init);
 DECLARE_CMD(config);
+DECLARE_CMD(scale);
 
 /* Parse a non-negative integer option value; -1 with an error when invalid. */
 long parse_count(const char *opt, const char *arg, long min, long max);
+
+/*
+ * Parse --call-graph fp|dwarf[,SIZE] into cfg for command 'cmd': 0, or
+ * HL_EXIT_USAGE after printing the usage error.
+ */
+struct sampler_config;
+int parse_call_graph(const char *cmd, const char *arg, struct sampler_config *cfg);
 
 /* Parse seconds (a non-negative number up to 1e6) for option 'opt'. */
 int parse_seconds(const char *opt, const char *arg, double *out);

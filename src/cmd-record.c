@@ -33,28 +33,6 @@ const char usage_record[] =
 "With a command, record exits with the command's exit status (128+N when\n"
 "a signal N killed it). A summary line goes to stderr.\n";
 
-static int parse_call_graph(const char *arg, struct sampler_config *cfg)
-{
-	const char *comma = strchr(arg, ',');
-	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
-	long size;
-
-	if (len == 2 && !strncmp(arg, "fp", 2) && !comma) {
-		cfg->callgraph = SAMPLER_CALLGRAPH_FP;
-		return 0;
-	}
-	if (len != 5 || strncmp(arg, "dwarf", 5))
-		return usage_error("record", "invalid --call-graph '%s': expected fp or dwarf[,SIZE]", arg);
-	cfg->callgraph = SAMPLER_CALLGRAPH_DWARF;
-	if (comma) {
-		size = parse_count("--call-graph dwarf,SIZE", comma + 1, 8, SAMPLER_MAX_STACK);
-		if (size < 0)
-			return HL_EXIT_USAGE;
-		cfg->stack_size = (unsigned)size;
-	}
-	return 0;
-}
-
 static int parse_duration(const char *arg, uint64_t *ns)
 {
 	char *end;
@@ -109,7 +87,7 @@ int cmd_record(int argc, char **argv)
 			o.output = optarg;
 			break;
 		case 'g':
-			if (parse_call_graph(optarg, &o.sampler))
+			if (parse_call_graph("record", optarg, &o.sampler))
 				return HL_EXIT_USAGE;
 			break;
 		case 'p':

@@ -39,7 +39,8 @@ const char usage_run[] =
 "  -f, --config FILE       the hotloop.conf (default: found from here up)\n"
 "  -F, --freq HZ           sampling frequency for record (default 999)\n"
 "  --call-graph fp|dwarf   how record walks stacks (default fp)\n"
-"  --size N                the value of {n} in the workload's command\n"
+"  --size N                the value of {n} in the workload's command (default:\n"
+"                          the largest of its sizes)\n"
 "  --no-build              profile what is built now\n"
 "  --budget TOKENS         the brief's budget (default 4000, 0: no limit)\n"
 "  --format md|json        print the brief as Markdown (default) or JSON\n";
@@ -155,19 +156,27 @@ static int load_config(struct run *r, const char *conf_file, const char *name)
 	return 0;
 }
 
-/* The workload's command with every {n} replaced by 'size'. */
+/*
+ * The workload's command with every {n} replaced by 'size', by default
+ * the largest of its configured sizes.
+ */
 static int command_line(struct run *r, const char *size)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *p = r->w->run, *n;
+	char largest[32];
 	bool simple;
 	char *prog;
 
 	if (!strstr(p, "{n}") && size)
 		warning("workload '%s' has no {n} in its command: --size %s is not used", r->w->name, size);
+	if (strstr(p, "{n}") && !size && r->w->nr_sizes) {
+		snprintf(largest, sizeof(largest), "%llu", (unsigned long long)r->w->sizes[r->w->nr_sizes - 1]);
+		size = largest;
+	}
 	if (strstr(p, "{n}") && !size)
-		return error("workload '%s' runs '%s': give the value of {n} with --size N",
-			     r->w->name, r->w->run);
+		return error("workload '%s' runs '%s': give the value of {n} with --size N, or "
+			     "sizes = ... in its section", r->w->name, r->w->run);
 	while ((n = strstr(p, "{n}"))) {
 		strbuf_add(&sb, p, (size_t)(n - p));
 		strbuf_addstr(&sb, size);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "sampler.h"
 #include "strbuf.h"
 
 #define CMD_JSON 0x1	/* takes --json: errors become {"error": ...} on stdout */
@@ -37,6 +38,7 @@ static const struct cmd commands[] = {
 	{ "compare", cmd_compare, CMD_JSON, "measure a candidate against a baseline: keep or reject", usage_compare },
 	{ "init",    cmd_init,    0,        "write a commented starter hotloop.conf",     usage_init },
 	{ "config",  cmd_config,  CMD_JSON, "validate hotloop.conf and print it normalized", usage_config },
+	{ "scale",   cmd_scale,   CMD_JSON, "growth exponent of each function with input size", usage_scale },
 };
 
 static const struct cmd *find_cmd(const char *name)
@@ -101,6 +103,28 @@ long parse_count(const char *opt, const char *arg, long min, long max)
 		return -1;
 	}
 	return v;
+}
+
+int parse_call_graph(const char *cmd, const char *arg, struct sampler_config *cfg)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	long size;
+
+	if (len == 2 && !strncmp(arg, "fp", 2) && !comma) {
+		cfg->callgraph = SAMPLER_CALLGRAPH_FP;
+		return 0;
+	}
+	if (len != 5 || strncmp(arg, "dwarf", 5))
+		return usage_error(cmd, "invalid --call-graph '%s': expected fp or dwarf[,SIZE]", arg);
+	cfg->callgraph = SAMPLER_CALLGRAPH_DWARF;
+	if (comma) {
+		size = parse_count("--call-graph dwarf,SIZE", comma + 1, 8, SAMPLER_MAX_STACK);
+		if (size < 0)
+			return HL_EXIT_USAGE;
+		cfg->stack_size = (unsigned)size;
+	}
+	return 0;
 }
 
 int parse_seconds(const char *opt, const char *arg, double *out)

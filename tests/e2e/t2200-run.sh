@@ -35,6 +35,8 @@ test_expect_success 'setup: a project in git with hotloop.conf' '
 		primary = yes
 	[workload "sized"]
 		run = ./spin {n}
+	[workload "nosizes"]
+		run = ./spin {n}
 	[workload "crash"]
 		run = sh -c "kill -SEGV \$\$"
 	EOC
@@ -72,14 +74,20 @@ test_expect_success '{n} is replaced by --size' '
 	jq -e ".command == \"exec ./spin 100\"" proj/.hotloop/runs/latest/meta.json
 '
 
-test_expect_code 1 '{n} without --size is an error' '
-	(cd proj && hotloop run sized --no-build) 2>err; rc=$?
+test_expect_success '{n} is the largest of sizes by default' '
+	(cd proj && sed -i "0,/run = .\/spin {n}/s//&\n\tsizes = 10 20 40/" hotloop.conf &&
+	 hotloop run sized --no-build >/dev/null 2>&1) &&
+	jq -e ".command == \"exec ./spin 40\"" proj/.hotloop/runs/latest/meta.json
+'
+
+test_expect_code 1 '{n} without --size or sizes is an error' '
+	(cd proj && hotloop run nosizes --no-build) 2>err; rc=$?
 	expect_grep "give the value of {n} with --size N" err && exit $rc
 '
 
 test_expect_code 1 'an unknown workload lists the configured ones' '
 	(cd proj && hotloop run nosuch) 2>err; rc=$?
-	expect_grep "no workload .nosuch. in .*(it has .main., .sized., .crash.)" err && exit $rc
+	expect_grep "no workload .nosuch. in .*(it has .main., .sized., .nosizes., .crash.)" err && exit $rc
 '
 
 test_expect_code 1 'a crashing workload fails the run, meta.json says so' '

@@ -89,7 +89,8 @@ test_expect_success '--json has the documented keys and types' '
 		(.agent.command == \"claude -p\") and
 		(.agent.timeout_s == 1200) and
 		(.primary == \"big\") and
-		(.workloads[1] == {name: \"small\", run: \"./wordfreq data/small.txt\", primary: false, timeout_s: 60}) and
+		(.workloads[0].sizes == [1000, 2000, 4000]) and
+		(.workloads[1] == {name: \"small\", run: \"./wordfreq data/small.txt\", primary: false, timeout_s: 60, sizes: []}) and
 		(.metrics[0] == {name: \"events_per_second\", better: \"higher\", tolerance: 0.02}) and
 		(.scenarios[0].settings.idle == \"10s\")
 	" out.json >/dev/null

@@ -223,6 +223,49 @@ static void test_config__values(void **state)
 	}
 }
 
+static void test_config__sizes(void **state)
+{
+	static const struct {
+		const char *in;
+		const char *want;	/* the sizes, or the reason */
+		int ret;
+	} cases[] = {
+		{ "1000 2000 4000", "1000 2000 4000", 0 },
+		{ "4000,1000,2000", "1000 2000 4000", 0 },
+		{ " 8, 2\t4 ,, 1 ", "1 2 4 8", 0 },
+		{ "1 2 1000000000000000", "1 2 1000000000000000", 0 },
+		{ "1000 2000", "only 2 sizes", -1 },
+		{ "5", "only 1 size", -1 },
+		{ "", "no sizes", -1 },
+		{ " , ", "no sizes", -1 },
+		{ "1000 2000 1000", "1000 appears twice", -1 },
+		{ "1000 2k 4000", "'2k' is not a whole number from 1 to 1000000000000000", -1 },
+		{ "0 1 2", "'0' is not a whole number from 1 to 1000000000000000", -1 },
+		{ "-1 1 2", "'-1' is not a whole number from 1 to 1000000000000000", -1 },
+		{ "1 2 1000000000000001", "'1000000000000001' is not a whole number from 1 to 1000000000000000", -1 },
+		{ "1 2 99999999999999999999999", "'99999999999999999999999' is not a whole number from 1 to 1000000000000000", -1 },
+		{ "1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 "
+		  "31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57 "
+		  "58 59 60 61 62 63 64 65", "more than 64 sizes", -1 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf why = STRBUF_INIT, got = STRBUF_INIT;
+		uint64_t *sizes = NULL;
+		size_t nr = 7;
+		int ret = config_parse_sizes(cases[i].in, &sizes, &nr, &why);
+
+		for (size_t j = 0; !ret && j < nr; j++)
+			strbuf_addf(&got, "%s%llu", j ? " " : "", (unsigned long long)sizes[j]);
+		if (ret != cases[i].ret || strcmp(ret ? why.buf : got.buf, cases[i].want) ||
+		    (ret && (sizes || nr)))
+			fail_msg("'%s': returned %d, got '%s'", cases[i].in, ret, ret ? why.buf : got.buf);
+		free(sizes);
+		strbuf_release(&why);
+		strbuf_release(&got);
+	}
+}
+
 static void mkdir_or_fail(const char *path)
 {
 	if (mkdir(path, 0700))
@@ -304,6 +347,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_config__cases),
 		cmocka_unit_test(test_config__values),
+		cmocka_unit_test(test_config__sizes),
 		cmocka_unit_test(test_config__find),
 		cmocka_unit_test(test_config__unterminated_buffer),
 	};

@@ -135,6 +135,24 @@ static void test_report__hottest_line_survives_growth(void **state)
 	strbuf_release(&text);
 }
 
+static void test_report__empty_profile(void **state)
+{
+	struct profile p;
+	struct report r;
+
+	/* a run too short for one sample: no rows, no line table to sort */
+	for (int by = REPORT_BY_FUNCTION; by <= REPORT_BY_DSO; by++) {
+		profile_init(&p);
+		profile_add_sample_type(&p, "samples", "count");
+		assert_int_equal(report_build(&r, &p, 0, (enum report_by)by), 0);
+		assert_int_equal(r.nr, 0);
+		assert_int_equal(r.total, 0);
+		report_sort(&r, REPORT_SORT_TOTAL);
+		report_release(&r);
+		profile_release(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +161,7 @@ int main(void)
 		cmocka_unit_test(test_report__inlined_flag),
 		cmocka_unit_test(test_report__by_line_file_dso),
 		cmocka_unit_test(test_report__hottest_line_survives_growth),
+		cmocka_unit_test(test_report__empty_profile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
