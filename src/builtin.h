@@ -16,6 +16,7 @@ DECLARE_CMD(record);
 DECLARE_CMD(report);
 DECLARE_CMD(flame);
 DECLARE_CMD(convert);
+DECLARE_CMD(asm);
 DECLARE_CMD(doctor);
 DECLARE_CMD(bench);
 DECLARE_CMD(compare);

@@ -30,6 +30,7 @@ static const struct cmd commands[] = {
 	{ "report",  cmd_report,  CMD_JSON, "rank where the time went",                  usage_report },
 	{ "flame",   cmd_flame,   0,        "draw an interactive SVG flame graph",        usage_flame },
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
+	{ "asm",     cmd_asm,     CMD_JSON, "one function's instructions, hot spots and verdict", usage_asm },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
 	{ "bench",   cmd_bench,   CMD_JSON, "measure the time and memory of a command",   usage_bench },
 	{ "compare", cmd_compare, CMD_JSON, "measure a candidate against a baseline: keep or reject", usage_compare },

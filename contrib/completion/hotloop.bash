@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert doctor bench compare init config help"
+	local commands="record report flame convert asm doctor bench compare init config help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -14,6 +14,7 @@ _hotloop()
 	report)  opts="--top --sort --by --sample-type --json --help" ;;
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
+	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
 	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand -f --config --help" ;;
