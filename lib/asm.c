@@ -102,9 +102,19 @@ static int elf_file_open(struct elf_file *ef, const char *path, bool quiet)
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF || !gelf_getehdr(ef->elf, &ef->ehdr) ||
 	    elf_getshdrstrndx(ef->elf, &ef->shstrndx)) {
-		const char *why = elf_errno() ? elf_errmsg(-1) : "bad ELF header";
+		int e = elf_errno();
+		const char *why = e ? elf_errmsg(e) : "bad ELF header";
 		elf_file_close(ef);
 		return quiet ? -1 : error("'%s' is a truncated or corrupt ELF file: %s", path, why);
+	}
+	/* libelf reads what is there: a cut file just seems to lack sections */
+	if (ef->ehdr.e_shoff > (uint64_t)st.st_size ||
+	    (uint64_t)ef->ehdr.e_shnum * ef->ehdr.e_shentsize > (uint64_t)st.st_size - ef->ehdr.e_shoff ||
+	    ef->ehdr.e_phoff > (uint64_t)st.st_size ||
+	    (uint64_t)ef->ehdr.e_phnum * ef->ehdr.e_phentsize > (uint64_t)st.st_size - ef->ehdr.e_phoff) {
+		elf_file_close(ef);
+		return quiet ? -1 : error("'%s' is a truncated or corrupt ELF file: its headers lie beyond its end (%lld bytes)",
+					  path, (long long)st.st_size);
 	}
 	return 0;
 }
@@ -365,6 +375,7 @@ static int match_query(const struct symbols *s, const char *query, bool exact,
 	struct strbuf sb = STRBUF_INIT;
 	size_t n = 0;
 	uint64_t addr;
+	bool exact_found;
 	int ret = -1;
 
 	if (parse_address(query, &addr)) {
@@ -375,7 +386,8 @@ static int match_query(const struct symbols *s, const char *query, bool exact,
 		for (size_t i = 0; i < s->nr; i++)
 			if (exact_match(&s->c[i], query))
 				m[n++] = &s->c[i];
-		for (size_t i = 0; !n && !exact && i < s->nr; i++)
+		exact_found = n > 0;
+		for (size_t i = 0; !exact_found && !exact && i < s->nr; i++)
 			if (strstr(s->c[i].name, query) || (s->c[i].dname && strstr(s->c[i].dname, query)))
 				m[n++] = &s->c[i];
 	}
