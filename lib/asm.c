@@ -37,8 +37,8 @@
 
 void asm_function_init(struct asm_function *f)
 {
+	/* no allocation: ASM_FUNCTION_INIT and this are the same empty state */
 	memset(f, 0, sizeof(*f));
-	strtab_init(&f->strs);
 	f->binary = f->name = f->system_name = f->build_id = f->realpath = "";
 	f->sample_type = f->sample_unit = f->verdict = "";
 }
@@ -291,22 +291,6 @@ static size_t distance(const char *query, const char *name)
 	return 64 + (lq > ln ? lq - ln : ln - lq);	/* long names: by length */
 }
 
-static const char *sort_query;
-
-static int cmp_closest(const void *a, const void *b)
-{
-	const struct cand *x = *(const struct cand *const *)a, *y = *(const struct cand *const *)b;
-	size_t dx = distance(sort_query, cand_name(x)), dy = distance(sort_query, cand_name(y));
-	int c;
-
-	if (dx != dy)
-		return dx < dy ? -1 : 1;
-	c = strcmp(cand_name(x), cand_name(y));
-	if (c)
-		return c;
-	return x->value < y->value ? -1 : x->value > y->value;
-}
-
 /* Exact: the raw name, the demangled one, or the demangled one without its parameters. */
 static bool exact_match(const struct cand *c, const char *q)
 {
@@ -319,41 +303,71 @@ static bool exact_match(const struct cand *c, const char *q)
 	return !strcmp(c->dname, q) || (!strncmp(c->dname, q, lq) && c->dname[lq] == '(');
 }
 
+/* A candidate for a query, with its distance to it. */
+struct match {
+	const struct cand *c;
+	size_t dist;
+};
+
 /* Of several symbols at one address, the one to show: global, then the shorter name. */
-static bool better_alias(const struct cand *a, const struct cand *b)
+static int cmp_alias(const struct cand *a, const struct cand *b)
 {
+	size_t la = strlen(a->name), lb = strlen(b->name);
+
 	if ((a->bind == STB_GLOBAL) != (b->bind == STB_GLOBAL))
-		return a->bind == STB_GLOBAL;
-	return strlen(a->name) < strlen(b->name);
+		return a->bind == STB_GLOBAL ? -1 : 1;
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return strcmp(a->name, b->name);
 }
 
-/* Distinct functions among 'm' (by address), each as its best-named alias. */
-static size_t dedup_by_address(const struct cand **m, size_t n)
+static int cmp_address(const void *a, const void *b)
+{
+	const struct cand *x = ((const struct match *)a)->c, *y = ((const struct match *)b)->c;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return cmp_alias(x, y);
+}
+
+static int cmp_closest(const void *a, const void *b)
+{
+	const struct match *x = a, *y = b;
+	int c;
+
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	c = strcmp(cand_name(x->c), cand_name(y->c));
+	if (c)
+		return c;
+	return x->c->value < y->c->value ? -1 : x->c->value > y->c->value;
+}
+
+/* Distinct functions among m (symbols at one address are one), closest to 'query' first. */
+static size_t rank(struct match *m, size_t n, const char *query)
 {
 	size_t out = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		size_t j;
-		for (j = 0; j < out; j++)
-			if (m[j]->value == m[i]->value)
-				break;
-		if (j == out)
+	qsort(m, n, sizeof(*m), cmp_address);
+	for (size_t i = 0; i < n; i++)
+		if (!out || m[out - 1].c->value != m[i].c->value)
 			m[out++] = m[i];
-		else if (better_alias(m[i], m[j]))
-			m[j] = m[i];
-	}
+	for (size_t i = 0; i < out; i++)
+		m[i].dist = distance(query, cand_name(m[i].c));
+	qsort(m, out, sizeof(*m), cmp_closest);
 	return out;
 }
 
-static void list_names(struct strbuf *sb, const struct cand **m, size_t n, bool with_addr)
+static void list_names(struct strbuf *sb, const struct match *m, size_t n, size_t max,
+		       bool with_addr)
 {
-	for (size_t i = 0; i < n && i < MAX_LISTED; i++) {
-		strbuf_addf(sb, "%s'%s'", i ? ", " : "", cand_name(m[i]));
+	for (size_t i = 0; i < n && i < max; i++) {
+		strbuf_addf(sb, "%s'%s'", i ? ", " : "", cand_name(m[i].c));
 		if (with_addr)
-			strbuf_addf(sb, " at 0x%" PRIx64, m[i]->value);
+			strbuf_addf(sb, " at 0x%" PRIx64, m[i].c->value);
 	}
-	if (n > MAX_LISTED)
-		strbuf_addf(sb, " and %zu more", n - MAX_LISTED);
+	if (n > max)
+		strbuf_addf(sb, " and %zu more", n - max);
 }
 
 static bool parse_address(const char *q, uint64_t *addr)
@@ -371,47 +385,45 @@ static bool parse_address(const char *q, uint64_t *addr)
 static int match_query(const struct symbols *s, const char *query, bool exact,
 		       const char *binary, const struct cand **out)
 {
-	const struct cand **m = xmalloc((s->nr + 1) * sizeof(*m));
+	struct match *m = xmalloc((s->nr + 1) * sizeof(*m));
 	struct strbuf sb = STRBUF_INIT;
 	size_t n = 0;
 	uint64_t addr;
-	bool exact_found;
 	int ret = -1;
 
 	if (parse_address(query, &addr)) {
 		for (size_t i = 0; i < s->nr; i++)
 			if (addr >= s->c[i].value && addr - s->c[i].value < s->c[i].size)
-				m[n++] = &s->c[i];
+				m[n++].c = &s->c[i];
 	} else {
+		bool found;
+
 		for (size_t i = 0; i < s->nr; i++)
 			if (exact_match(&s->c[i], query))
-				m[n++] = &s->c[i];
-		exact_found = n > 0;
-		for (size_t i = 0; !exact_found && !exact && i < s->nr; i++)
+				m[n++].c = &s->c[i];
+		found = n > 0;
+		for (size_t i = 0; !found && !exact && i < s->nr; i++)
 			if (strstr(s->c[i].name, query) || (s->c[i].dname && strstr(s->c[i].dname, query)))
-				m[n++] = &s->c[i];
+				m[n++].c = &s->c[i];
 	}
-	n = dedup_by_address(m, n);
-	sort_query = query;
+	n = rank(m, n, query);
 	if (n == 1) {
-		*out = m[0];
+		*out = m[0].c;
 		ret = 0;
 	} else if (n > 1) {
 		bool same_names = true;
 
-		qsort(m, n, sizeof(*m), cmp_closest);
 		for (size_t i = 1; i < n; i++)
-			same_names &= !strcmp(cand_name(m[i]), cand_name(m[0]));
-		list_names(&sb, m, n, same_names);
+			same_names &= !strcmp(cand_name(m[i].c), cand_name(m[0].c));
+		list_names(&sb, m, n, MAX_LISTED, same_names);
 		ret = error("'%s' matches %zu functions in '%s': %s; give %s",
 			    query, n, binary, sb.buf,
 			    same_names ? "the address of the one you mean (--fn 0x...)" : "the whole name");
 	} else {
 		for (size_t i = 0; i < s->nr; i++)
-			m[n++] = &s->c[i];
-		n = dedup_by_address(m, n);
-		qsort(m, n, sizeof(*m), cmp_closest);
-		list_names(&sb, m, n < 5 ? n : 5, false);
+			m[n++].c = &s->c[i];
+		n = rank(m, n, query);
+		list_names(&sb, m, n < 5 ? n : 5, 5, false);
 		if (!n)
 			ret = error("no function '%s' in '%s': it has no function symbols", query, binary);
 		else
@@ -419,7 +431,6 @@ static int match_query(const struct symbols *s, const char *query, bool exact,
 				    s->from_symtab ? "" : " (only its exported functions are visible: it is stripped)",
 				    sb.buf);
 	}
-	sort_query = NULL;
 	strbuf_release(&sb);
 	free(m);
 	return ret;
@@ -659,7 +670,7 @@ int asm_load(const char *binary, const char *query, bool exact, struct asm_funct
 	if (f->relocatable)
 		drop_relocated_targets(f, ef.elf, c->shndx);
 	else if (f->nr_segments)
-		add_lines(f, *f->realpath ? f->realpath : binary);
+		add_lines(f, binary);
 	ret = 0;
 out:
 	symbols_release(&syms);

@@ -152,7 +152,9 @@ struct asm_function {
 	const char *verdict;
 };
 
-#define ASM_FUNCTION_INIT { .strs = STRTAB_INIT }
+#define ASM_FUNCTION_INIT { .strs = STRTAB_INIT, .binary = "", .name = "", \
+	.system_name = "", .build_id = "", .realpath = "", .sample_type = "", \
+	.sample_unit = "", .verdict = "" }
 
 void asm_function_init(struct asm_function *f);
 void asm_function_release(struct asm_function *f);
