@@ -63,6 +63,18 @@ test_expect_success 'a function by an address inside it' '
 	expect_grep "^function  mod_sum$" out
 '
 
+test_expect_success 'a stripped file: symbols and lines from its debug file' '
+	cp "$WORKLOADS/asmloops" prog &&
+	objcopy --only-keep-debug prog prog.debug && strip prog &&
+	objcopy --add-gnu-debuglink=prog.debug prog &&
+	hotloop asm prog --fn mod_sum >out &&
+	expect_grep "^verdict   integer division in the hot loop" out &&
+	expect_grep "^workloads/asmloops.c:[0-9]*$" out &&
+	mkdir .debug && mv prog.debug .debug/ &&
+	hotloop asm prog --fn mod_sum >out &&
+	expect_grep "^function  mod_sum$" out
+'
+
 test_expect_success 'an object file: offsets in its section, calls are not loops' '
 	cat >obj.c <<-\EOF &&
 	double sqrt(double);
