@@ -158,7 +158,6 @@ struct symbols {
 	struct cand *c;
 	size_t nr, alloc;
 	bool from_symtab;	/* else .dynsym */
-	bool from_debug_file;
 };
 
 static void symbols_release(struct symbols *s)
@@ -637,7 +636,6 @@ int asm_load(const char *binary, const char *query, bool exact, struct asm_funct
 	} else if (!f->relocatable &&
 		   !open_debug_file(&ef, f->realpath, f->build_id, &dbg, &dbg_path)) {
 		syms.from_symtab = read_symtab(dbg.elf, SHT_SYMTAB, &syms);
-		syms.from_debug_file = true;
 	} else {
 		read_symtab(ef.elf, SHT_DYNSYM, &syms);
 	}
