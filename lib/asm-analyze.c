@@ -16,7 +16,7 @@
 #include "asm.h"
 
 /* Thresholds (docs/asm.md, "Rules"). */
-#define HOT_SHARE 0.80		/* the hot set holds this share of the samples */
+#define HOT_PERCENT 80		/* the hot set holds this share of the samples */
 #define DIV_SHARE 0.05		/* division: a divide and the next instruction */
 #define MEM_SHARE 0.70		/* memory-bound, with a profile: samples right after loads */
 #define MEM_LOAD_SHARE 0.50	/* memory-bound, without: loads among hot loop instructions */
@@ -285,7 +285,7 @@ static void cfg_dominators(struct cfg *g, const size_t *order)
 /* Number the dominator tree so that "a dominates b" is pre[a] <= pre[b] && post[b] <= post[a]. */
 static void cfg_number(struct cfg *g, const size_t *order)
 {
-	size_t nb = g->nr_blocks, n = 0, depth = 0, clock = 0;
+	size_t nb = g->nr_blocks, depth = 0, clock = 0;
 	size_t *child_off = xcalloc(nb + 2, sizeof(*child_off)), *child, *fill;
 	size_t (*frames)[2] = xmalloc((nb + 1) * sizeof(*frames));
 
@@ -301,7 +301,6 @@ static void cfg_number(struct cfg *g, const size_t *order)
 	for (size_t i = 1; order[i] != NONE; i++) {
 		size_t b = order[i];
 		child[child_off[g->idom[b]] + fill[g->idom[b]]++] = b;
-		n++;
 	}
 	if (nb) {
 		g->pre[0] = clock++;
@@ -321,7 +320,6 @@ static void cfg_number(struct cfg *g, const size_t *order)
 		g->post[v] = clock++;
 		depth--;
 	}
-	(void)n;
 	free(child_off);
 	free(child);
 	free(fill);
@@ -543,7 +541,7 @@ static void pick_hot(struct asm_function *f)
 		sort_f = f;
 		qsort(order, f->nr_insns, sizeof(*order), cmp_by_samples);
 		sort_f = NULL;
-		for (size_t k = 0; k < f->nr_insns && acc * 100 < total * (int)(HOT_SHARE * 100); k++) {
+		for (size_t k = 0; k < f->nr_insns && acc * 100 < total * HOT_PERCENT; k++) {
 			struct asm_insn *in = &f->insns[order[k]];
 
 			if (in->samples <= 0)

@@ -492,7 +492,7 @@ static struct asm_insn *new_insn(struct asm_function *f, uint64_t addr, uint32_t
 	in->addr = addr;
 	in->size = size;
 	in->loop = -1;
-	in->file = "";
+	in->file = in->inlined = "";
 	return in;
 }
 

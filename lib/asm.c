@@ -580,6 +580,8 @@ static void add_lines(struct asm_function *f, const char *path)
 				in->file = intern(f, frames[0].file);
 				in->line = frames[0].line;
 			}
+			if (n > 1 && frames[0].inlined)
+				in->inlined = intern(f, frames[0].name);
 		}
 	}
 	symbolizer_free(s);
@@ -899,6 +901,7 @@ json_t *asm_to_json(const struct asm_function *f)
 		json_object_set_new(o, "hot_loop", json_boolean(in->in_hot_loop));
 		json_object_set_new(o, "file", *in->file ? json_string(in->file) : json_null());
 		json_object_set_new(o, "line", in->line ? json_integer(in->line) : json_null());
+		json_object_set_new(o, "inlined", in->inlined && *in->inlined ? json_string(in->inlined) : json_null());
 		json_array_append_new(insns, o);
 	}
 	json_object_set_new(doc, "instructions", insns);

@@ -72,6 +72,7 @@ struct asm_insn {
 	const char *operands;
 	const char *file;		/* innermost source file, "" when unknown */
 	int line;			/* its line, 0 when unknown */
+	const char *inlined;		/* the function inlined here, "" when none */
 	int64_t samples;		/* from asm_annotate() */
 	/* set by asm_analyze() */
 	bool hot;			/* in the hot set */

@@ -38,7 +38,11 @@ const char usage_asm[] =
 "                       else samples)\n"
 "  --all                list every instruction (a long function otherwise\n"
 "                       shows only its hot instructions, with context)\n"
-"  --json               one JSON document on stdout (docs/asm.md)\n";
+"  --json               one JSON document on stdout (docs/asm.md)\n"
+"\n"
+"Exit status: 0, 1 when the file, the function or the profile cannot be\n"
+"read (no such function, several, a stripped or damaged file), 2 for a\n"
+"usage error.\n";
 
 /* Longer functions are listed around their hot instructions only. */
 #define LONG_FUNCTION 200
@@ -116,7 +120,7 @@ static void pick_shown(const struct asm_function *f, bool all, bool *shown)
 static void print_listing(const struct asm_function *f, bool all)
 {
 	bool *shown = xcalloc(f->nr_insns + 1, sizeof(*shown));
-	const char *file = NULL;
+	const char *file = NULL, *inlined = "";
 	int line = -1;
 	size_t skipped = 0;
 
@@ -133,10 +137,15 @@ static void print_listing(const struct asm_function *f, bool all)
 			printf("          ... %zu instruction%s\n", skipped, skipped == 1 ? "" : "s");
 			skipped = 0;
 		}
-		if (*in->file && (!file || strcmp(file, in->file) || line != in->line)) {
-			printf("%s%s:%d\n", file ? "" : "\n", short_path(in->file), in->line);
+		if (*in->file && (!file || strcmp(file, in->file) || line != in->line ||
+				  strcmp(inlined, in->inlined))) {
+			printf("%s%s:%d", file ? "" : "\n", short_path(in->file), in->line);
+			if (*in->inlined)
+				printf(" (inlined %s)", in->inlined);
+			printf("\n");
 			file = in->file;
 			line = in->line;
+			inlined = in->inlined;
 		}
 		if (f->annotated && in->samples > 0)
 			snprintf(share, sizeof(share), "%5.1f%%", pct(in->samples, f->samples));

@@ -45,6 +45,13 @@ test_expect_success 'the listing: hot loop marked, grouped by source line' '
 	grep "^\* " out | grep -q mulss
 '
 
+test_expect_success 'inlined code: its lines name the inlined function' '
+	hotloop asm "$WORKLOADS/inlined" --fn outer_loop >out &&
+	expect_grep "^workloads/inlined.c:[0-9]* (inlined mix_step)$" out &&
+	hotloop asm --json "$WORKLOADS/inlined" --fn outer_loop >o.json &&
+	jq -e "[.instructions[] | select(.hot) | .inlined] | any(. == \"mix_step\")" o.json >/dev/null
+'
+
 test_expect_success 'a C++ method by its demangled name, with or without parameters' '
 	hotloop asm "$WORKLOADS/cxxhog" --fn "hotns::Matrix::multiply(int)" >a &&
 	hotloop asm "$WORKLOADS/cxxhog" --fn hotns::Matrix::multiply >b &&

@@ -34,6 +34,7 @@ test_expect_success 'each instruction' '
 		(.hot_loop | type) == \"boolean\" and .samples == null and .share == null and
 		((.file | type) == \"string\" or .file == null) and
 		((.line | type) == \"number\" or .line == null) and
+		((.inlined | type) == \"string\" or .inlined == null) and
 		(if (.classes | index(\"simd\")) then (.simd_width | type) == \"number\" else .simd_width == null end))" d.json >/dev/null &&
 	jq -e "[.instructions[].address] == ([.instructions[].address] | sort)" d.json >/dev/null &&
 	jq -e "[.instructions[] | select(.mnemonic == \"mulss\")][0].classes == [\"load\", \"fp-scalar\", \"fp-arith\"]" d.json >/dev/null

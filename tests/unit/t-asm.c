@@ -224,7 +224,7 @@ static void build(struct asm_function *f, const struct row *rows, bool annotated
 		in->classes = r->classes;
 		in->mnemonic = r->mnemonic;
 		in->operands = "";
-		in->file = "";
+		in->file = in->inlined = "";
 		in->loop = -1;
 		in->samples = r->samples;
 		in->simd_width = r->width;
