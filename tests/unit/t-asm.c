@@ -660,6 +660,61 @@ static void test_asm__json_shape(void **state)
 	asm_function_release(&f);
 }
 
+/* ---- asm_load on a library compiled here ---- */
+
+static const char lib_c[] =
+	"int mod_sum(const int *x, int n, int d)\n"
+	"{ int s = 0; for (int i = 0; i < n; i++) s += x[i] % d; return s; }\n"
+	"int mod_max(const int *x, int n, int d)\n"
+	"{ int m = 0; for (int i = 0; i < n; i++) if (x[i] % d > m) m = x[i] % d; return m; }\n"
+	"int lone(int x) { return x * 3; }\n";
+
+static void test_asm__load_by_name(void **state)
+{
+	char dir[] = "/tmp/hotloop-t-asm-XXXXXX", *lib, *cmd;
+	struct asm_function f;
+	FILE *src;
+
+	if (system("command -v cc >/dev/null 2>&1"))
+		skip();
+	assert_non_null(mkdtemp(dir));
+	lib = xstrfmt("%s/lib.c", dir);
+	src = fopen(lib, "w");
+	assert_non_null(src);
+	fputs(lib_c, src);
+	fclose(src);
+	cmd = xstrfmt("cd %s && cc -O2 -g -fPIC -shared -o lib.so lib.c", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(lib);
+	lib = xstrfmt("%s/lib.so", dir);
+
+	/* exact names only when asked */
+	assert_int_equal(asm_load(lib, "mod_sum", true, &f), 0);
+	assert_string_equal(f.name, "mod_sum");
+	assert_true(f.nr_insns > 3 && f.end > f.start);
+	assert_int_equal(f.arch, ASM_ARCH_X86_64);
+	asm_analyze(&f);
+	assert_true(f.tags & ASM_DIVISION);
+	asm_function_release(&f);
+	assert_int_equal(asm_load(lib, "lon", true, &f), -1);
+	asm_function_release(&f);
+	/* a unique part of a name, or several */
+	assert_int_equal(asm_load(lib, "lon", false, &f), 0);
+	assert_string_equal(f.name, "lone");
+	asm_function_release(&f);
+	assert_int_equal(asm_load(lib, "mod_", false, &f), -1);
+	assert_non_null(strstr(last_error(), "'mod_' matches 2 functions"));
+	asm_function_release(&f);
+	assert_int_equal(asm_load(lib, "", false, &f), -1);
+	asm_function_release(&f);
+
+	cmd = xstrfmt("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	free(lib);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -681,6 +736,7 @@ int main(void)
 		cmocka_unit_test(test_asm__backward_jump_without_cycle),
 		cmocka_unit_test(test_asm__annotate),
 		cmocka_unit_test(test_asm__json_shape),
+		cmocka_unit_test(test_asm__load_by_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
