@@ -18,6 +18,7 @@ DECLARE_CMD(flame);
 DECLARE_CMD(convert);
 DECLARE_CMD(brief);
 DECLARE_CMD(run);
+DECLARE_CMD(asm);
 DECLARE_CMD(doctor);
 DECLARE_CMD(bench);
 DECLARE_CMD(compare);

@@ -33,6 +33,7 @@ static const struct cmd commands[] = {
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
 	{ "brief",   cmd_brief,   CMD_JSON, "where the time goes in code you own, and why", usage_brief },
 	{ "run",     cmd_run,     0,        "build, profile and brief a configured workload", usage_run },
+	{ "asm",     cmd_asm,     CMD_JSON, "one function's instructions, hot spots and verdict", usage_asm },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
 	{ "bench",   cmd_bench,   CMD_JSON, "measure the time and memory of a command",   usage_bench },
 	{ "compare", cmd_compare, CMD_JSON, "measure a candidate against a baseline: keep or reject", usage_compare },

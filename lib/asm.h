@@ -1,0 +1,204 @@
+/*
+ * asm.h: one function's machine code, explained. asm_load() finds the
+ * function in an ELF file (x86-64 or AArch64) and disassembles it with
+ * capstone; asm_annotate() adds a profile's samples to its instructions;
+ * asm_analyze() finds the loops and the hot instructions, counts the
+ * instruction mix and gives the tags and the one-line verdict that
+ * `hotloop asm` and the brief print (rules and thresholds: docs/asm.md).
+ * A struct asm_function owns everything it points to, strings included.
+ */
+#ifndef HOTLOOP_ASM_H
+#define HOTLOOP_ASM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intern.h"
+
+struct profile;
+struct json_t;
+
+enum asm_arch {
+	ASM_ARCH_X86_64,
+	ASM_ARCH_AARCH64,
+};
+
+/* What an instruction does: bits of asm_insn.classes. */
+enum asm_class {
+	ASM_C_LOAD = 1u << 0,		/* reads memory */
+	ASM_C_STORE = 1u << 1,		/* writes memory */
+	ASM_C_BRANCH = 1u << 2,		/* a jump, conditional or not (not call/ret) */
+	ASM_C_COND = 1u << 3,		/* ... that is conditional */
+	ASM_C_CALL = 1u << 4,
+	ASM_C_RET = 1u << 5,
+	ASM_C_INT_DIV = 1u << 6,	/* integer divide: div/idiv, sdiv/udiv */
+	ASM_C_FP_SCALAR = 1u << 7,	/* scalar floating-point arithmetic (SSE/AVX scalar, x87, FP on s/d regs) */
+	ASM_C_SIMD = 1u << 8,		/* packed SIMD, simd_width bits wide */
+	ASM_C_FP_DIV = 1u << 9,		/* floating-point divide or square root, scalar or packed */
+	ASM_C_INT_ALU = 1u << 10,	/* integer arithmetic or logic on general registers */
+	ASM_C_FP_ARITH = 1u << 11,	/* floating-point arithmetic, scalar or packed */
+	ASM_C_NOP = 1u << 12,		/* no operation (padding) */
+	ASM_C_UNKNOWN = 1u << 13,	/* bytes capstone could not decode */
+};
+
+/* The vector extension of a packed SIMD instruction. */
+enum asm_isa {
+	ASM_ISA_NONE,
+	ASM_ISA_MMX,
+	ASM_ISA_SSE,
+	ASM_ISA_AVX,
+	ASM_ISA_AVX2,
+	ASM_ISA_AVX512,
+	ASM_ISA_NEON,
+	ASM_ISA_SVE,
+};
+
+/* Register families an instruction reads or writes (eax and rax are one). */
+#define ASM_MAX_REGS 8
+
+struct asm_insn {
+	uint64_t addr;
+	uint32_t size;
+	uint32_t classes;		/* enum asm_class bits */
+	uint16_t simd_width;		/* bits, for ASM_C_SIMD (0: scalable, SVE) */
+	uint8_t isa;			/* enum asm_isa, for ASM_C_SIMD */
+	uint8_t nr_reads, nr_writes;
+	uint32_t reads[ASM_MAX_REGS];	/* register families: indexes in asm_function.strs */
+	uint32_t writes[ASM_MAX_REGS];
+	bool has_target;		/* a direct branch or call ... */
+	uint64_t target;		/* ... to this address */
+	const char *mnemonic;		/* in asm_function.strs */
+	const char *operands;
+	const char *file;		/* innermost source file, "" when unknown */
+	int line;			/* its line, 0 when unknown */
+	const char *inlined;		/* the function inlined here, "" when none */
+	int64_t samples;		/* from asm_annotate() */
+	/* set by asm_analyze() */
+	bool hot;			/* in the hot set */
+	bool in_hot_loop;		/* in the hot loop */
+	int loop;			/* innermost loop holding it (index in loops), -1 */
+};
+
+/*
+ * A natural loop: a head that dominates the blocks branching back to it,
+ * and every block that reaches those without passing the head.
+ */
+struct asm_loop {
+	uint64_t head;			/* first instruction of the head block */
+	uint64_t start, end;		/* lowest and highest instruction in it */
+	bool innermost;			/* holds no other loop */
+	int parent;			/* the loop around it (index in loops), -1 */
+};
+
+/* Instruction counts by class (or sample sums, for the weighted mix). */
+struct asm_mix {
+	int64_t instructions;
+	int64_t fp_scalar, fp_div, simd, simd64, simd128, simd256, simd512, simd_scalable;
+	int64_t load, store, branch, cond_branch, int_div, call;
+};
+
+enum asm_tag {
+	ASM_DIVISION = 1u << 0,
+	ASM_SCALAR_FP = 1u << 1,
+	ASM_NOT_VECTORIZED = 1u << 2,
+	ASM_BRANCHY = 1u << 3,
+	ASM_MEMORY_BOUND = 1u << 4,
+};
+#define ASM_NR_TAGS 5
+
+/* How the hot set was chosen. */
+enum asm_hot_rule {
+	ASM_HOT_SAMPLES,	/* the instructions holding 80% of the samples */
+	ASM_HOT_LOOPS,		/* the innermost loops */
+	ASM_HOT_FUNCTION,	/* no loop: the whole function */
+};
+
+struct asm_function {
+	struct strtab strs;		/* every string below and in insns */
+	const char *binary;		/* the path as given */
+	const char *name;		/* demangled */
+	const char *system_name;	/* as in the symbol table */
+	enum asm_arch arch;
+	uint64_t start, end;		/* [start, end): the symbol's range */
+	bool relocatable;		/* an object file: addresses are section offsets */
+	const char *build_id;		/* hex, "" when none */
+	const char *realpath;		/* "" when it cannot be resolved */
+
+	/* PT_LOAD segments, to turn file offsets into addresses */
+	struct asm_segment { uint64_t vaddr, offset, filesz; } *segments;
+	size_t nr_segments;
+
+	struct asm_insn *insns;
+	size_t nr_insns, alloc_insns;
+
+	/* asm_annotate() */
+	bool annotated;
+	const char *sample_type;	/* e.g. "samples", "" before annotation */
+	const char *sample_unit;
+	int64_t samples;		/* in this function */
+	int64_t profile_samples;	/* in the whole profile */
+
+	/* asm_analyze() */
+	struct asm_loop *loops;
+	size_t nr_loops, alloc_loops;
+	enum asm_hot_rule hot_rule;
+	size_t nr_hot;
+	struct asm_mix mix, hot_mix, loop_mix;	/* whole function, hot set, hot loop */
+	struct asm_mix sample_mix;		/* samples by class, whole function */
+	unsigned tags;					/* enum asm_tag bits */
+	const char *evidence[ASM_NR_TAGS];		/* per tag, NULL when unset */
+	enum asm_isa vector_isa;			/* widest SIMD in the hot loop */
+	unsigned vector_width;				/* its width in bits (0: none or scalable) */
+	const char *verdict;
+};
+
+#define ASM_FUNCTION_INIT { .strs = STRTAB_INIT, .binary = "", .name = "", \
+	.system_name = "", .build_id = "", .realpath = "", .sample_type = "", \
+	.sample_unit = "", .verdict = "" }
+
+void asm_function_init(struct asm_function *f);
+void asm_function_release(struct asm_function *f);
+
+/*
+ * Find the function 'query' in the ELF file 'binary' and disassemble it.
+ * The query is a raw or demangled name, exact (also without the C++
+ * parameter list) or, unless 'exact', a part of one; or an address "0x..."
+ * inside the function. Errors name the candidates when several functions
+ * match and the closest names when none does. *f is initialized here and
+ * must be released with asm_function_release() whatever the result.
+ */
+int asm_load(const char *binary, const char *query, bool exact, struct asm_function *f);
+
+/*
+ * Decode 'len' bytes of machine code at address 'addr' into f's
+ * instructions (what asm_load() does after finding the function). Bytes
+ * capstone cannot decode become ASM_C_UNKNOWN pseudo-instructions.
+ */
+int asm_decode(struct asm_function *f, enum asm_arch arch, const uint8_t *code,
+	       size_t len, uint64_t addr);
+
+/*
+ * Add the samples of 'p' (value 'sample_idx') whose leaf location is in
+ * this binary's mapping (same path or build id) and inside the function to
+ * the instruction holding the address. -1 after an error (a bad index).
+ */
+int asm_annotate(struct asm_function *f, const struct profile *p, int sample_idx);
+
+/* Loops, hot set and hot loop, mix, tags with evidence, the verdict. */
+void asm_analyze(struct asm_function *f);
+
+/* The tags in the order the verdict weighs them (division first). */
+extern const enum asm_tag asm_tag_order[ASM_NR_TAGS];
+/* The evidence for a tag of f, "" when the tag is not set. */
+const char *asm_evidence(const struct asm_function *f, enum asm_tag tag);
+
+/* Names: "division", "scalar-fp", ...; "SSE", "AVX2", "NEON", ... */
+const char *asm_tag_name(enum asm_tag tag);
+const char *asm_isa_name(enum asm_isa isa);
+const char *asm_arch_name(enum asm_arch arch);
+
+/* The whole analysis as one JSON object (keys in docs/asm.md). */
+struct json_t *asm_to_json(const struct asm_function *f);
+
+#endif
