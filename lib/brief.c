@@ -12,6 +12,7 @@
 
 #include <jansson.h>
 
+#include "asm.h"
 #include "brief.h"
 #include "config.h"
 #include "profile.h"
@@ -792,6 +793,59 @@ static void top_shares(struct tally *t, int64_t whole, struct brief_share *out, 
 		out[(*nr)++] = (struct brief_share){ t->v[i].name, pct(t->v[i].value, whole), t->v[i].owned };
 }
 
+/* ---- instructions ------------------------------------------------------ */
+
+static void quiet(const char *prefix, const char *msg)
+{
+}
+
+/*
+ * For a hotspot whose time is mostly its own instructions: the verdict of
+ * `hotloop asm` on them, and its tags. A binary that cannot be read (gone,
+ * stripped, another machine's) only leaves a note.
+ */
+static void set_asm(struct builder *bd, struct brief_hotspot *h)
+{
+	static const struct { enum asm_tag from; enum brief_tag to; } tags[] = {
+		{ ASM_DIVISION, BT_DIVISION }, { ASM_SCALAR_FP, BT_SCALAR_FP },
+		{ ASM_NOT_VECTORIZED, BT_NOT_VECTORIZED }, { ASM_BRANCHY, BT_BRANCHY },
+		{ ASM_MEMORY_BOUND, BT_MEMORY_BOUND },
+	};
+	struct asm_function f;
+	report_fn old_error, old_warn;
+	const char *name = h->system_name && *h->system_name ? h->system_name : h->function;
+	int ret;
+
+	if (bd->o->no_asm || h->inlined_only || !h->binary || *h->binary != '/' ||
+	    (double)h->self < 0.5 * (double)h->attributed)
+		return;
+	old_error = set_error_routine(quiet);
+	old_warn = set_warn_routine(quiet);
+	ret = asm_load(h->binary, name, true, &f);
+	if (ret) {
+		/* a compiler's clone of it: histogram_add.isra.0, foo.constprop.0 */
+		char *clone = xstrfmt("%s.", name);
+
+		asm_function_release(&f);
+		ret = asm_load(h->binary, clone, false, &f);
+		free(clone);
+	}
+	if (!ret)
+		ret = asm_annotate(&f, bd->p, bd->idx);
+	set_error_routine(old_error);
+	set_warn_routine(old_warn);
+	if (ret) {
+		h->asm_note = xstrdup(last_error());
+	} else {
+		asm_analyze(&f);
+		h->asm_verdict = xstrdup(f.verdict);
+		for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
+			if (f.tags & tags[i].from)
+				add_tag(h, tags[i].to, xstrdup(asm_evidence(&f, tags[i].from)));
+	}
+	asm_function_release(&f);
+}
+
 /* ---- snippets ---------------------------------------------------------- */
 
 static char *source_path(const struct brief_owned *o, const char *file)
@@ -1110,6 +1164,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		d = &bd.details[fs->hotspot];
 		set_tags(h, d);
 		set_own_tags(h, fs);
+		set_asm(&bd, h);
 		top_shares(&d->callers, h->total, h->callers, &h->nr_callers);
 		top_shares(&d->callees, h->total, h->callees, &h->nr_callees);
 		set_snippet(&bd, h, d);
@@ -1284,6 +1339,8 @@ static void md_hotspot(const struct brief *b, size_t rank, const struct brief_ho
 		strbuf_addf(sb, "- tag `%s`: %s\n", brief_tag_name(h->tags[i].tag), h->tags[i].evidence);
 	if (h->asm_verdict)
 		strbuf_addf(sb, "- asm: %s\n", h->asm_verdict);
+	else if (h->asm_note)
+		strbuf_addf(sb, "- asm: not read (%s)\n", h->asm_note);
 	if (h->have_scale)
 		strbuf_addf(sb, "- growth: ~n^%.2f (R^2 %.2f)\n", h->exponent, h->r2);
 	strbuf_addstr(sb, "- callers: ");
@@ -1449,6 +1506,7 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 						      "evidence", h->tags[i].evidence));
 	json_object_set_new(o, "tags", tags);
 	json_object_set_new(o, "asm", h->asm_verdict ? json_string(h->asm_verdict) : json_null());
+	json_object_set_new(o, "asm_note", h->asm_note ? json_string(h->asm_note) : json_null());
 	json_object_set_new(o, "growth", h->have_scale ? json_pack("{s:f, s:f}", "exponent", h->exponent,
 								  "r2", h->r2) : json_null());
 	if (snippet && h->nr_lines) {
@@ -1551,6 +1609,7 @@ void brief_release(struct brief *b)
 			free(h->tags[j].evidence);
 		free(h->tags);
 		free(h->asm_verdict);
+		free(h->asm_note);
 	}
 	free(b->hotspots);
 	for (size_t i = 0; i < b->nr_warnings; i++)

@@ -73,6 +73,7 @@ struct brief_opts {
 	double min_share;		/* a hotspot's least attributed share; 0.005 */
 	const char *focus;		/* only this function (exact, else substring) */
 	const char *workload;		/* for the header; NULL: the profile's "command: " */
+	bool no_asm;			/* do not read the hotspots' instructions */
 };
 
 struct brief_share {
@@ -107,6 +108,7 @@ struct brief_hotspot {
 	struct brief_tag_hit *tags;
 	size_t nr_tags;
 	char *asm_verdict;		/* NULL when not analyzed */
+	char *asm_note;			/* why the instructions could not be read, or NULL */
 	bool have_scale;
 	double exponent, r2;
 };

@@ -79,14 +79,20 @@ static void default_report(const char *prefix, const char *msg)
 static report_fn error_routine = default_report;
 static report_fn warn_routine = default_report;
 
-void set_error_routine(report_fn fn)
+report_fn set_error_routine(report_fn fn)
 {
+	report_fn old = error_routine;
+
 	error_routine = fn ? fn : default_report;
+	return old;
 }
 
-void set_warn_routine(report_fn fn)
+report_fn set_warn_routine(report_fn fn)
 {
+	report_fn old = warn_routine;
+
 	warn_routine = fn ? fn : default_report;
+	return old;
 }
 
 const char *last_error(void)

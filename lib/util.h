@@ -53,8 +53,9 @@ char *xstrfmt(const char *fmt, ...) ATTR_PRINTF(1, 2);
  * install their own routine to turn messages into responses.
  */
 typedef void (*report_fn)(const char *prefix, const char *msg);
-void set_error_routine(report_fn fn);
-void set_warn_routine(report_fn fn);
+/* Install a routine (NULL: the default, stderr); returns the one before. */
+report_fn set_error_routine(report_fn fn);
+report_fn set_warn_routine(report_fn fn);
 int hl_error(const char *fmt, ...) ATTR_PRINTF(1, 2);
 void hl_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
 #define error(...) hl_error(__VA_ARGS__)
