@@ -223,7 +223,7 @@ static void add_date(struct strbuf *sb, time_t when, int offset, bool iso)
 		    offset < 0 ? '-' : '+', a / 3600, iso ? ":" : "", a / 60 % 60);
 }
 
-static void add_day(struct strbuf *sb, const struct kb_entry *e)
+void kb_entry_day(const struct kb_entry *e, struct strbuf *sb)
 {
 	time_t local = e->when + e->utc_offset;
 	struct tm tm;
@@ -1098,7 +1098,7 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out)
 		const struct kb_entry *e = &kb->entries[i];
 
 		strbuf_addf(out, "- **%s** (", e->slug);
-		add_day(out, e);
+		kb_entry_day(e, out);
 		strbuf_addf(out, "): %s", e->verdict ? e->verdict : "no verdict");
 		if (e->function)
 			strbuf_addf(out, " `%s`", e->function);

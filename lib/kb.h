@@ -103,6 +103,9 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out);
 /* The diff the entry's diff.md holds (nothing appended when it has none). 0, or -1 with an error. */
 int kb_read_diff(const struct kb_entry *e, struct strbuf *out);
 
+/* Append the entry's day, YYYY-MM-DD in the offset it was written in; "-" when undated. */
+void kb_entry_day(const struct kb_entry *e, struct strbuf *sb);
+
 /* The entry as JSON (docs/kb.md), with "diff" when 'diff' is not NULL. */
 struct json_t *kb_entry_to_json(const struct kb_entry *e, const char *diff);
 
