@@ -94,8 +94,7 @@ static void add_clean(struct strbuf *out, const char *buf, size_t len)
 	}
 }
 
-/* s on one line, white space runs as one space, cut at 'max' characters with "...". */
-static void add_one_line(struct strbuf *out, const char *s, size_t max)
+void kb_one_line(struct strbuf *out, const char *s, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	bool space = false;
@@ -1107,12 +1106,12 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out)
 		strbuf_addch(out, '\n');
 		if (e->hypothesis) {
 			strbuf_addstr(out, "  hypothesis: ");
-			add_one_line(out, e->hypothesis, ONE_LINE_MAX);
+			kb_one_line(out, e->hypothesis, ONE_LINE_MAX);
 			strbuf_addch(out, '\n');
 		}
 		if (e->nr_reasons && *e->reasons[0]) {
 			strbuf_addstr(out, "  reason: ");
-			add_one_line(out, e->reasons[0], ONE_LINE_MAX);
+			kb_one_line(out, e->reasons[0], ONE_LINE_MAX);
 			strbuf_addch(out, '\n');
 		}
 	}

@@ -103,6 +103,9 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out);
 /* The diff the entry's diff.md holds (nothing appended when it has none). 0, or -1 with an error. */
 int kb_read_diff(const struct kb_entry *e, struct strbuf *out);
 
+/* Append s on one line (white space runs as one space), cut at 'max' characters with "...". */
+void kb_one_line(struct strbuf *out, const char *s, size_t max);
+
 /* Append the entry's day, YYYY-MM-DD in the offset it was written in; "-" when undated. */
 void kb_entry_day(const struct kb_entry *e, struct strbuf *sb);
 

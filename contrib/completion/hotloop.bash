@@ -14,7 +14,7 @@ _hotloop()
 	report)  opts="--top --sort --by --sample-type --json --help" ;;
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
-	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type -f --config --help" ;;
+	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type --kb -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
 	doctor)  opts="--json --help" ;;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # hotloop kb list/show/search on a knowledge base written by hand in the
 # documented format (docs/kb.md), found through --dir, hotloop.conf and
-# ./kb; JSON shapes; unknown slugs with suggestions; usage errors.
+# ./kb; JSON shapes; unknown slugs with suggestions; usage errors; the
+# attempts in hotloop brief.
 . "$(dirname "$0")/test-lib.sh"
 
 entry() {	# entry DIR: report.md from standard input
@@ -214,6 +215,41 @@ import json
 d = json.load(open(\"out.json\"))
 assert d == {\"kb\": \"empty/none\", \"attempts\": []}, d
 "
+'
+
+cat >words.folded <<-\EOC
+main;count_words;find_word;strcmp 60
+main;count_words;find_word 20
+main;count_words;hash_word 20
+EOC
+
+test_expect_success 'brief --kb: the attempts on each hotspot, and the question they raise' '
+	hotloop brief --kb kb words.folded >out.md &&
+	expect_grep "^- knowledge base: kb, 3 attempts" out.md &&
+	expect_grep "^- tried before: keep (-12.3% cpu on big \[-13.1, -11.4\]) kb/sorted-index-30112026$" out.md &&
+	expect_grep "^- tried before: reject (+3.1% cpu on big \[+2.0, +4.2\]) kb/hash-table-for-find-word-29112026: A binary search per word is O(log n); a hash table lookup is O(1).$" out.md &&
+	expect_grep "^- tried before: inconclusive kb/memoize-hash-word-01122026: The same words are hashed again and again.$" out.md &&
+	expect_grep "^- .find_word. was improved before (kept), -12.3% cpu on big \[-13.1, -11.4\]: see kb/sorted-index-30112026 and the attempt before it. What is left to gain, and where?$" out.md &&
+	hotloop brief --kb kb --json words.folded >out.json &&
+	jq -e ".kb == {\"dir\": \"kb\", \"attempts\": 3}" out.json &&
+	jq -e "[.hotspots[0].kb[].slug] == [\"sorted-index-30112026\", \"hash-table-for-find-word-29112026\"]" out.json &&
+	jq -e ".hotspots[0].kb[0] | .verdict == \"keep\" and .hypothesis == null and (.change|type) == \"string\"" out.json &&
+	jq -e ".hotspots[0].questions[0] | startswith(\"\`find_word\` was improved before\")" out.json &&
+	jq -e ".hotspots[1].function == \"hash_word\" and (.hotspots[1].kb|length) == 1" out.json
+'
+
+test_expect_success 'brief: the kb of hotloop.conf when it exists, none without' '
+	cp words.folded proj/ &&
+	(cd proj && hotloop brief --json words.folded) >out.json &&
+	jq -e ".kb == {\"dir\": \"notes/attempts\", \"attempts\": 1}" out.json &&
+	jq -e ".hotspots[0].kb[0].slug == \"sorted-index-30112026\"" out.json &&
+	mkdir nokb && cp words.folded nokb/ && (cd nokb && hotloop brief --json words.folded) >out.json &&
+	jq -e ".kb == null and .hotspots[0].kb == []" out.json
+'
+
+test_expect_code 1 'brief --kb: a missing directory is an error' '
+	hotloop brief --kb nowhere words.folded 2>err; rc=$?
+	expect_grep "no knowledge base at .nowhere." err && exit $rc
 '
 
 test_expect_code 2 'no subcommand' 'hotloop kb'
