@@ -1181,6 +1181,8 @@ out:
 	fmap_release(&bd.fns);
 	free(bd.frames);
 	free(bd.owned);
+	if (ret)
+		brief_release(b);	/* what was built before the error */
 	return ret;
 }
 
