@@ -1261,8 +1261,9 @@ int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out)
 	}
 	free(tmp);
 	tmp = NULL;			/* in place: nothing to clean up */
+	/* the entry is in place: the index is only derived from the entries */
 	if (fsync_dir(kb_dir) || write_index(kb_dir))
-		goto out;
+		warning("'%s/index.md' is not up to date; the next attempt added writes it again", kb_dir);
 	if (slug_out)
 		*slug_out = strbuf_detach(&name, NULL);
 	ret = 0;

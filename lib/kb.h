@@ -64,7 +64,8 @@ struct kb {
  * not at all: it is written under kb_dir/.tmp-<pid>-<n>/ and renamed into
  * place. Leftover .tmp-* directories of dead writers are removed first.
  * The slug (the directory's name) goes to *slug_out when it is not NULL
- * (caller frees). 0, or -1 with an error.
+ * (caller frees). 0 once the entry is in place (an index that could not
+ * be written is a warning), or -1 with an error and no entry.
  */
 int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out);
 
