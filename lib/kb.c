@@ -785,6 +785,19 @@ static int mkdir_p(const char *dir)
 	return ret;
 }
 
+/* kb/.gitignore, when there is none: a killed writer's leftovers are never committed. */
+static int keep_tmp_out_of_git(const char *kb_dir)
+{
+	static const char text[] = TMP_PREFIX "*\n*.tmp.*\n";
+	char *path = xstrfmt("%s/.gitignore", kb_dir);
+	int ret = 0;
+
+	if (access(path, F_OK) && errno == ENOENT)
+		ret = write_file_atomic(path, text, sizeof(text) - 1);
+	free(path);
+	return ret;
+}
+
 /* Remove the temp dirs of writers that died (or started long ago); problems are warnings. */
 static void clean_tmp(const char *kb_dir)
 {
@@ -1220,7 +1233,7 @@ int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out)
 		error("invalid time of an attempt: %lld", (long long)a->when);
 		goto out;
 	}
-	if (mkdir_p(kb_dir))
+	if (mkdir_p(kb_dir) || keep_tmp_out_of_git(kb_dir))
 		goto out;
 	clean_tmp(kb_dir);
 	entry_from_attempt(&e, a, files, nr_files);

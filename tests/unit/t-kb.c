@@ -422,7 +422,7 @@ static void test_kb__damaged(void **state)
 /* A writer killed mid-entry leaves only its .tmp dir: readers skip it, the next write removes it. */
 static void test_kb__killed_writer(void **state)
 {
-	char *dir = scratch(), *dead, *live, *f;
+	char *dir = scratch(), *dead, *live, *f, *text;
 	struct kb_attempt a = rejected();
 	struct kb kb;
 	pid_t pid = fork();
@@ -446,6 +446,11 @@ static void test_kb__killed_writer(void **state)
 	assert_int_equal(kb.nr, 0);
 	kb_release(&kb);
 	assert_int_equal(kb_add(dir, &a, NULL), 0);
+	f = xstrfmt("%s/.gitignore", dir);
+	text = slurp(f);
+	assert_string_equal(text, ".tmp-*\n*.tmp.*\n");
+	free(text);
+	free(f);
 	assert_false(exists(dead));
 	assert_true(exists(live));		/* its writer is alive and recent */
 	assert_int_equal(kb_load(dir, &kb), 0);
