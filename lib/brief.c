@@ -15,6 +15,7 @@
 #include "asm.h"
 #include "brief.h"
 #include "config.h"
+#include "kb.h"
 #include "profile.h"
 #include "stacks.h"
 #include "strbuf.h"
@@ -1180,6 +1181,8 @@ out:
 	fmap_release(&bd.fns);
 	free(bd.frames);
 	free(bd.owned);
+	if (ret)
+		brief_release(b);	/* what was built before the error */
 	return ret;
 }
 
@@ -1224,7 +1227,88 @@ int brief_add_scale(struct brief *b, const char *path)
 	return 0;
 }
 
+/* ---- what the knowledge base knows ---------------------------------------- */
+
+#define BRIEF_KB_HYPOTHESIS_MAX 160	/* characters of a hypothesis shown */
+
+static const char *display_file(const struct brief *b, const char *file);
+
+static void free_kb_hit(struct brief_kb_hit *k)
+{
+	free(k->slug);
+	free(k->verdict);
+	free(k->change);
+	free(k->hypothesis);
+}
+
+int brief_add_kb(struct brief *b, const struct kb *kb)
+{
+	const struct kb_entry *found[BRIEF_KB_MAX];
+	struct strbuf sb = STRBUF_INIT;
+	const char *dir = kb->dir ? kb->dir : "kb";
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	strbuf_add(&sb, dir, n);
+	free(b->kb_dir);
+	b->kb_dir = xstrdup(display_file(b, sb.buf));
+	b->kb_attempts = kb->nr;
+	for (size_t i = 0; i < b->nr_hotspots; i++) {
+		struct brief_hotspot *h = &b->hotspots[i];
+		size_t nr = kb_find(kb, h->function, NULL, 0, found, BRIEF_KB_MAX);
+
+		for (size_t j = 0; j < h->nr_kb; j++)
+			free_kb_hit(&h->kb[j]);
+		free(h->kb);
+		h->kb = NULL;
+		h->nr_kb = nr < BRIEF_KB_MAX ? nr : BRIEF_KB_MAX;
+		h->kb_total = nr;
+		if (h->nr_kb)
+			h->kb = xcalloc(h->nr_kb, sizeof(*h->kb));
+		for (size_t j = 0; j < h->nr_kb; j++) {
+			const struct kb_entry *e = found[j];
+
+			h->kb[j].slug = xstrdup(e->slug);
+			h->kb[j].verdict = e->verdict ? xstrdup(e->verdict) : NULL;
+			h->kb[j].change = e->change ? xstrdup(e->change) : NULL;
+			if (e->hypothesis) {
+				strbuf_reset(&sb);
+				kb_one_line(&sb, e->hypothesis, BRIEF_KB_HYPOTHESIS_MAX);
+				h->kb[j].hypothesis = strbuf_detach(&sb, NULL);
+			}
+		}
+	}
+	strbuf_release(&sb);
+	return 0;
+}
+
 /* ---- questions ----------------------------------------------------------- */
+
+/* The question the newest attempt on h raises. */
+static void kb_question(const struct brief *b, const struct brief_hotspot *h, struct strbuf *sb)
+{
+	const struct brief_kb_hit *k = &h->kb[0];
+	const char *v = k->verdict ? k->verdict : "";
+
+	if (!strcmp(v, "reject"))
+		strbuf_addf(sb, "`%s` was tried before and rejected", h->function);
+	else if (!strcmp(v, "keep"))
+		strbuf_addf(sb, "`%s` was improved before (kept)", h->function);
+	else
+		strbuf_addf(sb, "`%s` was tried before (%s)", h->function, *v ? v : "no verdict");
+	if (k->change)
+		strbuf_addf(sb, ", %s", k->change);
+	strbuf_addf(sb, ": see %s/%s", b->kb_dir, k->slug);
+	if (h->kb_total == 2)
+		strbuf_addstr(sb, " and the attempt before it");
+	else if (h->kb_total > 2)
+		strbuf_addf(sb, " and the %zu attempts before it", h->kb_total - 1);
+	if (!strcmp(v, "keep"))
+		strbuf_addstr(sb, ". What is left to gain, and where?");
+	else
+		strbuf_addstr(sb, ". What would make another attempt different?");
+}
 
 static void question(const struct brief_hotspot *h, const struct brief_tag_hit *t, struct strbuf *sb)
 {
@@ -1304,6 +1388,7 @@ static void question(const struct brief_hotspot *h, const struct brief_tag_hit *
 
 /* ---- Markdown ------------------------------------------------------------ */
 
+/* A path relative to the owned root holding it, else as it is. */
 static const char *display_file(const struct brief *b, const char *file)
 {
 	for (size_t i = 0; i < b->owned->nr_roots; i++)
@@ -1343,6 +1428,20 @@ static void md_hotspot(const struct brief *b, size_t rank, const struct brief_ho
 		strbuf_addf(sb, "- asm: not read (%s)\n", h->asm_note);
 	if (h->have_scale)
 		strbuf_addf(sb, "- growth: ~n^%.2f (R^2 %.2f)\n", h->exponent, h->r2);
+	for (size_t i = 0; i < h->nr_kb; i++) {
+		const struct brief_kb_hit *k = &h->kb[i];
+
+		strbuf_addf(sb, "- tried before: %s", k->verdict ? k->verdict : "no verdict");
+		if (k->change)
+			strbuf_addf(sb, " (%s)", k->change);
+		strbuf_addf(sb, " %s/%s", b->kb_dir, k->slug);
+		if (k->hypothesis)
+			strbuf_addf(sb, ": %s", k->hypothesis);
+		strbuf_addch(sb, '\n');
+	}
+	if (h->kb_total > h->nr_kb)
+		strbuf_addf(sb, "- tried before: %zu more (`hotloop kb search --function '%s'`)\n",
+			    h->kb_total - h->nr_kb, h->function);
 	strbuf_addstr(sb, "- callers: ");
 	md_shares(sb, h->callers, h->nr_callers, ", ");
 	strbuf_addstr(sb, "\n- callees: ");
@@ -1400,6 +1499,9 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 	strbuf_addf(sb, "; %.1f%% of the time has no owned caller\n", b->unattributed_pct);
 	strbuf_addf(sb, "- sample quality: %.1f%% with unknown frames, %.1f%% truncated stacks\n",
 		    b->unknown_pct, b->truncated_pct);
+	if (b->kb_dir)
+		strbuf_addf(sb, "- knowledge base: %s, %zu attempt%s (`hotloop kb search WORDS`)\n", b->kb_dir,
+			    b->kb_attempts, b->kb_attempts == 1 ? "" : "s");
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		strbuf_addf(sb, "- warning: %s\n", b->warnings[i]);
 
@@ -1421,14 +1523,21 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 	md_shares(sb, b->by_dir, b->nr_by_dir, ", ");
 	strbuf_addstr(sb, "\n");
 
-	for (size_t i = 0; i < b->show_hotspots && nq < MAX_QUESTIONS; i++)
-		for (size_t t = 0; t < b->hotspots[i].nr_tags && nq < MAX_QUESTIONS; t++) {
+	for (size_t i = 0; i < b->show_hotspots && nq < MAX_QUESTIONS; i++) {
+		const struct brief_hotspot *h = &b->hotspots[i];
+
+		/* what was tried first: it rules answers out */
+		for (size_t t = h->nr_kb ? 0 : 1; t <= h->nr_tags && nq < MAX_QUESTIONS; t++) {
 			if (!nq++)
 				strbuf_addstr(sb, "\n## Suggested questions\n\n");
 			strbuf_addstr(sb, "- ");
-			question(&b->hotspots[i], &b->hotspots[i].tags[t], sb);
+			if (t)
+				question(h, &h->tags[t - 1], sb);
+			else
+				kb_question(b, h, sb);
 			strbuf_addstr(sb, "\n");
 		}
+	}
 	if (b->truncated) {
 		strbuf_addf(sb, "\n## Cut to fit %zu tokens\n\n- ", b->budget);
 		cut_note(b, sb);
@@ -1488,6 +1597,13 @@ static json_t *shares_json(const struct brief_share *s, size_t n, const char *ke
 	return a;
 }
 
+static json_t *json_or_null(const char *s)
+{
+	json_t *j = s ? json_string(s) : NULL;
+
+	return j ? j : json_null();
+}
+
 static json_t *hotspot_json(const struct brief *b, size_t rank, const struct brief_hotspot *h, bool snippet)
 {
 	json_t *o = json_object(), *tags = json_array(), *sn = json_null();
@@ -1522,7 +1638,18 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 									  : json_null());
 	json_object_set_new(o, "callers", shares_json(h->callers, h->nr_callers, "function"));
 	json_object_set_new(o, "callees", shares_json(h->callees, h->nr_callees, "function"));
+	json_object_set_new(o, "kb", tags = json_array());
+	for (size_t i = 0; i < h->nr_kb; i++)
+		json_array_append_new(tags, json_pack("{s:s, s:o, s:o, s:o}", "slug", h->kb[i].slug,
+						      "verdict", json_or_null(h->kb[i].verdict),
+						      "change", json_or_null(h->kb[i].change),
+						      "hypothesis", json_or_null(h->kb[i].hypothesis)));
 	json_object_set_new(o, "questions", tags = json_array());
+	if (h->nr_kb) {
+		strbuf_reset(&q);
+		kb_question(b, h, &q);
+		json_array_append_new(tags, json_string(q.buf));
+	}
 	for (size_t i = 0; i < h->nr_tags; i++) {
 		strbuf_reset(&q);
 		question(h, &h->tags[i], &q);
@@ -1558,6 +1685,8 @@ static json_t *render_json(const struct brief *b)
 	json_object_set_new(own, "from", b->owned->how ? json_string(b->owned->how) : json_null());
 	json_object_set_new(own, "main_executable_fallback", json_boolean(b->owned_fallback));
 	json_object_set_new(doc, "owned", own);
+	json_object_set_new(doc, "kb", b->kb_dir ? json_pack("{s:s, s:I}", "dir", b->kb_dir, "attempts",
+							     (json_int_t)b->kb_attempts) : json_null());
 	for (size_t i = 0; i < b->show_hotspots; i++)
 		json_array_append_new(hs, hotspot_json(b, i, &b->hotspots[i], i < b->show_snippets));
 	json_object_set_new(doc, "hotspots", hs);
@@ -1610,6 +1739,9 @@ void brief_release(struct brief *b)
 		free(h->tags);
 		free(h->asm_verdict);
 		free(h->asm_note);
+		for (size_t j = 0; j < h->nr_kb; j++)
+			free_kb_hit(&h->kb[j]);
+		free(h->kb);
 	}
 	free(b->hotspots);
 	for (size_t i = 0; i < b->nr_warnings; i++)
@@ -1621,5 +1753,6 @@ void brief_release(struct brief *b)
 	for (size_t i = 0; i < b->nr_dir_names; i++)
 		free(b->dir_names[i]);
 	free(b->dir_names);
+	free(b->kb_dir);
 	memset(b, 0, sizeof(*b));
 }

@@ -93,6 +93,14 @@ struct brief_tag_hit {
 	char *evidence;
 };
 
+/* An attempt of the knowledge base on a hotspot's function (copied: the kb may go). */
+#define BRIEF_KB_MAX	3	/* attempts shown per hotspot, newest first */
+struct brief_kb_hit {
+	char *slug;
+	char *verdict, *change;		/* NULL when the entry has none */
+	char *hypothesis;		/* on one line, cut; NULL when none */
+};
+
 struct brief_hotspot {
 	const char *function, *file, *dso;
 	const char *binary;		/* the mapped file holding it, for asm */
@@ -111,6 +119,9 @@ struct brief_hotspot {
 	char *asm_note;			/* why the instructions could not be read, or NULL */
 	bool have_scale;
 	double exponent, r2;
+	struct brief_kb_hit *kb;	/* from brief_add_kb(), newest first */
+	size_t nr_kb;
+	size_t kb_total;		/* attempts on it in the knowledge base, shown or not */
 };
 
 struct brief {
@@ -133,6 +144,8 @@ struct brief {
 	size_t nr_by_dso, nr_by_dir;
 	char **dir_names;		/* the strings by_dir points to */
 	size_t nr_dir_names;
+	char *kb_dir;			/* the knowledge base as shown; NULL: none added */
+	size_t kb_attempts;		/* how many attempts it holds */
 	/* what the last format call kept within its budget */
 	size_t show_hotspots, show_snippets;
 	bool truncated;
@@ -150,6 +163,14 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
  * exponent (and the superlinear tag). 0, or -1 with an error.
  */
 int brief_add_scale(struct brief *b, const char *path);
+
+/*
+ * Give each hotspot the (at most BRIEF_KB_MAX) newest attempts of the
+ * knowledge base on its function, for the Markdown, the JSON and the
+ * questions. 0.
+ */
+struct kb;
+int brief_add_kb(struct brief *b, const struct kb *kb);
 
 /* The Markdown or the JSON, at most 'budget' tokens (chars / 4; 0: no limit). */
 void brief_format_md(struct brief *b, size_t budget, struct strbuf *out);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -17,6 +18,7 @@
 #include "brief.h"
 #include "builtin.h"
 #include "config.h"
+#include "kb.h"
 #include "profile.h"
 #include "profile-io.h"
 #include "revs.h"
@@ -25,14 +27,15 @@
 const char usage_brief[] =
 "usage: hotloop brief [FILE] [--budget TOKENS] [--format md|json] [--json]\n"
 "                     [--owned DIR]... [--focus FN] [--top N] [--context N]\n"
-"                     [--scale FILE] [--sample-type NAME] [-f CONFIG]\n"
+"                     [--scale FILE] [--sample-type NAME] [--kb DIR] [-f CONFIG]\n"
 "\n"
 "Say where the time goes in code you own, and why: hotspots ranked by the\n"
 "time attributed to them (time in libc, libstdc++, libm or the kernel is\n"
 "charged to the nearest owned caller), each with its hottest lines, callers,\n"
-"callees and tags with their evidence; the hot path; rollups by DSO and by\n"
-"directory; questions that follow from the tags. FILE is a profile (default\n"
-"hotloop.pb.gz; pprof or folded stacks; - reads standard input).\n"
+"callees, tags with their evidence and the attempts the knowledge base holds\n"
+"on it; the hot path; rollups by DSO and by directory; questions that follow\n"
+"from the attempts and the tags. FILE is a profile (default hotloop.pb.gz;\n"
+"pprof or folded stacks; - reads standard input).\n"
 "\n"
 "  --budget TOKENS      fit in TOKENS (chars / 4; default 4000, 0: no limit);\n"
 "                       source snippets go first, then the lowest hotspots\n"
@@ -46,37 +49,25 @@ const char usage_brief[] =
 "  --context N          source lines either side of the hottest (default 6)\n"
 "  --scale FILE         growth exponents from `hotloop scale` (its JSON)\n"
 "  --sample-type NAME   the value to weigh by (default: the profile's default)\n"
-"  -f, --config FILE    the hotloop.conf to take [project] owned from\n";
+"  --kb DIR             the knowledge base of attempts (default: [project] kb\n"
+"                       of hotloop.conf, when it exists; docs/kb.md)\n"
+"  -f, --config FILE    the hotloop.conf to take [project] owned and kb from\n";
 
-static int owned_from_config(struct brief_owned *o, const char *path)
+/*
+ * The roots: --owned, else [project] owned of the config (conf_path, when
+ * there is one), else the git top level, else the current directory.
+ */
+static int find_owned(struct brief_owned *o, const struct config *cf, const char *conf_path)
 {
-	struct config cf;
-	int ret = config_parse_file(&cf, path);
-
-	if (!ret)
-		ret = brief_owned_from_config(o, &cf, path);
-	config_release(&cf);
-	return ret;
-}
-
-static int find_owned(struct brief_owned *o, const char *conf_file)
-{
-	char *found = NULL, *top;
+	char *top;
 	int ret;
 
 	if (o->nr_roots) {
 		o->how = xstrdup("--owned");
 		return 0;
 	}
-	if (conf_file)
-		return owned_from_config(o, conf_file);
-	if ((ret = config_locate(".", &found)) < 0)
-		return -1;
-	if (!ret) {
-		ret = owned_from_config(o, found);
-		free(found);
-		return ret;
-	}
+	if (conf_path)
+		return brief_owned_from_config(o, cf, conf_path);
 	if ((top = revs_find_top("."))) {
 		o->how = xstrdup("the git top level");
 		ret = brief_owned_add(o, top, false, true);
@@ -87,8 +78,35 @@ static int find_owned(struct brief_owned *o, const char *conf_file)
 	return brief_owned_add(o, ".", false, true);
 }
 
+/* The knowledge base: --kb DIR (which must exist), else the config's when it exists. */
+static int find_kb(struct kb *kb, const char *dir, const struct config *cf, const char *conf_path,
+		   bool *have)
+{
+	struct stat st;
+	char *d;
+	int ret = 0;
+
+	if (dir) {
+		if (stat(dir, &st))
+			return error("no knowledge base at '%s': %s", dir, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			return error("no knowledge base at '%s': not a directory", dir);
+		*have = true;
+		return kb_load(dir, kb);
+	}
+	if (!conf_path)
+		return 0;
+	d = kb_dir_of_config(cf, conf_path);
+	if (!stat(d, &st) && S_ISDIR(st.st_mode)) {
+		*have = true;
+		ret = kb_load(d, kb);
+	}
+	free(d);
+	return ret;
+}
+
 enum { OPT_BUDGET = 256, OPT_FORMAT, OPT_JSON, OPT_OWNED, OPT_FOCUS, OPT_TOP, OPT_CONTEXT,
-       OPT_SCALE, OPT_TYPE };
+       OPT_SCALE, OPT_TYPE, OPT_KB };
 
 int cmd_brief(int argc, char **argv)
 {
@@ -102,18 +120,23 @@ int cmd_brief(int argc, char **argv)
 		{ "context", required_argument, NULL, OPT_CONTEXT },
 		{ "scale", required_argument, NULL, OPT_SCALE },
 		{ "sample-type", required_argument, NULL, OPT_TYPE },
+		{ "kb", required_argument, NULL, OPT_KB },
 		{ "config", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct brief_owned owned = { 0 };
 	struct brief_opts bo = { 0 };
+	struct kb kb = KB_INIT;
+	struct config cf;
 	struct profile prof;
 	struct brief b;
-	const char *file = "hotloop.pb.gz", *scale = NULL, *type = NULL, *conf_file = NULL;
+	const char *file = "hotloop.pb.gz", *scale = NULL, *type = NULL, *conf_file = NULL, *kb_dir = NULL;
+	char *conf_path = NULL;
 	long budget = 4000, v;
-	bool json = false;
+	bool json = false, have_kb = false;
 	int c, idx, ret = HL_EXIT_FAILURE;
 
+	config_init(&cf);
 	bo.context = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
@@ -158,6 +181,9 @@ int cmd_brief(int argc, char **argv)
 		case OPT_TYPE:
 			type = optarg;
 			break;
+		case OPT_KB:
+			kb_dir = optarg;
+			break;
 		case 'f':
 			conf_file = optarg;
 			break;
@@ -173,7 +199,16 @@ int cmd_brief(int argc, char **argv)
 	}
 	if (optind < argc)
 		file = argv[optind];
-	if (find_owned(&owned, conf_file))
+	if (conf_file)
+		conf_path = xstrdup(conf_file);
+	else if (config_locate(".", &conf_path) < 0)
+		goto out;
+	if (conf_path) {
+		config_release(&cf);
+		if (config_parse_file(&cf, conf_path))
+			goto out;
+	}
+	if (find_owned(&owned, &cf, conf_path) || find_kb(&kb, kb_dir, &cf, conf_path, &have_kb))
 		goto out;
 	bo.owned = &owned;
 	profile_init(&prof);
@@ -181,6 +216,8 @@ int cmd_brief(int argc, char **argv)
 		goto out_profile;
 	if (brief_build(&b, &prof, idx, &bo))
 		goto out_profile;
+	if (have_kb)
+		brief_add_kb(&b, &kb);
 	if (!scale || !brief_add_scale(&b, scale)) {
 		if (json) {
 			print_json(brief_to_json(&b, (size_t)budget));
@@ -201,5 +238,8 @@ out_usage:
 	ret = HL_EXIT_USAGE;
 out:
 	brief_owned_release(&owned);
+	kb_release(&kb);
+	config_release(&cf);
+	free(conf_path);
 	return ret;
 }

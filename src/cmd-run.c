@@ -21,6 +21,7 @@
 #include "brief.h"
 #include "builtin.h"
 #include "config.h"
+#include "kb.h"
 #include "profile.h"
 #include "profile-io.h"
 #include "revs.h"
@@ -301,6 +302,9 @@ static int write_brief(struct run *r, size_t budget, bool json)
 	struct brief b;
 	char *path = in_run(r, "profile.pb.gz"), *scale = xstrfmt("%s/.hotloop/scale/%s.json", r->top, r->w->name);
 	char *mdp = in_run(r, "brief.md"), *jsp = in_run(r, "brief.json"), *js = NULL;
+	char *kb_dir = kb_dir_of_config(&r->cf, r->conf_path);
+	struct kb kb = KB_INIT;
+	struct stat st;
 	json_t *doc = NULL;
 	int idx, ret = -1;
 
@@ -315,6 +319,11 @@ static int write_brief(struct run *r, size_t budget, bool json)
 		goto out;
 	if (!access(scale, R_OK) && brief_add_scale(&b, scale))
 		goto out_brief;
+	if (!stat(kb_dir, &st) && S_ISDIR(st.st_mode)) {
+		if (kb_load(kb_dir, &kb))
+			goto out_brief;
+		brief_add_kb(&b, &kb);
+	}
 	brief_format_md(&b, budget, &md);
 	doc = brief_to_json(&b, budget);
 	js = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
@@ -337,6 +346,8 @@ out:
 	strbuf_release(&md);
 	profile_release(&prof);
 	brief_owned_release(&owned);
+	kb_release(&kb);
+	free(kb_dir);
 	free(path);
 	free(scale);
 	free(mdp);

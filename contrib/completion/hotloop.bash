@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert brief run asm doctor bench compare init config scale help"
+	local commands="record report flame convert brief run asm doctor bench compare init config scale kb help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -14,7 +14,7 @@ _hotloop()
 	report)  opts="--top --sort --by --sample-type --json --help" ;;
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
-	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type -f --config --help" ;;
+	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type --kb -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
 	doctor)  opts="--json --help" ;;
@@ -23,6 +23,11 @@ _hotloop()
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
+	kb)      opts="--function --diff --json --dir -f --config --help"
+		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
+			COMPREPLY=($(compgen -W "list show search" -- "$cur"))
+			return
+		 fi ;;
 	help)    opts="$commands" ;;
 	esac
 	if [[ "$cur" == -* || "$cmd" == help ]]; then

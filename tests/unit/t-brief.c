@@ -2,20 +2,23 @@
  * t-brief.c: unit tests for brief.c on synthetic profiles: attribution to
  * the nearest owned frame, every tag rule with its evidence, the main
  * executable fallback, quality, the hot path, rollups, --focus, the budget
- * cutting snippets before hotspots, and growth exponents from scale JSON.
+ * cutting snippets before hotspots, growth exponents from scale JSON, and
+ * the knowledge base's attempts on each hotspot.
  */
 #include <fcntl.h>
+#include <math.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "test-helpers.h"
 #include "brief.h"
+#include "kb.h"
 #include "strbuf.h"
 
 static char *roots[] = { "/proj" };
 static char *excluded[] = { "/proj/tests" };
-static const struct brief_owned proj = { roots, 1, excluded, 1, "test" };
+static const struct brief_owned proj = { roots, 1, excluded, 1, "test", 0, 0 };
 
 static void build(struct profile *p, struct brief *b, const char *text, const struct brief_owned *o,
 		  const char *focus)
@@ -233,7 +236,7 @@ static void test_brief__owned_paths(void **state)
 static void test_brief__fallback_and_quality(void **state)
 {
 	static char *elsewhere[] = { "/elsewhere" };
-	static const struct brief_owned other = { elsewhere, 1, NULL, 0, "test" };
+	static const struct brief_owned other = { elsewhere, 1, NULL, 0, "test", 0, 0 };
 	struct profile p;
 	struct brief b;
 
@@ -359,7 +362,7 @@ static void test_brief__snippet_and_budget(void **state)
 {
 	char dir[] = "/tmp/hotloop-t-brief.XXXXXX", *path = write_source(dir), *text;
 	char *root[] = { dir };
-	struct brief_owned o = { root, 1, NULL, 0, "test" };
+	struct brief_owned o = { root, 1, NULL, 0, "test", 0, 0 };
 	struct strbuf md = STRBUF_INIT, big = STRBUF_INIT;
 	struct profile p;
 	struct brief b;
@@ -459,6 +462,138 @@ static void test_brief__scale(void **state)
 	unlink(path);
 }
 
+/* Five attempts: four on tokenize (newest first: reject, keep, inconclusive, reject), one elsewhere. */
+static void kb_fixture(struct kb *kb, char *dir)
+{
+	static const char *const why[] = { "slower: +3.1% cpu on big" };
+	static const struct { const char *title, *function, *verdict, *change, *hypothesis; } rows[] = {
+		{ "arena for tokens", "tokenize", "reject", NULL, "oldest" },
+		{ "reuse the token buffer", "tokenize", "inconclusive", "-0.4% cpu on big [-1.2, +0.5]", NULL },
+		{ "intern tokens", "tokenize", "keep", "-12.3% cpu on big [-13.1, -11.4]", "fewer mallocs" },
+		{ "hash the line once", "hash_line", "reject", NULL, "unrelated" },
+		{ "one malloc per line", "tokenize", "reject", "+3.1% cpu on big [+2.0, +4.2]",
+		  "tokenize calls malloc for every token;\n\none buffer per line would make it one call. "
+		  "This hypothesis goes on well past the length that fits on one line of the brief, so it is cut." },
+	};
+
+	setenv("TZ", "UTC", 1);		/* the slugs' dates */
+	tzset();
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		struct kb_attempt a = { 0 };
+
+		a.title = rows[i].title;
+		a.function = rows[i].function;
+		a.verdict = rows[i].verdict;
+		a.change = rows[i].change;
+		a.hypothesis = rows[i].hypothesis;
+		a.reasons = why;
+		a.nr_reasons = 1;
+		a.expected_gain_pct = NAN;
+		a.when = 1795960992 + (time_t)i * 60;
+		assert_int_equal(kb_add(dir, &a, NULL), 0);
+	}
+	assert_int_equal(kb_load(dir, kb), 0);
+	assert_int_equal(kb->nr, 5);
+	/* as if the knowledge base were the project's kb/ */
+	free(kb->dir);
+	kb->dir = xstrdup("/proj/kb/");
+}
+
+static void test_brief__kb(void **state)
+{
+	char dir[] = "/tmp/t-brief-kb.XXXXXX", *cmd;
+	struct profile p;
+	struct brief b;
+	struct kb kb;
+	struct strbuf md = STRBUF_INIT;
+	const struct brief_hotspot *h;
+	json_t *doc, *hs, *k;
+
+	kb_fixture(&kb, dir);
+	build(&p, &b,
+	      "malloc!/lib/libc.so.6;tokenize@/proj/src/tok.c:12;main@/proj/src/main.c:5 70\n"
+	      "hash@/proj/src/h.c:3;main@/proj/src/main.c:6 30\n",
+	      &proj, NULL);
+
+	/* without a knowledge base: nothing about one */
+	brief_format_md(&b, 0, &md);
+	assert_null(strstr(md.buf, "knowledge base"));
+	assert_null(strstr(md.buf, "tried before"));
+	doc = brief_to_json(&b, 0);
+	assert_true(json_is_null(json_object_get(doc, "kb")));
+	hs = json_object_get(doc, "hotspots");
+	assert_int_equal(json_array_size(json_object_get(json_array_get(hs, 0), "kb")), 0);
+	json_decref(doc);
+
+	assert_int_equal(brief_add_kb(&b, &kb), 0);
+	h = hotspot(&b, "tokenize");
+	assert_int_equal(h->nr_kb, BRIEF_KB_MAX);
+	assert_int_equal(h->kb_total, 4);
+	assert_string_equal(h->kb[0].slug, "one-malloc-per-line-29112026");
+	assert_string_equal(h->kb[1].slug, "intern-tokens-29112026");
+	assert_string_equal(h->kb[2].slug, "reuse-the-token-buffer-29112026");
+	assert_string_equal(h->kb[1].verdict, "keep");
+	assert_null(h->kb[2].hypothesis);
+	assert_string_equal(h->kb[0].change, "+3.1% cpu on big [+2.0, +4.2]");
+	assert_true(strlen(h->kb[0].hypothesis) <= 163);
+	assert_non_null(strstr(h->kb[0].hypothesis, "for every token; one buffer per line"));
+	assert_string_equal(h->kb[0].hypothesis + strlen(h->kb[0].hypothesis) - 3, "...");
+	assert_int_equal(hotspot(&b, "hash")->nr_kb, 0);	/* hash_line is another function */
+
+	strbuf_reset(&md);
+	brief_format_md(&b, 0, &md);
+	assert_non_null(strstr(md.buf, "- knowledge base: kb, 5 attempts (`hotloop kb search WORDS`)\n"));
+	assert_non_null(strstr(md.buf, "- tried before: reject (+3.1% cpu on big [+2.0, +4.2]) "
+				       "kb/one-malloc-per-line-29112026: tokenize calls malloc"));
+	assert_non_null(strstr(md.buf, "- tried before: keep (-12.3% cpu on big [-13.1, -11.4]) "
+				       "kb/intern-tokens-29112026: fewer mallocs\n"));
+	assert_non_null(strstr(md.buf, "- tried before: inconclusive (-0.4% cpu on big [-1.2, +0.5]) "
+				       "kb/reuse-the-token-buffer-29112026\n"));
+	assert_null(strstr(md.buf, "arena-for-tokens"));	/* the fourth: not shown */
+	assert_non_null(strstr(md.buf, "- tried before: 1 more (`hotloop kb search --function 'tokenize'`)\n"));
+	assert_null(strstr(md.buf, "more (`hotloop kb search --function 'hash'"));
+	assert_non_null(strstr(md.buf, "## Suggested questions\n\n- `tokenize` was tried before and rejected, "
+				       "+3.1% cpu on big [+2.0, +4.2]: see kb/one-malloc-per-line-29112026 and "
+				       "the 3 attempts before it. What would make another attempt different?\n"
+				       "- Can `tokenize` reuse memory"));
+
+	doc = brief_to_json(&b, 0);
+	k = json_object_get(doc, "kb");
+	assert_string_equal(json_string_value(json_object_get(k, "dir")), "kb");
+	assert_int_equal(json_integer_value(json_object_get(k, "attempts")), 5);
+	hs = json_object_get(doc, "hotspots");
+	k = json_object_get(json_array_get(hs, 0), "kb");
+	assert_int_equal(json_array_size(k), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(k, 0), "slug")),
+			    "one-malloc-per-line-29112026");
+	assert_string_equal(json_string_value(json_object_get(json_array_get(k, 0), "verdict")), "reject");
+	assert_true(json_is_string(json_object_get(json_array_get(k, 0), "change")));
+	assert_true(json_is_null(json_object_get(json_array_get(k, 2), "hypothesis")));
+	assert_non_null(strstr(json_string_value(json_array_get(json_object_get(json_array_get(hs, 0),
+										 "questions"), 0)),
+			       "was tried before and rejected"));
+	assert_int_equal(json_array_size(json_object_get(json_array_get(hs, 1), "kb")), 0);
+	json_decref(doc);
+
+	/* a kept attempt asks what is left */
+	free(kb.entries[0].verdict);
+	kb.entries[0].verdict = xstrdup("keep");
+	assert_int_equal(brief_add_kb(&b, &kb), 0);
+	strbuf_reset(&md);
+	brief_format_md(&b, 0, &md);
+	assert_non_null(strstr(md.buf, "- `tokenize` was improved before (kept), +3.1% cpu on big [+2.0, +4.2]: "
+				       "see kb/one-malloc-per-line-29112026 and the 3 attempts before it. "
+				       "What is left to gain, and where?\n"));
+
+	strbuf_release(&md);
+	done(&p, &b);
+	kb_release(&kb);
+	cmd = xstrfmt("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -472,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_brief__categories),
 		cmocka_unit_test(test_brief__snippet_and_budget),
 		cmocka_unit_test(test_brief__scale),
+		cmocka_unit_test(test_brief__kb),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
