@@ -40,6 +40,7 @@ static const struct cmd commands[] = {
 	{ "init",    cmd_init,    0,        "write a commented starter hotloop.conf",     usage_init },
 	{ "config",  cmd_config,  CMD_JSON, "validate hotloop.conf and print it normalized", usage_config },
 	{ "scale",   cmd_scale,   CMD_JSON, "growth exponent of each function with input size", usage_scale },
+	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },
 };
 
 static const struct cmd *find_cmd(const char *name)

@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert brief run asm doctor bench compare init config scale help"
+	local commands="record report flame convert brief run asm doctor bench compare init config scale store help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -23,6 +23,7 @@ _hotloop()
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
+	store)   opts="--db --json --help" ;;
 	help)    opts="$commands" ;;
 	esac
 	if [[ "$cur" == -* || "$cmd" == help ]]; then
