@@ -946,6 +946,8 @@ static void test_store__unknown_names_refused(void **state)
 {
 	struct fixture *f = *state;
 	struct store_attempt *a;
+	struct store_activity *act;
+	struct store_loop l;
 	struct store *s;
 	size_t n;
 
@@ -959,6 +961,25 @@ static void test_store__unknown_names_refused(void **state)
 	assert_null(a);
 	assert_int_equal(n, 0);
 	expect_error("attempt 1 has reasons that are not a JSON array");
+	store_close(s);
+
+	raw_sql(f->db, "PRAGMA ignore_check_constraints = 1;"
+		"UPDATE attempts SET reasons_json = '[\"fine\", 3]';"
+		"INSERT INTO attempts (loop_id, round, verdict, started_at, updated_at) "
+		"VALUES (1, 2, 'maybe', 0, 0);"
+		"UPDATE loops SET status = 'paused';"
+		"INSERT INTO activity (at, level, kind, message) VALUES (0, 'debug', 'k', 'm')");
+	assert_int_equal(store_open(f->db, &s), 0);
+	strbuf_reset(&errors);
+	assert_int_equal(store_attempts_of_loop(s, 1, &a, &n), -1);
+	expect_error("attempt 1 has a reason that is not a string");
+	raw_sql(f->db, "DELETE FROM attempts WHERE id = 1");
+	assert_int_equal(store_attempts_of_loop(s, 1, &a, &n), -1);
+	expect_error("attempt 2 has an unknown verdict 'maybe'");
+	assert_int_equal(store_last_loop(s, &l), -1);
+	expect_error("loop 1 has an unknown status 'paused'");
+	assert_int_equal(store_activity_since(s, 0, 10, &act, &n), -1);
+	expect_error("activity 1 has an unknown level 'debug'");
 	store_close(s);
 }
 
@@ -1094,6 +1115,17 @@ static void test_store__disk_full(void **state)
 	pragma(s, "PRAGMA max_page_count = 1000000");
 	assert_int_equal(store_activity(s, 1, STORE_INFO, "small", NULL, "ok"), 0);
 	assert_int_equal(store_check(s), 0);
+
+	/* a store that cannot be written is an error too; reading goes on */
+	assert_int_equal(sqlite3_exec(store_sqlite(s), "PRAGMA query_only = 1", NULL, NULL, NULL),
+			 SQLITE_OK);
+	strbuf_reset(&errors);
+	assert_int_equal(store_loop_end(s, 1, STORE_LOOP_FINISHED, NULL), -1);
+	expect_error("attempt to write a readonly database");
+	assert_int_equal(store_measurements_add(s, NULL, 0), -1);
+	assert_int_equal(store_last_loop(s, &l), 1);
+	assert_int_equal(l.status, STORE_LOOP_RUNNING);
+	store_loop_release(&l);
 	store_close(s);
 	free(big);
 }
