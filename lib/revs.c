@@ -255,7 +255,8 @@ out:
 
 char *revs_state_dir(const char *top, const char *sub)
 {
-	char *h = xstrfmt("%s/.hotloop", top), *w = xstrfmt("%s/%s", h, sub);
+	char *h = xstrfmt("%s/.hotloop", top);
+	char *w = sub ? xstrfmt("%s/%s", h, sub) : xstrdup(h);
 	char *ign = xstrfmt("%s/.gitignore", h);
 
 	if ((mkdir(h, 0777) && errno != EEXIST) || (mkdir(w, 0777) && errno != EEXIST)) {

@@ -24,9 +24,9 @@ struct revs_tree {
 };
 
 /*
- * <top>/.hotloop/<sub>, created when missing, with .hotloop/.gitignore
- * ("*") so that hotloop's state stays out of git status. The path (caller
- * frees), or NULL with an error.
+ * <top>/.hotloop/<sub> (<top>/.hotloop for a NULL sub), created when
+ * missing, with .hotloop/.gitignore ("*") so that hotloop's state stays out
+ * of git status. The path (caller frees), or NULL with an error.
  */
 char *revs_state_dir(const char *top, const char *sub);
 

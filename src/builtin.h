@@ -26,6 +26,7 @@ DECLARE_CMD(init);
 DECLARE_CMD(config);
 DECLARE_CMD(scale);
 DECLARE_CMD(kb);
+DECLARE_CMD(store);
 
 /* Parse a non-negative integer option value; -1 with an error when invalid. */
 long parse_count(const char *opt, const char *arg, long min, long max);

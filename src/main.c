@@ -41,6 +41,7 @@ static const struct cmd commands[] = {
 	{ "config",  cmd_config,  CMD_JSON, "validate hotloop.conf and print it normalized", usage_config },
 	{ "scale",   cmd_scale,   CMD_JSON, "growth exponent of each function with input size", usage_scale },
 	{ "kb",      cmd_kb,      CMD_JSON, "the knowledge base of attempts: list, show, search", usage_kb },
+	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },
 };
 
 static const struct cmd *find_cmd(const char *name)

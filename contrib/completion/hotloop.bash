@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert brief run asm doctor bench compare init config scale kb help"
+	local commands="record report flame convert brief run asm doctor bench compare init config scale kb store help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -28,6 +28,7 @@ _hotloop()
 			COMPREPLY=($(compgen -W "list show search" -- "$cur"))
 			return
 		 fi ;;
+	store)   opts="--db --json --help" ;;
 	help)    opts="$commands" ;;
 	esac
 	if [[ "$cur" == -* || "$cmd" == help ]]; then
