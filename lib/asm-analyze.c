@@ -739,8 +739,15 @@ static void rule_division(struct asm_function *f, bool by_samples)
 		return;
 	if (by_samples) {
 		double sh = share(sum, f->samples);
-		if (sh < DIV_SHARE)
+		if (sh < DIV_SHARE && f->nr_loops) {
 			return;
+		} else if (sh < DIV_SHARE) {
+			/* no loop of its own: it runs per call, in its caller's loop */
+			set_tag(f, ASM_DIVISION, "%s at 0x%" PRIx64 " runs on every call of this loop-free "
+				"function (%.0f%% of its samples there and on the next instruction)",
+				top->mnemonic, top->addr, 100 * sh);
+			return;
+		}
 		if (n == 1)
 			set_tag(f, ASM_DIVISION, "%s at 0x%" PRIx64 " and the instruction after it hold %.0f%% of the function's samples",
 				top->mnemonic, top->addr, 100 * sh);

@@ -68,6 +68,7 @@ static const struct key_spec keys[] = {
 	{ S_IMPROVE, "lenses", K_WORDS, C(lenses), 0 },
 	{ S_AGENT, "command", K_STRING, C(agent_command), 0 },
 	{ S_AGENT, "timeout", K_TIMEOUT, C(agent_timeout_s), 0 },
+	{ S_AGENT, "prompt", K_STRING, C(agent_prompt), 0 },
 	{ S_WORKLOAD, "run", K_STRING, W(run), 0 },
 	{ S_WORKLOAD, "primary", K_BOOL, W(primary), 0 },
 	{ S_WORKLOAD, "timeout", K_TIMEOUT, W(timeout_s), 0 },
@@ -144,6 +145,7 @@ void config_init(struct config *c)
 	c->min_share = 0.05;
 	list_add(&c->lenses, "algorithmic", strlen("algorithmic"));
 	c->agent_command = xstrdup("");
+	c->agent_prompt = xstrdup("");
 	c->agent_timeout_s = 20 * 60;
 }
 
@@ -157,6 +159,7 @@ void config_release(struct config *c)
 	free(c->test);
 	list_clear(&c->lenses);
 	free(c->agent_command);
+	free(c->agent_prompt);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		free(c->workloads[i].name);
 		free(c->workloads[i].run);
@@ -1238,6 +1241,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	strbuf_addstr(out, "[agent]\n");
 	add_kv_str(out, "command", c->agent_command);
 	add_kv_duration(out, "timeout", c->agent_timeout_s);
+	add_kv_str(out, "prompt", c->agent_prompt);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		const struct config_workload *w = &c->workloads[i];
 
@@ -1312,6 +1316,7 @@ json_t *config_to_json(const struct config *c)
 	o = json_object();
 	json_object_set_new(o, "command", json_string(c->agent_command));
 	json_object_set_new(o, "timeout_s", json_real(c->agent_timeout_s));
+	json_object_set_new(o, "prompt", json_string(c->agent_prompt));
 	json_object_set_new(doc, "agent", o);
 	json_object_set_new(doc, "primary", c->nr_workloads ?
 			    json_string(c->workloads[c->primary].name) : json_null());

@@ -65,6 +65,7 @@ struct config {
 	/* [agent] */
 	char *agent_command;		/* "" = not configured */
 	double agent_timeout_s;
+	char *agent_prompt;		/* a prompt template file, "" = the built-in one */
 	/* [workload "NAME"], in file order */
 	struct config_workload *workloads;
 	size_t nr_workloads, alloc_workloads;

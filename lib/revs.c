@@ -33,9 +33,9 @@ static void keep_tail(struct strbuf *out, const char *buf, size_t len)
 	}
 }
 
-/* Run argv (PATH looked up) in 'dir'; see revs_shell(). */
-static int capture(char *const argv[], const char *dir, double timeout, struct strbuf *out,
-		   int *status, bool *timed_out)
+/* Run argv (PATH looked up) in 'dir'; see revs_shell() and revs_run(). */
+static int capture(char *const argv[], const char *dir, double timeout, const char *input,
+		   const char *const *env, struct strbuf *out, int *status, bool *timed_out)
 {
 	int fds[2];
 	pid_t pid;
@@ -51,11 +51,16 @@ static int capture(char *const argv[], const char *dir, double timeout, struct s
 		return error("cannot fork: %s", strerror(errno));
 	}
 	if (!pid) {
-		int devnull = open("/dev/null", O_RDONLY);
+		int in = open(input ? input : "/dev/null", O_RDONLY);
 
 		setpgid(0, 0);
-		if (devnull >= 0)
-			dup2(devnull, 0);
+		if (in < 0) {
+			dprintf(fds[1], "cannot open '%s': %s\n", input, strerror(errno));
+			_exit(126);
+		}
+		dup2(in, 0);
+		for (size_t i = 0; env && env[i]; i++)
+			putenv((char *)env[i]);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
 		if (dir && *dir && chdir(dir)) {
@@ -111,7 +116,15 @@ int revs_shell(const char *cmd, const char *dir, double timeout, struct strbuf *
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
 
-	return capture(argv, dir, timeout, out, status, timed_out);
+	return capture(argv, dir, timeout, NULL, NULL, out, status, timed_out);
+}
+
+int revs_run(const char *cmd, const char *dir, double timeout, const char *input,
+	     const char *const *env, struct strbuf *out, int *status, bool *timed_out)
+{
+	char *argv[] = { "/bin/sh", "-c", (char *)cmd, NULL };
+
+	return capture(argv, dir, timeout, input, env, out, status, timed_out);
 }
 
 void revs_tail(const struct strbuf *out, int n, struct strbuf *sb)
@@ -138,7 +151,7 @@ void revs_tail(const struct strbuf *out, int n, struct strbuf *sb)
 }
 
 /* git -C top ARGS...; its output in 'out'. 0 when it exited 0, else -1 with an error. */
-static int git(const char *top, struct strbuf *out, const char *what, ...)
+int revs_git(const char *top, struct strbuf *out, const char *what, ...)
 {
 	char *argv[16];
 	struct strbuf tail = STRBUF_INIT, local = STRBUF_INIT;
@@ -155,11 +168,11 @@ static int git(const char *top, struct strbuf *out, const char *what, ...)
 		n++;
 	va_end(ap);
 	argv[n] = NULL;
-	if (capture(argv, NULL, 0, o, &status, NULL)) {
+	if (capture(argv, NULL, 0, NULL, NULL, o, &status, NULL)) {
 		ret = -1;
 	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		revs_tail(o, 4, &tail);
-		ret = error("cannot %s: git %s failed%s", what, argv[3], tail.buf);
+		ret = what ? error("cannot %s: git %s failed%s", what, argv[3], tail.buf) : -1;
 	}
 	strbuf_release(&tail);
 	strbuf_release(&local);
@@ -192,7 +205,7 @@ int revs_git_top(const char *dir, char **top)
 	struct strbuf out = STRBUF_INIT;
 	int ret;
 
-	ret = git(dir, &out, "find the git repository", "rev-parse", "--show-toplevel", NULL);
+	ret = revs_git(dir, &out, "find the git repository", "rev-parse", "--show-toplevel", NULL);
 	strbuf_rtrim(&out);
 	if (!ret && !out.len)
 		ret = error("cannot find the git repository of '%s'", dir);
@@ -238,7 +251,7 @@ int revs_clean_stale(const char *top)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		path = xstrfmt("%s/%s", dir, e->d_name);
-		if (git(top, NULL, "remove a stale worktree", "worktree", "remove", "--force", path, NULL)) {
+		if (revs_git(top, NULL, "remove a stale worktree", "worktree", "remove", "--force", path, NULL)) {
 			/* not a worktree git knows: the files go, git's record is pruned below */
 			if (rm_tree(path))
 				ret = -1;
@@ -246,7 +259,7 @@ int revs_clean_stale(const char *top)
 		free(path);
 	}
 	closedir(d);
-	if (git(top, NULL, "prune stale worktrees", "worktree", "prune", NULL))
+	if (revs_git(top, NULL, "prune stale worktrees", "worktree", "prune", NULL))
 		ret = -1;
 out:
 	free(dir);
@@ -326,7 +339,7 @@ int revs_add(const char *top, const char *role, const char *rev, const char *sub
 
 	memset(t, 0, sizeof(*t));
 	t->given = xstrdup(rev);
-	if (git(top, &out, "resolve the revision", "rev-parse", "--verify", "--quiet", spec, NULL)) {
+	if (revs_git(top, &out, "resolve the revision", "rev-parse", "--verify", "--quiet", spec, NULL)) {
 		error("unknown revision '%s'", rev);
 		goto out;
 	}
@@ -339,7 +352,7 @@ int revs_add(const char *top, const char *role, const char *rev, const char *sub
 	if (make_dirs(top))
 		goto out;
 	t->top = xstrfmt("%s/%s/%s-%.12s", top, REVS_DIR, role, t->sha);
-	if (git(top, NULL, "check out the revision", "worktree", "add", "--detach", "--quiet",
+	if (revs_git(top, NULL, "check out the revision", "worktree", "add", "--detach", "--quiet",
 		t->top, t->sha, NULL))
 		goto out;
 	t->added = true;
@@ -373,9 +386,9 @@ int revs_remove(const char *top, struct revs_tree *t)
 
 	if (!t->added)
 		return 0;
-	if (git(top, NULL, "remove the worktree", "worktree", "remove", "--force", t->top, NULL)) {
+	if (revs_git(top, NULL, "remove the worktree", "worktree", "remove", "--force", t->top, NULL)) {
 		ret = rm_tree(t->top);
-		git(top, NULL, "prune worktrees", "worktree", "prune", NULL);
+		revs_git(top, NULL, "prune worktrees", "worktree", "prune", NULL);
 	}
 	t->added = false;
 	return ret;

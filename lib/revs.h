@@ -77,6 +77,21 @@ void revs_tree_release(struct revs_tree *t);
 int revs_shell(const char *cmd, const char *dir, double timeout, struct strbuf *out,
 	       int *status, bool *timed_out);
 
+/*
+ * The same with standard input from the file 'input' (NULL: /dev/null) and
+ * 'env' (NAME=VALUE strings, NULL-terminated; may be NULL) added to the
+ * environment.
+ */
+int revs_run(const char *cmd, const char *dir, double timeout, const char *input,
+	     const char *const *env, struct strbuf *out, int *status, bool *timed_out);
+
+/*
+ * git -C top ARGS... (NULL-terminated); its output in 'out' (may be NULL).
+ * 0 when it exited 0, else -1 with an error saying it could not 'what'
+ * (no message when 'what' is NULL: a question whose answer may be no).
+ */
+int revs_git(const char *top, struct strbuf *out, const char *what, ...);
+
 /* Append the last 'n' lines of 'out' to 'sb', each indented. */
 void revs_tail(const struct strbuf *out, int n, struct strbuf *sb);
 

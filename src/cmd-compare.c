@@ -36,7 +36,8 @@ const char usage_compare[] =
 "                       [--env NAME=VALUE]... [--max-wait SECS] [--pin CPUS]\n"
 "                       [--no-fingerprint]\n"
 "                       [--json] 'BASE CMD' 'CAND CMD'\n"
-"   or: hotloop compare [options] --base REV --cand REV|DIR [-f CONFIG]\n"
+"   or: hotloop compare [options] --base REV|DIR --cand REV|DIR [-f CONFIG]\n"
+"                       [--no-build] [--no-test]\n"
 "\n"
 "Run both shell commands once (each must exit 0), warm up, then measure\n"
 "them in alternating pairs until the sequential schedule decides, and say\n"
@@ -69,8 +70,11 @@ const char usage_compare[] =
 "                              quiet check then looks at those CPUs only\n"
 "        --no-fingerprint      do not compare the outputs\n"
 "        --json                the verdict as JSON (keys in docs/compare.md)\n"
-"        --base REV            the baseline: a git revision of the project\n"
+"        --base REV|DIR        the baseline: a git revision of the project, or a\n"
+"                              directory as is\n"
 "        --cand REV|DIR        the candidate: a revision, or a directory as is\n"
+"        --no-build            measure the trees as they are built now\n"
+"        --no-test             do not run [gate] test in the candidate\n"
 "    -f, --config FILE         hotloop.conf to use (default: found from here up)\n"
 "\n"
 "Exit status: 0 keep, 4 reject, 1 inconclusive or an error, 2 usage,\n"
@@ -369,6 +373,7 @@ out_free:
 /* What the command line set, to override hotloop.conf. */
 enum {
 	SET_METRIC = 1, SET_MIN = 2, SET_GUARD = 4, SET_RAM = 8, SET_TIMEOUT = 16, SET_NO_FP = 32,
+	SET_NO_BUILD = 64, SET_NO_TEST = 128,
 };
 
 /* The config's rules with the command line's on top, into 'out'. */
@@ -486,6 +491,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	char *found = NULL, *top = NULL, *cwd = NULL, *sub = NULL, *topdir, *slash;
 	char **cmds = NULL;
 	int ret = HL_EXIT_FAILURE, test, lock = -1;
+	bool base_dir, cand_dir;
 
 	config_init(&cf);
 	if (!conf_file) {
@@ -522,19 +528,21 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	merge_rules(&cf.rules, cli, set, &rules);
 	if (!(set & SET_NO_FP))
 		o->fingerprint = cf.fingerprint;
-	if ((lock = revs_lock(top)) < 0 || revs_clean_stale(top))
+	base_dir = !stat(base_rev, &st) && S_ISDIR(st.st_mode);
+	cand_dir = !stat(cand_arg, &st) && S_ISDIR(st.st_mode);
+	/* worktrees only for revisions: two directories need no lock */
+	if (!(base_dir && cand_dir) && ((lock = revs_lock(top)) < 0 || revs_clean_stale(top)))
 		goto out;
-	if (revs_add(top, "base", base_rev, sub, &base))
+	if (base_dir ? revs_use_dir(base_rev, &base) : revs_add(top, "base", base_rev, sub, &base))
 		goto out_remove;
-	if (!stat(cand_arg, &st) && S_ISDIR(st.st_mode)) {
-		if (revs_use_dir(cand_arg, &cand))
-			goto out_remove;
-	} else if (revs_add(top, "cand", cand_arg, sub, &cand)) {
+	if (cand_dir ? revs_use_dir(cand_arg, &cand) : revs_add(top, "cand", cand_arg, sub, &cand))
 		goto out_remove;
-	}
-	if (build_tree(&cf, "baseline", &base) || build_tree(&cf, "candidate", &cand))
+	if (!(set & SET_NO_BUILD) &&
+	    (build_tree(&cf, "baseline", &base) || build_tree(&cf, "candidate", &cand)))
 		goto out_remove;
-	if ((test = run_test(&cf, &cand)) < 0)
+	if (set & SET_NO_TEST)
+		test = VD_TEST_NOT_RUN;
+	else if ((test = run_test(&cf, &cand)) < 0)
 		goto out_remove;
 	w = xcalloc(cf.nr_workloads, sizeof(*w));
 	cmds = xcalloc(cf.nr_workloads, sizeof(*cmds));
@@ -576,7 +584,7 @@ out:
 
 enum {
 	OPT_MIN_IMPROVEMENT = 256, OPT_GUARD, OPT_RAM, OPT_LOOKS, OPT_ORDER, OPT_RULE,
-	OPT_MAX_WAIT, OPT_PIN, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND,
+	OPT_MAX_WAIT, OPT_PIN, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND, OPT_NO_BUILD, OPT_NO_TEST,
 };
 
 int cmd_compare(int argc, char **argv)
@@ -599,6 +607,8 @@ int cmd_compare(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "cand", required_argument, NULL, OPT_CAND },
+		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
+		{ "no-test", no_argument, NULL, OPT_NO_TEST },
 		{ "config", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -711,6 +721,12 @@ int cmd_compare(int argc, char **argv)
 		case OPT_CAND:
 			cand_arg = optarg;
 			break;
+		case OPT_NO_BUILD:
+			set |= SET_NO_BUILD;
+			break;
+		case OPT_NO_TEST:
+			set |= SET_NO_TEST;
+			break;
 		case 'f':
 			conf_file = optarg;
 			break;
@@ -721,7 +737,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	if (base_rev || cand_arg || conf_file) {
 		if (!base_rev || !cand_arg || argc != optind) {
-			ret = usage_error("compare", "expected --base REV --cand REV|DIR and no commands");
+			ret = usage_error("compare", "expected --base REV|DIR --cand REV|DIR and no commands");
 			goto out_free;
 		}
 	} else if (argc - optind != 2) {

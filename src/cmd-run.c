@@ -57,37 +57,6 @@ struct run {
 	json_t *meta;
 };
 
-/* Run hotloop itself (args[0] is ignored) in 'dir' with stdout and stderr to files. */
-static int spawn_self(const char *dir, const char *const *args, const char *out, const char *err,
-		      int *status)
-{
-	posix_spawn_file_actions_t fa;
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	pid_t pid;
-	int ret;
-
-	if (n <= 0)
-		return error("cannot find hotloop's own binary: %s", strerror(errno));
-	self[n] = '\0';
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (out)
-		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (err)
-		posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_APPEND, 0666);
-	if (dir)
-		posix_spawn_file_actions_addchdir_np(&fa, dir);
-	ret = posix_spawn(&pid, self, &fa, NULL, (char *const *)args, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (ret)
-		return error("cannot run '%s': %s", self, strerror(ret));
-	while (waitpid(pid, status, 0) < 0)
-		if (errno != EINTR)
-			return error("cannot wait for '%s %s': %s", self, args[1], strerror(errno));
-	return 0;
-}
-
 static void print_log_tail(const char *path)
 {
 	struct strbuf sb = STRBUF_INIT, tail = STRBUF_INIT;
@@ -106,7 +75,7 @@ static int step(struct run *r, const char *what, const char *dir, const char *co
 {
 	int status;
 
-	if (spawn_self(dir, args, out, log, &status))
+	if (run_self(dir, args, out, log, &status))
 		return -1;
 	if (WIFEXITED(status) && !WEXITSTATUS(status))
 		return 0;

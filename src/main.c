@@ -4,7 +4,12 @@
  * convention, and the exit policy: stdout is flushed and checked after every
  * command, so `hotloop report > /full/disk` cannot exit 0.
  */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +38,7 @@ static const struct cmd commands[] = {
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
 	{ "brief",   cmd_brief,   CMD_JSON, "where the time goes in code you own, and why", usage_brief },
 	{ "run",     cmd_run,     0,        "build, profile and brief a configured workload", usage_run },
+	{ "loop",    cmd_loop,    CMD_JSON, "the improve loop: an agent edits, hotloop keeps or rejects", usage_loop },
 	{ "asm",     cmd_asm,     CMD_JSON, "one function's instructions, hot spots and verdict", usage_asm },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
 	{ "bench",   cmd_bench,   CMD_JSON, "measure the time and memory of a command",   usage_bench },
@@ -168,6 +174,36 @@ int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr)
 		*nr = 0;
 		return error("invalid value '%s' for %s: expected CPU numbers like 1 or 0,1", arg, opt);
 	}
+	return 0;
+}
+
+int run_self(const char *dir, const char *const *args, const char *out, const char *err,
+		      int *status)
+{
+	posix_spawn_file_actions_t fa;
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	pid_t pid;
+	int ret;
+
+	if (n <= 0)
+		return error("cannot find hotloop's own binary: %s", strerror(errno));
+	self[n] = '\0';
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (out)
+		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+	if (err)
+		posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_APPEND, 0666);
+	if (dir)
+		posix_spawn_file_actions_addchdir_np(&fa, dir);
+	ret = posix_spawn(&pid, self, &fa, NULL, (char *const *)args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (ret)
+		return error("cannot run '%s': %s", self, strerror(ret));
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return error("cannot wait for '%s %s': %s", self, args[1], strerror(errno));
 	return 0;
 }
 
