@@ -33,6 +33,13 @@ static void keep_tail(struct strbuf *out, const char *buf, size_t len)
 	}
 }
 
+static volatile sig_atomic_t *cancel_flag;
+
+void revs_set_cancel(volatile sig_atomic_t *flag)
+{
+	cancel_flag = flag;
+}
+
 /* Run argv (PATH looked up) in 'dir'; see revs_shell() and revs_run(). */
 static int capture(char *const argv[], const char *dir, double timeout, const char *input,
 		   const char *const *env, struct strbuf *out, int *status, bool *timed_out)
@@ -84,9 +91,19 @@ static int capture(char *const argv[], const char *dir, double timeout, const ch
 
 			ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000 + 1);
 		}
+		if (cancel_flag && (ms < 0 || ms > 100))
+			ms = 100;
 		r = poll(&pfd, 1, ms);
+		if (cancel_flag && *cancel_flag && !killed) {
+			kill(-pid, SIGKILL);
+			killed = true;
+			deadline = now_ns() + 2000000000ull;
+			continue;
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
+		if (r == 0 && (!deadline || now_ns() < deadline))
+			continue;	/* a look at the cancel flag */
 		if (r == 0) {
 			if (killed)
 				break;	/* something that left the group holds the pipe */

@@ -9,6 +9,7 @@
 #ifndef HOTLOOP_REVS_H
 #define HOTLOOP_REVS_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "strbuf.h"
@@ -84,6 +85,13 @@ int revs_shell(const char *cmd, const char *dir, double timeout, struct strbuf *
  */
 int revs_run(const char *cmd, const char *dir, double timeout, const char *input,
 	     const char *const *env, struct strbuf *out, int *status, bool *timed_out);
+
+/*
+ * While *flag is set (by a signal handler), a running revs_shell() or
+ * revs_run() kills its command's process group and returns as if it timed
+ * out. NULL turns it off.
+ */
+void revs_set_cancel(volatile sig_atomic_t *flag);
 
 /*
  * git -C top ARGS... (NULL-terminated); its output in 'out' (may be NULL).

@@ -100,6 +100,7 @@ struct loop {
 	size_t kept, rejects_in_a_row;
 	json_t *rejected_by;		/* stage -> count */
 	const char *stop_reason;
+	bool json;			/* the summary as JSON: no text on stdout */
 	bool git_identity;		/* the repository has user.name and user.email */
 };
 
@@ -817,9 +818,17 @@ static int round_run(struct loop *l, long round, bool *stop)
 			_exit(0);
 		}
 	}
-	for (size_t i = 0; i < k; i++)
+	for (size_t i = 0; i < k; i++) {
+		bool forwarded = false;
+
+		/* an interrupt reaches the agents: their runners stop them */
 		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
-			;
+			if (interrupted && !forwarded) {
+				for (size_t j = 0; j < k; j++)
+					kill(pids[j], SIGTERM);
+				forwarded = true;
+			}
+	}
 	for (size_t i = 0; i < k && !interrupted; i++) {
 		struct cand *c = &cands[i];
 
@@ -851,7 +860,8 @@ static int round_run(struct loop *l, long round, bool *stop)
 			save(cands[i].dir, "attempt.json", s, strlen(s));
 		free(s);
 		json_array_append_new(l->attempts, a);
-		print_cand(&cands[i], round);
+		if (!l->json)
+			print_cand(&cands[i], round);
 	}
 	if (best != SIZE_MAX) {
 		l->kept++;
@@ -1024,13 +1034,18 @@ int cmd_loop(int argc, char **argv)
 			l.lenses[l.nr_lenses++] = "algorithmic";
 	}
 	l.parallel = (size_t)parallel;
-	if ((lock = take_lock(&l)) < 0 || (wlock = revs_lock(l.top)) < 0 || revs_clean_stale(l.top) ||
-	    start_branch(&l) || make_loop_dir(&l) || setup_base(&l))
-		goto out;
+	l.json = json;
+	/* Ctrl-C or SIGTERM: stop the running step, then clean up */
 	sa.sa_handler = on_interrupt;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
+	revs_set_cancel(&interrupted);
+	if ((lock = take_lock(&l)) < 0 || (wlock = revs_lock(l.top)) < 0 || revs_clean_stale(l.top) ||
+	    start_branch(&l) || make_loop_dir(&l) || setup_base(&l)) {
+		ret = interrupted ? 130 : HL_EXIT_FAILURE;
+		goto out_signals;
+	}
 	for (round = 1; round <= l.rounds && !stop && !interrupted; round++) {
 		if (round_run(&l, round, &stop))
 			goto out_signals;
@@ -1039,9 +1054,13 @@ int cmd_loop(int argc, char **argv)
 			l.stop_reason = "max-rejects-in-a-row reached";
 		}
 	}
+	/* from here on, cleanup must run to its end */
+	revs_set_cancel(NULL);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
 	if (!l.stop_reason)
 		l.stop_reason = interrupted ? "interrupted" : "all rounds done";
-	total = final_measure(&l);
+	total = interrupted ? NULL : final_measure(&l);
 	if (json) {
 		json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:O, s:O, s:o}",
 					"branch", l.branch, "start_commit", l.orig, "best_commit", l.best,
@@ -1070,6 +1089,7 @@ int cmd_loop(int argc, char **argv)
 	}
 	ret = interrupted ? 130 : HL_EXIT_OK;
 out_signals:
+	revs_set_cancel(NULL);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	goto out;

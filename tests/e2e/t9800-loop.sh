@@ -1,0 +1,233 @@
+#!/bin/sh
+# loop: scripted agents on a throwaway git repository. A real improvement
+# is kept and committed on hotloop/<date>; each bad candidate is dropped
+# for its own reason (protected path, tests, fingerprint, slower, guard,
+# memory, a hanging, failing or idle agent); the user's tree is untouched;
+# a second loop is refused; kill -9 then a rerun recovers. Effects are 2x
+# or more, far above noise.
+. "$(dirname "$0")/test-lib.sh"
+
+command -v git >/dev/null || skip_all="needs git"
+
+# spin N: N million rounds of an LCG, then "done N"; spin.c is the code the
+# agents edit, tests/run the test they must not touch.
+test_expect_success 'setup: a project in git' '
+	mkdir proj && cd proj &&
+	cat >spin.c <<-\EOC &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <string.h>
+	__attribute__((noinline)) unsigned long spin(unsigned long n)
+	{
+		unsigned long x = 1;
+		for (unsigned long i = 0; i < n; i++)
+			x = x * 6364136223846793005ul + 1442695040888963407ul;
+		return x;
+	}
+	int main(int argc, char **argv)
+	{
+		unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
+		volatile unsigned long sink = spin(n * 1000000ul);
+		(void)sink;
+		printf("done %lu\n", n);
+		return 0;
+	}
+	EOC
+	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
+	mkdir tests && printf "#!/bin/sh\n./spin 1 | grep -q \"^done 1\$\"\n" >tests/run && chmod +x tests/run &&
+	cat >hotloop.conf <<-\EOC &&
+	[project]
+		build = make -s
+		owned = .
+		protected = tests hotloop.conf Makefile
+	[gate]
+		test = tests/run
+	[improve]
+		min-improvement = 10%
+		guard-regression = 10%
+		guard-floor = 2ms
+		ram-budget = 64M
+		max-rejects-in-a-row = 50
+		rounds = 1
+	[agent]
+		timeout = 3s
+	[workload "main"]
+		run = ./spin 60
+		primary = yes
+	[workload "small"]
+		run = ./spin 15
+	EOC
+	printf "spin\n" >.gitignore &&
+	git init -q && git add . && git -c user.name=t -c user.email=t@t commit -q -m base &&
+	echo "work in progress" >notes.txt && echo "// local edit" >>spin.c
+'
+
+# the user's tree as it is: every file, the index, HEAD and the branch
+snapshot() {
+	(cd proj && find . -path ./.git -prune -o -path ./.hotloop -prune -o -type f -print | sort |
+	 xargs sha1sum && git status --porcelain && git rev-parse HEAD && git symbolic-ref HEAD)
+}
+
+# The scripted agents, each a shell script in agents/.
+mkdir agents
+cat >agents/protected <<\EOA
+#!/bin/sh
+cat >/dev/null
+echo "# cheat" >>tests/run
+sed -i 's/i < n;/i < n \/ 2;/' spin.c
+EOA
+cat >agents/breaks <<\EOA
+#!/bin/sh
+cat >/dev/null
+sed -i 's/done %lu/done %lu!/' spin.c
+EOA
+cat >agents/fingerprint <<\EOA
+#!/bin/sh
+cat >/dev/null
+sed -i 's/printf("done %lu\\n", n);/printf(n > 1 ? "Done %lu\\n" : "done %lu\\n", n);/' spin.c
+EOA
+cat >agents/slower <<\EOA
+#!/bin/sh
+cat >/dev/null
+sed -i 's/i < n;/i < 3 * n;/' spin.c
+EOA
+cat >agents/guard <<\EOA
+#!/bin/sh
+cat >/dev/null
+sed -i 's/i < n;/i < (n > 30000000 ? n \/ 3 : n * 3);/' spin.c
+EOA
+cat >agents/memory <<\EOA
+#!/bin/sh
+cat >/dev/null
+sed -i 's/(void)sink;/(void)sink; { static char *volatile keep; keep = malloc(200 << 20); memset(keep, 1, 200 << 20); }/' spin.c
+EOA
+cat >agents/hangs <<\EOA
+#!/bin/sh
+cat >/dev/null
+sleep 30
+EOA
+cat >agents/fails <<\EOA
+#!/bin/sh
+cat >/dev/null
+exit 3
+EOA
+cat >agents/idle <<\EOA
+#!/bin/sh
+cat >/dev/null
+true
+EOA
+cat >agents/nothing <<\EOA
+#!/bin/sh
+cat >/dev/null
+echo NO CANDIDATE
+EOA
+cat >agents/good <<\EOA
+#!/bin/sh
+cat >/dev/null
+sed -i 's/i < n;/i < n \/ 3;/' spin.c
+echo '{"function": "spin", "title": "a third of the loop", "hypothesis": "fewer rounds", "expected_gain_pct": 66}' >"$HOTLOOP_PROPOSAL"
+test -s "$HOTLOOP_PROMPT" && test -s "$HOTLOOP_BRIEF" && test "$HOTLOOP_LENS" = algorithmic &&
+test "$HOTLOOP_WORKTREE" = "$PWD" && test "$HOTLOOP_ROUND" = 1 &&
+grep -q "Brief of the current best" "$HOTLOOP_PROMPT"
+EOA
+chmod +x agents/*
+
+test_expect_success 'setup: the user tree before' '
+	snapshot >before
+'
+
+# loop AGENT: one round with agents/AGENT, the summary in AGENT.json
+loop() {
+	name=$1
+	shift
+	(cd proj && hotloop loop --json --agent "$SCRATCH/agents/$name" "$@") >$name.json 2>$name.err
+}
+
+# dropped AGENT STAGE REASON-REGEX: one attempt, not kept, decided at STAGE
+dropped() {
+	jq -e --arg s "$2" --arg r "$3" ".kept == 0 and (.attempts | length) == 1 and
+		.attempts[0].stage == \$s and .attempts[0].verdict != \"keep\" and .attempts[0].commit == null and
+		(.attempts[0].reasons | any(test(\$r)))" $1.json >/dev/null || {
+		echo "$1:"; jq ".attempts" $1.json; tail -5 $1.err; return 1; }
+}
+
+test_expect_success 'a protected path is rejected before anything is built' '
+	loop protected && dropped protected protected "protected path .tests/run." &&
+	test ! -e proj/.hotloop/loop/*/round-01/1-algorithmic/build.log
+'
+test_expect_success 'a change that fails the tests is rejected' '
+	loop breaks && dropped breaks test "^tests failed"
+'
+test_expect_success 'a change of the output is rejected on its fingerprint' '
+	loop fingerprint && dropped fingerprint compare "output|fingerprint"
+'
+test_expect_success 'a slower candidate is rejected' '
+	loop slower && dropped slower compare "primary .main. regressed"
+'
+test_expect_success 'a faster primary with a slower guard is rejected, naming the guard' '
+	loop guard && dropped guard compare "guard .small."
+'
+test_expect_success 'a candidate over the ram budget is rejected' '
+	loop memory && dropped memory compare "peak RSS|budget"
+'
+test_expect_success 'a hanging agent is killed at [agent] timeout' '
+	loop hangs && dropped hangs agent "killed after"
+'
+test_expect_success 'an agent that fails is recorded, not kept' '
+	loop fails && dropped fails agent "exit status 3"
+'
+test_expect_success 'an agent that changes nothing is recorded, not kept' '
+	loop idle && dropped idle diff "changed nothing"
+'
+test_expect_success 'NO CANDIDATE ends the loop' '
+	(cd proj && hotloop loop --json --rounds 3 --agent "$SCRATCH/agents/nothing") >nothing.json &&
+	jq -e ".rounds == 1 and .stop_reason == \"the agent said NO CANDIDATE\" and .attempts[0].verdict == \"no-candidate\"" nothing.json
+'
+
+test_expect_success 'a real improvement is kept: a commit on hotloop/<date>' '
+	loop good &&
+	jq -e ".kept == 1 and .attempts[0].verdict == \"keep\" and .attempts[0].change_pct < -30 and
+		(.attempts[0].commit|test(\"^[0-9a-f]{40}$\")) and .best_commit == .attempts[0].commit and
+		.total.change_pct < -30" good.json &&
+	branch=$(jq -r .branch good.json) &&
+	(cd proj && git log -1 --format=%s "$branch") >subject &&
+	expect_grep "^perf: spin: a third of the loop (main -[0-9.]*%)$" subject &&
+	(cd proj && git show --stat "$branch" | grep -q "spin.c")
+'
+
+test_expect_success 'the next loop continues the branch from its tip' '
+	loop idle && jq -e ".start_commit == $(jq .best_commit good.json)" idle.json
+'
+
+test_expect_success 'the user tree, index, HEAD and branch are untouched' '
+	snapshot >after && cmp before after &&
+	(cd proj && git worktree list) >wt && test $(wc -l <wt) = 1
+'
+
+test_expect_code 1 'a second loop on the same repository is refused' '
+	(cd proj && exec "$HOTLOOP" loop --agent "$SCRATCH/agents/hangs") >/dev/null 2>first.err &
+	first=$! &&
+	test_when_finished "kill $first 2>/dev/null; wait $first" &&
+	for i in $(seq 50); do test -s proj/.hotloop/lock && break; sleep 0.1; done &&
+	(cd proj && hotloop loop --agent "$SCRATCH/agents/idle") 2>second.err; rc=$?
+	expect_grep "another hotloop loop (pid [0-9]*) is running" second.err && exit $rc
+'
+
+test_expect_success 'kill -9 mid-round, then a rerun cleans up and goes on' '
+	(cd proj && exec "$HOTLOOP" loop --agent "$SCRATCH/agents/hangs") >/dev/null 2>&1 &
+	pid=$! &&
+	for i in $(seq 100); do ls proj/.hotloop/worktrees/cand-* >/dev/null 2>&1 && break; sleep 0.1; done &&
+	ls -d proj/.hotloop/worktrees/cand-* &&
+	kill -9 $pid && wait $pid; sleep 0.2;
+	loop idle && jq -e ".attempts[0].stage == \"diff\"" idle.json &&
+	snapshot >after && cmp before after &&
+	(cd proj && git worktree list) >wt && test $(wc -l <wt) = 1
+'
+
+test_expect_code 1 'no agent configured' '
+	(cd proj && hotloop loop) 2>err; rc=$?
+	expect_grep "no agent: set \\[agent\\] command" err && exit $rc
+'
+test_expect_code 2 'a bad --parallel' '(cd proj && hotloop loop --parallel 0 --agent true)'
+
+test_done
