@@ -54,7 +54,8 @@ static const char schema_v1[] =
 "	expected_gain_pct REAL,\n"
 "	verdict TEXT CHECK (verdict IN ('keep', 'reject', 'inconclusive', 'error', 'no-candidate')),\n"
 "	reasons_json TEXT NOT NULL DEFAULT '[]',\n"
-"	stage TEXT CHECK (stage IN ('diff', 'protected', 'build', 'test', 'fingerprint', 'compare')),\n"
+"	stage TEXT CHECK (stage IN ('agent', 'diff', 'protected', 'build', 'test', 'fingerprint',\n"
+"		'compare', 'tournament', 'commit')),\n"
 "	change_pct REAL,\n"
 "	ci_low_pct REAL,\n"
 "	ci_high_pct REAL,\n"
@@ -216,7 +217,8 @@ static const char *const verdict_names[] = {
 	NULL, "keep", "reject", "inconclusive", "error", "no-candidate",
 };
 static const char *const stage_names[] = {
-	NULL, "diff", "protected", "build", "test", "fingerprint", "compare",
+	NULL, "diff", "protected", "build", "test", "fingerprint", "compare", "agent", "tournament",
+	"commit",
 };
 static const char *const level_names[] = { "info", "warn", "error" };
 

@@ -125,6 +125,9 @@ enum store_stage {
 	STORE_STAGE_TEST,
 	STORE_STAGE_FINGERPRINT,
 	STORE_STAGE_COMPARE,
+	STORE_STAGE_AGENT,	/* the agent failed, hung or had no candidate */
+	STORE_STAGE_TOURNAMENT,	/* a keep that a better candidate beat */
+	STORE_STAGE_COMMIT,	/* a keep that could not be committed */
 };
 
 enum store_level {

@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,11 +28,13 @@
 #include "brief.h"
 #include "builtin.h"
 #include "config.h"
+#include "kb.h"
 #include "loop.h"
 #include "profile.h"
 #include "profile-io.h"
 #include "revs.h"
 #include "runner.h"
+#include "store.h"
 #include "strbuf.h"
 
 const char usage_loop[] =
@@ -101,6 +104,10 @@ struct loop {
 	json_t *rejected_by;		/* stage -> count */
 	const char *stop_reason;
 	bool json;			/* the summary as JSON: no text on stdout */
+	int lock_fd, wlock_fd;		/* .hotloop/lock and the worktrees' lock */
+	char *kb_dir;			/* where every attempt is written up */
+	struct store *store;		/* .hotloop/hotloop.db, NULL when it cannot be opened */
+	int64_t store_id;		/* this loop's row */
 	bool git_identity;		/* the repository has user.name and user.email */
 };
 
@@ -769,6 +776,179 @@ static void cand_release(struct loop *l, struct cand *c)
 	free(c->commit);
 }
 
+/* ---- memory: the knowledge base and the store ------------------------------ */
+
+static void store_note(struct loop *l, enum store_level level, const char *kind, const char *fmt, ...)
+	ATTR_PRINTF(4, 5);
+static void store_note(struct loop *l, enum store_level level, const char *kind, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!l->store)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (store_activity(l->store, l->store_id, level, kind, NULL, "%s", msg))
+		warning("cannot add to the store's activity; going on");
+}
+
+/* The kb index for the prompt. */
+static char *kb_index_of(struct loop *l)
+{
+	struct kb kb;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!kb_load(l->kb_dir, &kb))
+		kb_index_text(&kb, 40, &sb);
+	kb_release(&kb);
+	if (!sb.len)
+		strbuf_addstr(&sb, "(no attempts recorded yet)");
+	return strbuf_detach(&sb, NULL);
+}
+
+static enum store_verdict verdict_of(const char *v)
+{
+	static const char *const names[] = { "keep", "reject", "inconclusive", "error", "no-candidate" };
+	static const enum store_verdict values[] = {
+		STORE_VERDICT_KEEP, STORE_VERDICT_REJECT, STORE_VERDICT_INCONCLUSIVE,
+		STORE_VERDICT_ERROR, STORE_VERDICT_NO_CANDIDATE,
+	};
+
+	for (size_t i = 0; v && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(v, names[i]))
+			return values[i];
+	return STORE_VERDICT_ERROR;
+}
+
+static enum store_stage stage_of(const char *s)
+{
+	static const char *const names[] = {
+		"diff", "protected", "build", "test", "compare", "agent", "tournament", "commit",
+	};
+	static const enum store_stage values[] = {
+		STORE_STAGE_DIFF, STORE_STAGE_PROTECTED, STORE_STAGE_BUILD, STORE_STAGE_TEST,
+		STORE_STAGE_COMPARE, STORE_STAGE_AGENT, STORE_STAGE_TOURNAMENT, STORE_STAGE_COMMIT,
+	};
+
+	for (size_t i = 0; s && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i]))
+			return values[i];
+	return STORE_STAGE_AGENT;
+}
+
+/* The numbers against what the agent expected, for the kb's Results. */
+static void results_text(const struct loop *l, const struct cand *c, struct strbuf *sb)
+{
+	const char *w = l->cf.workloads[l->cf.primary].name;
+	double want = c->have_prop ? -fabs(c->prop.expected_gain_pct) : NAN;
+
+	if (!c->have_change) {
+		strbuf_addf(sb, "Not measured: it stopped at the %s stage.", c->stage ? c->stage : "agent");
+		if (!isnan(want))
+			strbuf_addf(sb, " The agent expected %+.1f%% on %s.", want, w);
+		return;
+	}
+	strbuf_addf(sb, "Measured %+.2f%% on the primary workload '%s' (interval %+.2f%% to %+.2f%%).",
+		    c->change_pct, w, c->ci_low, c->ci_high);
+	if (isnan(want))
+		strbuf_addstr(sb, " The agent gave no expected gain.");
+	else if (c->ci_low <= want && want <= c->ci_high)
+		strbuf_addf(sb, " The agent expected %+.1f%%: within the interval.", want);
+	else
+		strbuf_addf(sb, " The agent expected %+.1f%%: the measurement is %.1f points %s, so the "
+			    "hypothesis %s.", want, fabs(c->change_pct - want),
+			    c->change_pct > want ? "worse" : "better",
+			    c->change_pct > want ? "overestimated the gain (or the change does not do what it says)"
+						 : "underestimated the gain");
+}
+
+/* Write the attempt up: a kb entry and a row in the store. Failures only warn. */
+static void remember(struct loop *l, const struct cand *c, long round)
+{
+	struct kb_attempt a = { 0 };
+	struct store_attempt sa = STORE_ATTEMPT_INIT;
+	struct strbuf results = STRBUF_INIT, change = STRBUF_INIT, diff = STRBUF_INIT, title = STRBUF_INIT;
+	char *copy = xstrdup(c->reasons.buf), *p, *save_ptr = NULL, *slug = NULL;
+	char *dp = path_in(c->dir, "diff.patch");
+	char **reasons = NULL;
+	size_t nr = 0, alloc = 0;
+
+	for (p = strtok_r(copy, "\n", &save_ptr); p; p = strtok_r(NULL, "\n", &save_ptr))
+		if (*p != ' ') {
+			ALLOC_GROW(reasons, nr + 1, alloc);
+			reasons[nr++] = p;
+		}
+	if (!access(dp, R_OK))
+		read_file(&diff, dp, 4 << 20);
+	results_text(l, c, &results);
+	if (c->have_change)
+		strbuf_addf(&change, "%+.1f%% %s on %s [%+.1f, %+.1f]", c->change_pct,
+			    gate_metric_name(l->cf.rules.metric), l->cf.workloads[l->cf.primary].name,
+			    c->ci_low, c->ci_high);
+	if (c->have_prop && c->prop.title)
+		strbuf_addstr(&title, c->prop.title);
+	else if (c->have_prop && c->prop.function)
+		strbuf_addf(&title, "%s, %s lens", c->prop.function, c->lens);
+	else
+		strbuf_addf(&title, "round %ld %s lens", round, c->lens);
+	a.title = title.buf;
+	a.function = c->have_prop ? c->prop.function : NULL;
+	a.hypothesis = c->have_prop ? c->prop.hypothesis : NULL;
+	a.lens = c->lens;
+	a.expected_gain_pct = c->have_prop ? c->prop.expected_gain_pct : NAN;
+	a.round = (int)round;
+	a.verdict = c->verdict ? c->verdict : "error";
+	a.reasons = (const char *const *)reasons;
+	a.nr_reasons = nr;
+	a.results = results.buf;
+	a.change = change.len ? change.buf : NULL;
+	a.diff = diff.len ? diff.buf : NULL;
+	a.commit = c->commit;
+	a.when = time(NULL);
+	if (kb_add(l->kb_dir, &a, &slug))
+		warning("the attempt of round %ld was not written to the knowledge base", round);
+	if (l->store) {
+		sa.loop_id = l->store_id;
+		sa.round = round;
+		sa.lens = c->lens;
+		sa.function = a.function;
+		sa.hypothesis = a.hypothesis;
+		if (c->have_prop && !isnan(c->prop.expected_gain_pct))
+			sa.expected_gain_pct = c->prop.expected_gain_pct;
+		sa.verdict = verdict_of(c->verdict);
+		sa.reasons = reasons;
+		sa.nr_reasons = nr;
+		sa.stage = stage_of(c->stage);
+		if (c->have_change) {
+			sa.change_pct = c->change_pct;
+			sa.ci_low_pct = c->ci_low;
+			sa.ci_high_pct = c->ci_high;
+		}
+		sa.diff = a.diff;
+		sa.commit_sha = c->commit;
+		sa.kb_slug = slug;
+		sa.agent_exit_status = WIFEXITED(c->agent_status) ? WEXITSTATUS(c->agent_status)
+								   : 128 + WTERMSIG(c->agent_status);
+		sa.agent_seconds = c->agent_seconds;
+		sa.finished_at = store_now();
+		if (store_attempt_add(l->store, &sa, NULL))
+			warning("the attempt of round %ld was not written to the store", round);
+		store_note(l, c->commit ? STORE_INFO : STORE_WARN, "verdict", "round %ld (%s): %s at %s%s%s",
+			   round, c->lens, a.verdict, c->stage ? c->stage : "agent", nr ? ": " : "",
+			   nr ? reasons[0] : "");
+	}
+	free(slug);
+	free(reasons);
+	free(copy);
+	free(dp);
+	strbuf_release(&results);
+	strbuf_release(&change);
+	strbuf_release(&diff);
+	strbuf_release(&title);
+}
+
 /* ---- rounds -------------------------------------------------------------- */
 
 /* One round: K agents at once, then each candidate judged alone. */
@@ -778,6 +958,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 	struct cand cands[MAX_PARALLEL] = { 0 };
 	char *round_dir = xstrfmt("%s/round-%02ld", l->dir, round);
 	pid_t pids[MAX_PARALLEL];
+	char *kb_index = NULL;
 	size_t nr_no = 0;
 	int ret = -1;
 
@@ -787,6 +968,8 @@ static int round_run(struct loop *l, long round, bool *stop)
 	}
 	if (profile_best(l, round_dir))
 		goto out_dir;
+	kb_index = kb_index_of(l);
+	store_note(l, STORE_INFO, "round-start", "round %ld: %zu agent%s", round, k, k == 1 ? "" : "s");
 	for (size_t i = 0; i < k; i++) {
 		struct cand *c = &cands[i];
 		struct strbuf prompt = STRBUF_INIT;
@@ -797,7 +980,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 		c->dir = xstrfmt("%s/%zu-%s", round_dir, i + 1, c->lens);
 		snprintf(role, sizeof(role), i ? "can%zu" : "cand", i);
 		if (mkdir(c->dir, 0777) || revs_add(l->top, role, l->best, l->sub, &c->tree) ||
-		    write_prompt(l, c, round, "(no attempts recorded yet)", &prompt)) {
+		    write_prompt(l, c, round, kb_index, &prompt)) {
 			strbuf_release(&prompt);
 			goto out;
 		}
@@ -814,6 +997,9 @@ static int round_run(struct loop *l, long round, bool *stop)
 			goto out;
 		}
 		if (!pids[i]) {
+			/* a killed loop's locks must die with it, not with its agents */
+			close(l->lock_fd);
+			close(l->wlock_fd);
 			run_agent(l, &cands[i], round);
 			_exit(0);
 		}
@@ -859,6 +1045,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 		if (s)
 			save(cands[i].dir, "attempt.json", s, strlen(s));
 		free(s);
+		remember(l, &cands[i], round);
 		json_array_append_new(l->attempts, a);
 		if (!l->json)
 			print_cand(&cands[i], round);
@@ -877,6 +1064,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 out:
 	for (size_t i = 0; i < k; i++)
 		cand_release(l, &cands[i]);
+	free(kb_index);
 out_dir:
 	free(round_dir);
 	return ret;
@@ -938,8 +1126,50 @@ static void loop_release(struct loop *l)
 	free(l->best);
 	free(l->brief_md);
 	free(l->targets);
+	free(l->kb_dir);
+	if (l->store)
+		store_close(l->store);
 	json_decref(l->attempts);
 	json_decref(l->rejected_by);
+}
+
+/* The store is a record for the dashboard: the loop goes on without it. */
+static void open_store(struct loop *l)
+{
+	struct store_loop sl = STORE_LOOP_INIT;
+	char *path = xstrfmt("%s/.hotloop/hotloop.db", l->top);
+
+	if (store_open(path, &l->store)) {
+		warning("going on without the store '%s'", path);
+		l->store = NULL;
+	} else {
+		sl.repo = l->top;
+		sl.branch = l->branch;
+		sl.base_commit = l->orig;
+		sl.status = STORE_LOOP_RUNNING;
+		sl.rounds_planned = l->rounds;
+		if (store_loop_begin(l->store, &sl, &l->store_id)) {
+			warning("going on without the store '%s'", path);
+			store_close(l->store);
+			l->store = NULL;
+		}
+	}
+	store_note(l, STORE_INFO, "loop-start", "loop on %s from %.12s, %ld rounds at most, agent: %s",
+		   l->branch, l->orig, l->rounds, l->agent);
+	free(path);
+}
+
+static void close_store(struct loop *l, bool finished)
+{
+	if (!l->store)
+		return;
+	if (strcmp(l->orig, l->best))
+		store_loop_set_best(l->store, l->store_id, l->best);
+	store_loop_end(l->store, l->store_id, finished ? STORE_LOOP_FINISHED : STORE_LOOP_STOPPED,
+		       l->stop_reason);
+	store_note(l, STORE_INFO, "loop-end", "%zu kept; %s", l->kept, l->stop_reason);
+	store_close(l->store);
+	l->store = NULL;
 }
 
 static int parse_lenses(struct loop *l, const char *arg, char **copy)
@@ -1041,8 +1271,14 @@ int cmd_loop(int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	revs_set_cancel(&interrupted);
-	if ((lock = take_lock(&l)) < 0 || (wlock = revs_lock(l.top)) < 0 || revs_clean_stale(l.top) ||
-	    start_branch(&l) || make_loop_dir(&l) || setup_base(&l)) {
+	if ((l.lock_fd = lock = take_lock(&l)) < 0 || (l.wlock_fd = wlock = revs_lock(l.top)) < 0 ||
+	    revs_clean_stale(l.top) ||
+	    start_branch(&l) || make_loop_dir(&l) || !(l.kb_dir = kb_dir_of_config(&l.cf, l.conf_path))) {
+		ret = interrupted ? 130 : HL_EXIT_FAILURE;
+		goto out_signals;
+	}
+	open_store(&l);
+	if (setup_base(&l)) {
 		ret = interrupted ? 130 : HL_EXIT_FAILURE;
 		goto out_signals;
 	}
@@ -1061,6 +1297,7 @@ int cmd_loop(int argc, char **argv)
 	if (!l.stop_reason)
 		l.stop_reason = interrupted ? "interrupted" : "all rounds done";
 	total = interrupted ? NULL : final_measure(&l);
+	close_store(&l, !strcmp(l.stop_reason, "all rounds done"));
 	if (json) {
 		json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:O, s:O, s:o}",
 					"branch", l.branch, "start_commit", l.orig, "best_commit", l.best,

@@ -63,9 +63,10 @@ test_expect_success 'setup: a project in git' '
 '
 
 # the user's tree as it is: every file, the index, HEAD and the branch
+# (kb/, where the loop writes up its attempts, aside)
 snapshot() {
-	(cd proj && find . -path ./.git -prune -o -path ./.hotloop -prune -o -type f -print | sort |
-	 xargs sha1sum && git status --porcelain && git rev-parse HEAD && git symbolic-ref HEAD)
+	(cd proj && find . -path ./.git -prune -o -path ./.hotloop -prune -o -path ./kb -prune -o -type f -print | sort |
+	 xargs sha1sum && git status --porcelain -- . ":!kb" && git rev-parse HEAD && git symbolic-ref HEAD)
 }
 
 # The scripted agents, each a shell script in agents/.
@@ -193,6 +194,26 @@ test_expect_success 'a real improvement is kept: a commit on hotloop/<date>' '
 	(cd proj && git log -1 --format=%s "$branch") >subject &&
 	expect_grep "^perf: spin: a third of the loop (main -[0-9.]*%)$" subject &&
 	(cd proj && git show --stat "$branch" | grep -q "spin.c")
+'
+
+test_expect_success 'every attempt is in the knowledge base and the store' '
+	n=$(ls -d proj/kb/*-[0-9]*/ | wc -l) &&
+	test "$n" -ge 11 &&
+	for d in proj/kb/*-[0-9]*/; do test -s $d/report.md || exit 1; done &&
+	kept=$(grep -l "^- verdict: keep" proj/kb/*/report.md) && test $(echo "$kept" | wc -l) = 1 &&
+	expect_grep "^## Results" $kept && expect_grep "Measured -[0-9.]*% on the primary workload .main." $kept &&
+	test -s $(dirname $kept)/diff.md && expect_grep "i < n / 3" $(dirname $kept)/diff.md &&
+	grep -l "protected path" proj/kb/*/report.md >/dev/null &&
+	expect_grep "a-third-of-the-loop" proj/kb/index.md &&
+	(cd proj && hotloop kb search --function spin --json) >kb.json &&
+	jq -e ".attempts | length >= 1 and any(.[]; .verdict == \"keep\")" kb.json &&
+	(cd proj && hotloop store --json) >store.json &&
+	jq -e ".counts.attempts >= 11 and .counts.loops >= 11" store.json
+'
+
+test_expect_success 'the prompt carries the knowledge base' '
+	loop idle &&
+	expect_grep "a-third-of-the-loop" proj/.hotloop/loop/$(ls proj/.hotloop/loop | tail -1)/round-01/1-algorithmic/prompt.md
 '
 
 test_expect_success 'the next loop continues the branch from its tip' '
