@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -695,12 +698,24 @@ int store_open_migrations(const char *path, const struct store_migration *migrat
 	struct store *s = xcalloc(1, sizeof(*s));
 	int64_t version;
 	struct stat st;
-	int rc;
+	char *lock_path = xstrfmt("%s.lock", path);
+	int rc, lock = -1;
 
 	*out = NULL;
 	s->path = xstrdup(path);
 	if (!stat(path, &st) && S_ISDIR(st.st_mode)) {
 		error("cannot open '%s': it is a directory", path);
+		goto out_free;
+	}
+	if (make_parent(path))
+		goto out_free;
+	/*
+	 * One opener at a time: a file another process is creating or
+	 * migrating is neither read half-written nor migrated twice.
+	 */
+	lock = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (lock < 0 || flock(lock, LOCK_EX)) {
+		error("cannot lock '%s': %s", lock_path, strerror(errno));
 		goto out_free;
 	}
 	/* SQLite would take a 1-byte file for an empty database and write over it */
@@ -710,8 +725,6 @@ int store_open_migrations(const char *path, const struct store_migration *migrat
 		      (long long)st.st_size);
 		goto out_free;
 	}
-	if (make_parent(path))
-		goto out_free;
 	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		error("cannot open '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
@@ -738,9 +751,14 @@ int store_open_migrations(const char *path, const struct store_migration *migrat
 	    exec(s, "PRAGMA foreign_keys = ON", "open"))
 		goto out_free;
 	*out = s;
+	close(lock);
+	free(lock_path);
 	return 0;
 out_free:
 	store_close(s);
+	if (lock >= 0)
+		close(lock);
+	free(lock_path);
 	return -1;
 }
 
