@@ -172,10 +172,13 @@ const char *loop_protected_hit(const char *const *changed, size_t nr, const char
 void loop_commit_message(const char *function, const char *title, const char *workload,
 			 double change_pct, struct strbuf *out)
 {
-	int n = title ? (int)strcspn(title, "\n") : 0;
+	int n;
 
+	if (!title || !*title || *title == '\n')
+		title = "faster";
+	n = (int)strcspn(title, "\n");
 	strbuf_addf(out, "perf: %s: %.*s%s (%s %+.1f%%)", function && *function ? function : "(unnamed)",
-		    n > 100 ? 100 : n, n ? title : "faster", n > 100 ? "..." : "", workload, change_pct);
+		    n > 100 ? 100 : n, title, n > 100 ? "..." : "", workload, change_pct);
 }
 
 bool loop_no_candidate(const char *output)

@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert brief run asm doctor bench compare init config scale kb store help"
+	local commands="record report flame convert brief run asm doctor bench compare init config scale kb store loop help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -17,6 +17,7 @@ _hotloop()
 	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type --kb -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
+	loop)    opts="--rounds --agent --lenses --parallel -f --config --json --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
 	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand --no-build --no-test -f --config --help" ;;
