@@ -23,6 +23,7 @@ struct decide {
 	double confidence;
 	bool failed;		/* a check failed: reject */
 	bool open;		/* the data cannot tell: inconclusive */
+	size_t nr_fail, nr_open;	/* reasons so far: failures first, then open questions */
 };
 
 enum severity { NOTE, OPEN, FAIL };
@@ -32,17 +33,25 @@ static void reason(struct decide *d, enum severity sev, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct verdict *v = d->v;
+	size_t at;
 	va_list ap;
 
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
+	/* what decided reads first: failures, then open questions, then notes */
+	at = sev == FAIL ? d->nr_fail : sev == OPEN ? d->nr_fail + d->nr_open : v->nr_reasons;
 	ALLOC_GROW(v->reasons, v->nr_reasons + 1, v->alloc_reasons);
-	v->reasons[v->nr_reasons++] = strbuf_detach(&sb, NULL);
-	if (sev == FAIL)
+	memmove(v->reasons + at + 1, v->reasons + at, (v->nr_reasons - at) * sizeof(*v->reasons));
+	v->reasons[at] = strbuf_detach(&sb, NULL);
+	v->nr_reasons++;
+	if (sev == FAIL) {
 		d->failed = true;
-	else if (sev == OPEN)
+		d->nr_fail++;
+	} else if (sev == OPEN) {
 		d->open = true;
+		d->nr_open++;
+	}
 }
 
 const char *verdict_kind_name(enum verdict_kind k)
