@@ -738,8 +738,27 @@ static json_t *cand_json(const struct cand *c, long round)
 	return o;
 }
 
+/* The agent's first line of output (a replay says it is one), or "". */
+static void agent_says(const struct cand *c, struct strbuf *sb)
+{
+	char *log = path_in(c->dir, "agent.log");
+
+	if (!access(log, R_OK) && read_file(sb, log, 1 << 16) >= 0) {
+		size_t n = strcspn(sb->buf, "\n");
+
+		strbuf_setlen(sb, n > 120 ? 120 : n);
+	}
+	free(log);
+}
+
 static void print_cand(const struct cand *c, long round)
 {
+	struct strbuf says = STRBUF_INIT;
+
+	agent_says(c, &says);
+	if (says.len)
+		printf("agent: %s\n", says.buf);
+	strbuf_release(&says);
 	printf("round %ld (%s): ", round, c->lens);
 	if (c->have_prop)
 		printf("%s: %s", c->prop.function ? c->prop.function : "?",
