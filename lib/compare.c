@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "compare.h"
 #include "util.h"
 
@@ -159,6 +161,13 @@ static struct compare_run *keep_run(struct compare *c, struct compare_result *w,
 	k->vd.peak_rss_kb = r->max_rss_kib > 0 ? (uint64_t)r->max_rss_kib : 0;
 	k->value = run_result_metric(r, c->opts->metric);
 	k->warmup = warmup;
+	k->pair = -1;
+	k->wall_s = (double)r->wall_ns / 1e9;
+	k->user_s = (double)r->user_ns / 1e9;
+	k->sys_s = (double)r->sys_ns / 1e9;
+	k->instructions = r->instructions;
+	k->exit_status = r->exit_status;
+	k->signal = r->signal;
 	if (r->nr_metrics) {
 		k->metrics = xcalloc(r->nr_metrics, sizeof(*k->metrics));
 		for (size_t i = 0; i < r->nr_metrics; i++) {
@@ -319,6 +328,8 @@ static int one_pair(struct compare *c, struct runner *rn, struct plan *p, size_t
 			c->failed_run = true;
 			return 0;
 		}
+		a->pair = b->pair = (long)w->nr_pairs;
+		b->position = 1;
 		if (base_first)
 			add_pair(w, a->value, b->value);
 		else
@@ -499,4 +510,43 @@ void compare_measurements(struct compare *c, struct vd_measurements *m)
 	m->nr_workloads = c->nr_results;
 	m->test = VD_TEST_NOT_RUN;
 	m->confidence = c->confidence;
+}
+
+static void side_runs_json(json_t *a, const char *workload, const char *side,
+			   const struct compare_side *s)
+{
+	for (size_t i = 0; i < s->nr_runs; i++) {
+		const struct compare_run *k = &s->runs[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "workload", json_string(workload));
+		json_object_set_new(o, "side", json_string(side));
+		json_object_set_new(o, "pair", k->pair >= 0 ? json_integer(k->pair) : json_null());
+		json_object_set_new(o, "position", k->pair >= 0 ? json_integer(k->position) : json_null());
+		json_object_set_new(o, "warmup", json_boolean(k->warmup));
+		json_object_set_new(o, "wall_s", json_real(k->wall_s));
+		json_object_set_new(o, "user_s", json_real(k->user_s));
+		json_object_set_new(o, "sys_s", json_real(k->sys_s));
+		json_object_set_new(o, "max_rss_kib", json_integer((json_int_t)k->vd.peak_rss_kb));
+		json_object_set_new(o, "instructions", k->instructions >= 0 ? json_integer(k->instructions)
+									     : json_null());
+		json_object_set_new(o, "exit_status", json_integer(k->exit_status));
+		json_object_set_new(o, "signal", k->signal ? json_integer(k->signal) : json_null());
+		json_object_set_new(o, "timed_out", json_boolean(k->vd.timed_out));
+		json_object_set_new(o, "value", isfinite(k->value) ? json_real(k->value) : json_null());
+		json_array_append_new(a, o);
+	}
+}
+
+json_t *compare_runs_json(const struct compare *c)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < c->nr_results; i++) {
+		const struct compare_result *w = &c->results[i];
+
+		side_runs_json(a, w->spec->name, "base", &w->base);
+		side_runs_json(a, w->spec->name, "cand", &w->cand);
+	}
+	return a;
 }

@@ -58,6 +58,11 @@ struct compare_run {
 	struct vd_run vd;
 	double value;			/* the metric of compare_opts */
 	bool warmup;			/* warm-up or the first check run: not in a pair */
+	long pair;			/* the pair it belongs to, -1 for a warm-up */
+	int position;			/* 0: ran first in its pair, 1: second */
+	double wall_s, user_s, sys_s;
+	int64_t instructions;		/* -1 when not counted */
+	int exit_status, signal;
 	struct run_metric *metrics;	/* HOTLOOP_METRIC values (names owned) */
 	size_t nr_metrics;
 };
@@ -136,5 +141,12 @@ bool compare_base_first(enum compare_order order, size_t k, uint64_t *rng);
  * STATS_MAX_PAIRS.
  */
 int compare_default_looks(size_t pairs, struct stats_schedule *s);
+
+/*
+ * Every run kept, as JSON (docs/compare.md "runs"): workload, side, pair,
+ * position, warm-up, times, peak RSS, instructions, how it ended, value.
+ */
+struct json_t;
+struct json_t *compare_runs_json(const struct compare *c);
 
 #endif

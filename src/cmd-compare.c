@@ -258,6 +258,7 @@ static json_t *compare_json(const struct compare *c, const struct verdict *v)
 			json_object_set_new(m, "reason", json_string(c->noisy));
 	}
 	json_object_set_new(doc, "machine", m ? m : json_null());
+	json_object_set_new(doc, "runs", compare_runs_json(c));
 	return doc;
 }
 

@@ -353,6 +353,14 @@ static int profile_best(struct loop *l, const char *round_dir)
 	if (profile_read_any(&p, prof) || (idx = profile_pick_sample_type(&p, NULL)) < 0 ||
 	    brief_build(&b, &p, idx, &bo))
 		goto out;
+	{
+		struct kb kb;
+
+		/* what was tried on each hotspot, in the brief itself */
+		if (!kb_load(l->kb_dir, &kb))
+			brief_add_kb(&b, &kb);
+		kb_release(&kb);
+	}
 	brief_format_md(&b, 3000, &md);
 	save(round_dir, "brief.md", md.buf, md.len);
 	free(l->brief_md);
@@ -883,6 +891,81 @@ static void results_text(const struct loop *l, const struct cand *c, struct strb
 						 : "underestimated the gain");
 }
 
+/* compare.json's runs as the store's measurements of a compare run. */
+static int store_compare(struct loop *l, const struct cand *c, int64_t attempt_id)
+{
+	struct store_run r = STORE_RUN_INIT;
+	struct store_measurement *m = NULL;
+	char *path = path_in(c->dir, "compare.json"), *summary = NULL;
+	json_t *doc, *runs, *run;
+	json_error_t jerr;
+	int64_t run_id;
+	size_t i, n = 0;
+	int ret = 0;
+
+	if (access(path, R_OK) || !(doc = json_load_file(path, 0, &jerr))) {
+		free(path);
+		return 0;	/* nothing was measured */
+	}
+	runs = json_object_get(doc, "runs");
+	{
+		json_t *copy = json_deep_copy(doc);
+
+		json_object_del(copy, "runs");
+		summary = json_dumps(copy, JSON_COMPACT | JSON_REAL_PRECISION(15));
+		json_decref(copy);
+	}
+	r.loop_id = l->store_id;
+	r.attempt_id = attempt_id;
+	r.kind = STORE_RUN_COMPARE;
+	r.commit_sha = c->commit;
+	r.workload = l->cf.workloads[l->cf.primary].name;
+	r.metric = gate_metric_name(l->cf.rules.metric);
+	r.finished_at = store_now();
+	r.summary_json = summary;
+	if (store_run_add(l->store, &r, &run_id)) {
+		ret = -1;
+		goto out;
+	}
+	m = xcalloc(json_array_size(runs) + 1, sizeof(*m));
+	json_array_foreach(runs, i, run) {
+		struct store_measurement *x = &m[n++];
+		const char *side = json_string_value(json_object_get(run, "side"));
+		json_t *v;
+
+		*x = (struct store_measurement)STORE_MEASUREMENT_INIT;
+		x->run_id = run_id;
+		x->workload = json_string_value(json_object_get(run, "workload"));
+		x->side = side && !strcmp(side, "cand") ? STORE_SIDE_CAND : STORE_SIDE_BASE;
+		x->warmup = json_is_true(json_object_get(run, "warmup"));
+		if (json_is_integer(v = json_object_get(run, "pair")))
+			x->pair_index = json_integer_value(v);
+		if (json_is_integer(v = json_object_get(run, "position")))
+			x->position = json_integer_value(v);
+		x->wall_s = json_number_value(json_object_get(run, "wall_s"));
+		x->user_s = json_number_value(json_object_get(run, "user_s"));
+		x->sys_s = json_number_value(json_object_get(run, "sys_s"));
+		x->cpu_s = x->user_s + x->sys_s;
+		x->max_rss_kib = json_integer_value(json_object_get(run, "max_rss_kib"));
+		if (json_is_integer(v = json_object_get(run, "instructions")))
+			x->instructions = json_integer_value(v);
+		x->exit_status = json_integer_value(json_object_get(run, "exit_status"));
+		if (json_is_integer(v = json_object_get(run, "signal")))
+			x->signal = json_integer_value(v);
+		if (json_is_number(v = json_object_get(run, "value")))
+			x->value = json_number_value(v);
+		if (!x->workload)
+			n--;
+	}
+	ret = store_measurements_add(l->store, m, n);
+out:
+	free(m);
+	free(summary);
+	json_decref(doc);
+	free(path);
+	return ret;
+}
+
 /* Write the attempt up: a kb entry and a row in the store. Failures only warn. */
 static void remember(struct loop *l, const struct cand *c, long round)
 {
@@ -893,6 +976,7 @@ static void remember(struct loop *l, const struct cand *c, long round)
 	char *dp = path_in(c->dir, "diff.patch");
 	char **reasons = NULL;
 	size_t nr = 0, alloc = 0;
+	int64_t attempt_id = 0;
 
 	for (p = strtok_r(copy, "\n", &save_ptr); p; p = strtok_r(NULL, "\n", &save_ptr))
 		if (*p != ' ') {
@@ -952,8 +1036,8 @@ static void remember(struct loop *l, const struct cand *c, long round)
 								   : 128 + WTERMSIG(c->agent_status);
 		sa.agent_seconds = c->agent_seconds;
 		sa.finished_at = store_now();
-		if (store_attempt_add(l->store, &sa, NULL))
-			warning("the attempt of round %ld was not written to the store", round);
+		if (store_attempt_add(l->store, &sa, &attempt_id) || store_compare(l, c, attempt_id))
+			warning("the attempt of round %ld was not written whole to the store", round);
 		store_note(l, c->commit ? STORE_INFO : STORE_WARN, "verdict", "round %ld (%s): %s at %s%s%s",
 			   round, c->lens, a.verdict, c->stage ? c->stage : "agent", nr ? ": " : "",
 			   nr ? reasons[0] : "");

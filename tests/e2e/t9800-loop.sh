@@ -208,7 +208,10 @@ test_expect_success 'every attempt is in the knowledge base and the store' '
 	(cd proj && hotloop kb search --function spin --json) >kb.json &&
 	jq -e ".attempts | length >= 1 and any(.[]; .verdict == \"keep\")" kb.json &&
 	(cd proj && hotloop store --json) >store.json &&
-	jq -e ".counts.attempts >= 11 and .counts.loops >= 11" store.json
+	jq -e ".counts.attempts >= 11 and .counts.loops >= 11 and .counts.measurements >= 24" store.json &&
+	sqlite3 proj/.hotloop/hotloop.db "SELECT count(*) FROM measurements m JOIN runs r ON m.run_id = r.id
+		JOIN attempts a ON r.attempt_id = a.id WHERE a.verdict = '"'keep'"' AND m.pair_index IS NOT NULL" >n &&
+	test "$(cat n)" -ge 24
 '
 
 test_expect_success 'the prompt carries the knowledge base' '
@@ -218,6 +221,27 @@ test_expect_success 'the prompt carries the knowledge base' '
 
 test_expect_success 'the next loop continues the branch from its tip' '
 	loop idle && jq -e ".start_commit == $(jq .best_commit good.json)" idle.json
+'
+
+# Two agents at once with two lenses: both improve on the best (n / 3
+# rounds), one 4x, one 2x; the larger gain wins.
+cat >agents/two <<\EOA
+#!/bin/sh
+cat >/dev/null
+case "$HOTLOOP_LENS" in
+algorithmic) sed -i 's/i < n[^;]*;/i < n \/ 12;/' spin.c ;;
+*) sed -i 's/i < n[^;]*;/i < n \/ 6;/' spin.c ;;
+esac
+echo "{\"function\": \"spin\", \"title\": \"$HOTLOOP_LENS cut\"}" >"$HOTLOOP_PROPOSAL"
+EOA
+chmod +x agents/two
+
+test_expect_success 'a tournament: two agents at once, the best keep wins the round' '
+	loop two --parallel 2 --lenses algorithmic,locality &&
+	jq -e ".kept == 1 and (.attempts | length) == 2" two.json &&
+	jq -e ".attempts[] | select(.lens == \"algorithmic\") | .verdict == \"keep\" and .commit != null" two.json &&
+	jq -e ".attempts[] | select(.lens == \"locality\") | .stage == \"tournament\" and .commit == null and
+		(.reasons | any(test(\"a better candidate won\")))" two.json
 '
 
 test_expect_success 'the user tree, index, HEAD and branch are untouched' '
