@@ -13,22 +13,26 @@
 #include "pprof.h"
 #include "folded.h"
 #include "profile-io.h"
+#include "speedscope.h"
 
 const char usage_convert[] =
-"usage: hotloop convert IN -o OUT [--to pprof|folded] [--weight samples|period|TYPE]\n"
+"usage: hotloop convert IN -o OUT [--to pprof|folded|speedscope]\n"
+"                       [--weight samples|period|TYPE]\n"
 "\n"
-"Convert a profile between pprof (.pb.gz) and folded stacks. The input format\n"
-"is recognized by its content (gzipped or not); - reads standard input.\n"
+"Convert a profile between pprof (.pb.gz) and folded stacks, or write it for\n"
+"speedscope. The input format is recognized by its content (gzipped or not);\n"
+"- reads standard input.\n"
 "\n"
 "  -o, --output OUT    where to write (- for standard output, which needs --to)\n"
-"  --to FORMAT         pprof or folded; by default from OUT's extension:\n"
-"                      .folded, .txt: folded; .pb.gz, .pb, .pprof: pprof\n"
-"  --weight W          the count written to folded stacks: samples (the\n"
+"  --to FORMAT         pprof, folded or speedscope; by default from OUT's\n"
+"                      extension: .folded, .txt: folded; .pb.gz, .pb, .pprof:\n"
+"                      pprof; .speedscope.json: speedscope\n"
+"  --weight W          the value written to folded stacks or speedscope: samples (the\n"
 "                      default: the \"samples\" sample type, else the first\n"
 "                      counted one), period (the \"cpu\" type, else the last),\n"
 "                      or the name of any sample type in the profile\n";
 
-enum out_format { OUT_UNKNOWN, OUT_PPROF, OUT_FOLDED };
+enum out_format { OUT_UNKNOWN, OUT_PPROF, OUT_FOLDED, OUT_SPEEDSCOPE };
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -43,6 +47,8 @@ static enum out_format format_from_name(const char *name)
 		return OUT_PPROF;
 	if (!strcmp(name, "folded"))
 		return OUT_FOLDED;
+	if (!strcmp(name, "speedscope"))
+		return OUT_SPEEDSCOPE;
 	return OUT_UNKNOWN;
 }
 
@@ -50,6 +56,8 @@ static enum out_format format_from_path(const char *path)
 {
 	if (ends_with(path, ".folded") || ends_with(path, ".txt"))
 		return OUT_FOLDED;
+	if (ends_with(path, ".speedscope.json"))
+		return OUT_SPEEDSCOPE;
 	if (ends_with(path, ".pb.gz") || ends_with(path, ".pb") || ends_with(path, ".pprof"))
 		return OUT_PPROF;
 	return OUT_UNKNOWN;
@@ -99,7 +107,7 @@ int cmd_convert(int argc, char **argv)
 		case 't':
 			to = format_from_name(optarg);
 			if (to == OUT_UNKNOWN)
-				return usage_error("convert", "unknown output format '%s': use pprof or folded",
+				return usage_error("convert", "unknown output format '%s': use pprof, folded or speedscope",
 						   optarg);
 			break;
 		case 'w':
@@ -122,10 +130,10 @@ int cmd_convert(int argc, char **argv)
 	if (to == OUT_UNKNOWN)
 		to = format_from_path(out);
 	if (to == OUT_UNKNOWN)
-		return usage_error("convert", "cannot tell the output format from '%s': use --to pprof or --to folded",
+		return usage_error("convert", "cannot tell the output format from '%s': use --to pprof, folded or speedscope",
 				   out);
-	if (weight && to != OUT_FOLDED)
-		return usage_error("convert", "--weight applies to folded output only");
+	if (weight && to == OUT_PPROF)
+		return usage_error("convert", "--weight applies to folded and speedscope output only");
 
 	profile_init(&p);
 	if (profile_read_any(&p, in))
@@ -133,6 +141,12 @@ int cmd_convert(int argc, char **argv)
 	if (to == OUT_FOLDED) {
 		int idx = pick_weight(&p, weight ? weight : "samples");
 		if (idx < 0 || folded_write(&p, idx, &sb))
+			goto out;
+	} else if (to == OUT_SPEEDSCOPE) {
+		const char *slash = strrchr(in, '/');
+		int idx = pick_weight(&p, weight ? weight : "samples");
+
+		if (idx < 0 || speedscope_write(&p, idx, slash ? slash + 1 : in, &sb))
 			goto out;
 	} else if (pprof_encode(&p, &sb)) {
 		goto out;

@@ -59,13 +59,13 @@ test_expect_code 1 'an unknown --weight lists the sample types' '
 
 test_expect_code 2 'an unknown extension asks for --to' '
 	hotloop convert "$in" -o out.svg 2>err; rc=$?
-	expect_grep "cannot tell the output format from .out.svg.: use --to pprof or --to folded" err &&
+	expect_grep "cannot tell the output format from .out.svg.: use --to pprof, folded or speedscope" err &&
 	exit $rc
 '
 
-test_expect_code 2 'speedscope is not a format (yet)' '
-	hotloop convert "$in" -o x.json --to speedscope 2>err; rc=$?
-	expect_grep "unknown output format .speedscope." err && exit $rc
+test_expect_code 2 'an unknown format is a usage error' '
+	hotloop convert "$in" -o x.json --to chrome 2>err; rc=$?
+	expect_grep "unknown output format .chrome." err && exit $rc
 '
 
 test_expect_code 2 'no output is a usage error' 'hotloop convert "$in"'
