@@ -180,15 +180,12 @@ int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr)
 int run_self(const char *dir, const char *const *args, const char *out, const char *err,
 		      int *status)
 {
+	/* the running image, even when its file was replaced since (a rebuild) */
+	static const char self[] = "/proc/self/exe";
 	posix_spawn_file_actions_t fa;
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	pid_t pid;
 	int ret;
 
-	if (n <= 0)
-		return error("cannot find hotloop's own binary: %s", strerror(errno));
-	self[n] = '\0';
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	if (out)
@@ -200,10 +197,10 @@ int run_self(const char *dir, const char *const *args, const char *out, const ch
 	ret = posix_spawn(&pid, self, &fa, NULL, (char *const *)args, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (ret)
-		return error("cannot run '%s': %s", self, strerror(ret));
+		return error("cannot run hotloop itself (%s): %s", self, strerror(ret));
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
-			return error("cannot wait for '%s %s': %s", self, args[1], strerror(errno));
+			return error("cannot wait for 'hotloop %s': %s", args[1], strerror(errno));
 	return 0;
 }
 
