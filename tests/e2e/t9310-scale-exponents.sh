@@ -10,12 +10,13 @@ command -v jq >/dev/null || skip_all="needs jq (apt-get install jq)"
 test_have_prereq PERF || skip_all="perf events are not permitted here (see hotloop doctor)"
 
 # ~0.5 s at the largest size; at 1999 Hz each function has 30+ samples at the
-# smallest, whose 25 ms keep the noise of a busy machine small
+# smallest, whose 25 ms keep the noise of a busy machine small; three runs
+# per size (--repeat 3) keep one disturbed run from bending the fit
 SIZES=2500,4000,6300,10000
 fn() { jq -e "[.functions[] | select(.function == \"$2\")][0] | $3" "$1" >/dev/null; }
 
 test_expect_success 'the quadratic function ~n^2 and superlinear, the linear one ~n^1' '
-	hotloop scale -F 1999 --sizes $SIZES -- "$WORKLOADS/scalework" {n} >out 2>err &&
+	hotloop scale -F 1999 --repeat 3 --sizes $SIZES -- "$WORKLOADS/scalework" {n} >out 2>err &&
 	J=.hotloop/scale/cmd.json &&
 	jq -r ".functions[] | select(.function == \"count_duplicate_pairs\" or .function == \"sum_items\") |
 		\"\(.function) \(.exponent) [\(.ci_low), \(.ci_high)] r2 \(.r2)\"" $J >&2 &&
