@@ -53,19 +53,6 @@ static double pct(int64_t v, int64_t total)
 	return total > 0 && v > 0 ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-/* The last two components of a source path: enough to find the file. */
-static const char *short_path(const char *path)
-{
-	const char *p = path + strlen(path);
-	int slashes = 0;
-
-	while (p > path) {
-		if (p[-1] == '/' && ++slashes == 2)
-			break;
-		p--;
-	}
-	return p;
-}
 
 static void print_header(const struct asm_function *f)
 {

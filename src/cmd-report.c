@@ -36,19 +36,6 @@ static double pct(int64_t v, int64_t total)
 	return total ? 100.0 * (double)v / (double)total : 0.0;
 }
 
-/* Keep the table narrow: the last two path components are enough to find a file. */
-static const char *short_path(const char *path)
-{
-	const char *p = path + strlen(path);
-	int slashes = 0;
-
-	while (p > path) {
-		if (p[-1] == '/' && ++slashes == 2)
-			break;
-		p--;
-	}
-	return p;
-}
 
 static void print_text(const struct profile *p, const struct report *r, long top,
 		       enum report_sort sort)
