@@ -16,6 +16,7 @@ DECLARE_CMD(record);
 DECLARE_CMD(report);
 DECLARE_CMD(flame);
 DECLARE_CMD(convert);
+DECLARE_CMD(push);
 DECLARE_CMD(brief);
 DECLARE_CMD(run);
 DECLARE_CMD(loop);

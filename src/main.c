@@ -36,6 +36,7 @@ static const struct cmd commands[] = {
 	{ "report",  cmd_report,  CMD_JSON, "rank where the time went",                  usage_report },
 	{ "flame",   cmd_flame,   0,        "draw an interactive SVG flame graph",        usage_flame },
 	{ "convert", cmd_convert, 0,        "convert a profile to another format",        usage_convert },
+	{ "push",    cmd_push,    CMD_JSON, "send a profile to a Grafana Pyroscope server", usage_push },
 	{ "brief",   cmd_brief,   CMD_JSON, "where the time goes in code you own, and why", usage_brief },
 	{ "run",     cmd_run,     0,        "build, profile and brief a configured workload", usage_run },
 	{ "loop",    cmd_loop,    CMD_JSON, "the improve loop: an agent edits, hotloop keeps or rejects", usage_loop },

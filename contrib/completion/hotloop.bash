@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert brief run asm doctor bench compare init config scale kb store loop help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale kb store loop help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -14,6 +14,7 @@ _hotloop()
 	report)  opts="--top --sort --by --sample-type --json --help" ;;
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
+	push)    opts="--name --from --until --header --timeout --cacert --json --help" ;;
 	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type --kb -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
