@@ -156,22 +156,30 @@ static bool has_prefix_nocase(const char *s, const char *prefix)
 	return !strncasecmp(s, prefix, strlen(prefix));
 }
 
-int push_ingest_url(const struct push_request *r, struct strbuf *out)
+int push_check_base(const char *base)
 {
 	const char *host;
-	size_t len = strlen(r->base);
 
-	if (has_prefix_nocase(r->base, "http://"))
-		host = r->base + 7;
-	else if (has_prefix_nocase(r->base, "https://"))
-		host = r->base + 8;
+	if (has_prefix_nocase(base, "http://"))
+		host = base + 7;
+	else if (has_prefix_nocase(base, "https://"))
+		host = base + 8;
 	else
 		return error("'%s' is not an http:// or https:// URL: give the server like http://host:4040",
-			     r->base);
+			     base);
 	if (!*host || *host == '/')
-		return error("'%s' has no host: give the server like http://host:4040", r->base);
-	if (strpbrk(r->base, "?# \t\r\n"))
-		return error("'%s' is not a server's base URL: no query, fragment or spaces", r->base);
+		return error("'%s' has no host: give the server like http://host:4040", base);
+	if (strpbrk(base, "?# \t\r\n"))
+		return error("'%s' is not a server's base URL: no query, fragment or spaces", base);
+	return 0;
+}
+
+int push_ingest_url(const struct push_request *r, struct strbuf *out)
+{
+	size_t len = strlen(r->base);
+
+	if (push_check_base(r->base))
+		return -1;
 	while (len && r->base[len - 1] == '/')
 		len--;
 	strbuf_add(out, r->base, len);

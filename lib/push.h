@@ -49,9 +49,15 @@ int push_check_name(const char *name);
 int push_check_header(const char *header);
 
 /*
+ * A server's base URL: http:// or https://, a host, no query, fragment or
+ * white space. 0, or -1 with an error.
+ */
+int push_check_base(const char *base);
+
+/*
  * The ingest URL for r (name escaped, format=pprof, from, until, spyName,
  * sampleRate, units, aggregationType) appended to out. -1 with an error
- * when r->base is not an http:// or https:// URL without query or fragment.
+ * when push_check_base() refuses r->base.
  */
 int push_ingest_url(const struct push_request *r, struct strbuf *out);
 

@@ -181,7 +181,7 @@ int cmd_push(int argc, char **argv)
 		usage_error("push", "no --name given: use --name APP or APP{k=v,...}");
 		goto out;
 	}
-	if (push_check_name(r.name))
+	if (push_check_base(r.base) || push_check_name(r.name))
 		goto out;
 	if (from >= 0 && until >= 0 && from >= until) {
 		usage_error("push", "--from %lld is not before --until %lld", (long long)from,

@@ -2,7 +2,7 @@
 // for the push tests. It listens on an ephemeral port of 127.0.0.1 (https
 // with CERT and KEY), writes the port to DIR/port, records each request in
 // DIR/N/ (method, url, headers.json, body, and the multipart "profile" part
-// as profile) and answers STATUS with a two-line body. It stops by itself
+// as profile) and answers STATUS with a two-line body (0: never answers). It stops by itself
 // after 60 seconds.
 'use strict';
 const fs = require('fs');
@@ -41,6 +41,8 @@ function handle(req, res) {
 		} catch (e) {
 			fs.writeFileSync(path.join(dir, 'server-error'), String(e.stack) + '\n');
 		}
+		if (!status)
+			return;	// status 0: never answer (for --timeout)
 		res.writeHead(status, { 'content-type': 'text/plain' });
 		res.end(status < 300 ? 'ok\n' : `ingest failed: status ${status} from the test server\nsecond line\n`);
 	});
