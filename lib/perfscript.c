@@ -88,7 +88,7 @@ struct ps {
 	struct event events[PERFSCRIPT_MAX_EVENTS];
 	size_t nr_events;
 	uint32_t last_event;
-	bool any_period, any_inline, any_line;
+	bool any_period, any_inline, any_line, bare_period;
 
 	const char *last_comm;
 	size_t last_comm_len;
@@ -961,6 +961,9 @@ static void build_profile(struct ps *ps)
 	int64_t values[PERFSCRIPT_MAX_EVENTS + 2];
 
 	/* sample types: samples, then one period column per kind of event */
+	for (size_t s = 0; s < ps->stacks.nr; s++)
+		if (ps->stacks.words[ps->stacks.seqs[s].off + 3] == NONE)
+			ps->bare_period = true;	/* a "period" column for these */
 	profile_add_sample_type(p, "samples", "count");
 	p->default_sample_type = profile_str(p, "samples");
 	for (size_t e = 0; ps->any_period && e <= ps->nr_events; e++) {
@@ -969,6 +972,8 @@ static void build_profile(struct ps *ps)
 		int64_t t;
 		size_t c;
 
+		if (!ev && !ps->bare_period)
+			break;
 		if (!ev)
 			strbuf_addstr(&name, "period");
 		else if (ev->is_cpu)
