@@ -420,9 +420,9 @@ static int parse_srcline(struct ps *ps, const char *s, size_t n, struct ps_frame
 	}
 	for (k = n; k > 0 && is_digit(s[k - 1]); k--)
 		;
-	if (k < 2 || k == n || s[k - 1] != ':' || !parse_u32(s + k, n - k, &line))
+	if (k < 1 || k == n || s[k - 1] != ':' || !parse_u32(s + k, n - k, &line))
 		return -1;
-	if (!line || (k == 3 && !memcmp(s, "??", 2))) {
+	if (!line || k == 1 || (k == 3 && !memcmp(s, "??", 2))) {
 		f->kind = FK_NOLINE;
 		return 0;
 	}

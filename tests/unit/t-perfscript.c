@@ -120,6 +120,7 @@ static const struct parse_case parse_cases[] = {
 	  "\tffffffff81000000 irq+0x1 ([kernel.kallsyms])\n  [kernel.kallsyms][ffffffff81000000]\n"
 	  "\t 2724a __libc_start_call_main+0x7a (/lib/libc.so.6)\n  libc.so.6[2724a]\n",
 	  "samples", "__libc_start_call_main;irq_[k];main;hot 1\n" },
+	{ "srcline without a file", HDR F_HOT "  :0\n", "samples", "hot 1\n" },
 	{ "srcline with discriminator", HDR F_HOT "  prog.c:10 (discriminator 3)\n", "samples",
 	  "hot 1\n" },
 	{ "inline", HDR "\t 1275 mix_step (inlined)\n\t 1275 outer+0x35 (/usr/bin/prog)\n" F_MAIN,
