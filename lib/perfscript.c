@@ -649,7 +649,9 @@ static bool parse_header(const char *s, size_t n, struct header *h)
 		if (k < nt && all_digits(ts[k], tn[k]) &&
 		    (k + 1 == nt || event_token(ts[k + 1], tn[k + 1]))) {
 			h->has_period = true;
-			h->period = strtoll(ts[k], NULL, 10);
+			h->period = 0;
+			for (size_t d = 0; d < tn[k]; d++)	/* at most 18 digits */
+				h->period = h->period * 10 + (ts[k][d] - '0');
 			k++;
 		}
 		if (k < nt && event_token(ts[k], tn[k])) {
