@@ -18,7 +18,7 @@ collapse() {
 	perl "$FLAMEGRAPH/stackcollapse-perf.pl" --kernel "$1" 2>/dev/null |
 	sed -e 's/^[^;]*;//' -e 's/\(__vdso_[A-Za-z0-9_]*\)_\[k\]/\1/g' |
 	awk '{ c = $NF; $NF = ""; sub(/ $/, ""); n[$0] += c }
-	     END { for (k in n) print k, n[k] }' | LC_ALL=C sort
+	     END { for (k in n) printf "%s %.0f\n", k, n[k] }' | LC_ALL=C sort
 }
 
 same_as_perl() {
