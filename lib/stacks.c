@@ -26,8 +26,8 @@ static bool same_stack(const struct profile *p, const struct pf_sample *a,
 		       const struct pf_sample *b)
 {
 	return a->nloc == b->nloc &&
-	       !memcmp(profile_sample_locs(p, a), profile_sample_locs(p, b),
-		       a->nloc * sizeof(uint64_t));
+	       (!a->nloc || !memcmp(profile_sample_locs(p, a), profile_sample_locs(p, b),
+		       a->nloc * sizeof(uint64_t)));
 }
 
 size_t stacks_merge(const struct profile *p, int idx, struct stack_sum **out)
