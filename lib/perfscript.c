@@ -29,7 +29,7 @@ enum frame_kind {
 
 /* One distinct frame or source line, keyed by its bytes in the input. */
 struct ps_frame {
-	const char *key;
+	size_t key;		/* offset of the line's bytes in ps->keys */
 	uint32_t keylen;
 	uint8_t kind;
 	bool line_set;
@@ -78,6 +78,11 @@ struct ps {
 
 	struct ps_frame *frames;
 	size_t nr_frames, alloc_frames;
+	/*
+	 * The frame lines, copied: compared on every lookup, they stay in
+	 * cache here, not scattered over the whole input.
+	 */
+	struct strbuf keys;
 	uint64_t *fslots;
 	size_t nfslots;
 
@@ -474,7 +479,7 @@ static inline uint32_t frame_lookup(struct ps *ps, const char *s, size_t n, uint
 		if ((v & ~0xffffffffull) != tag)
 			continue;
 		f = &ps->frames[(v & 0xffffffff) - 1];
-		if (f->keylen == n && !memcmp(f->key, s, n))
+		if (f->keylen == n && !memcmp(ps->keys.buf + f->key, s, n))
 			return (uint32_t)((v & 0xffffffff) - 1);
 	}
 	return NONE;
@@ -491,8 +496,9 @@ static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t ha
 	ALLOC_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames);
 	f = &ps->frames[ps->nr_frames];
 	*f = *proto;
-	f->key = s;
+	f->key = ps->keys.len;
 	f->keylen = (uint32_t)n;
+	strbuf_add(&ps->keys, s, n);
 	f->hash = hash;
 	for (i = slot_start(hash, ps->nfslots); ps->fslots[i]; i = (i + 1) & (ps->nfslots - 1))
 		;
@@ -1064,7 +1070,7 @@ static size_t line_of(const char *buf, size_t off)
 
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct ps ps = { .p = p, .what = what, .last_event = NONE };
+	struct ps ps = { .p = p, .what = what, .last_event = NONE, .keys = STRBUF_INIT };
 	const char *nul = memchr(buf, '\0', len), *end = buf + len, *s = buf;
 	int ret = -1;
 
@@ -1108,6 +1114,7 @@ int perfscript_parse(struct profile *p, const char *buf, size_t len, const char 
 	ret = profile_validate(p);
 out:
 	free(ps.frames);
+	strbuf_release(&ps.keys);
 	free(ps.fslots);
 	seqtab_release(&ps.chains);
 	seqtab_release(&ps.stacks);

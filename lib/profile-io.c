@@ -21,24 +21,29 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 
 	if (!len)
 		return error("cannot read '%s': the file is empty", what);
-	if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
-		goto out;
-	if (!raw.len) {
-		error("cannot read '%s': it inflates to nothing", what);
-		goto out;
+	/* gzip is inflated; anything else is read where it lies, uncopied */
+	if (len >= 2 && !memcmp(data, "\x1f\x8b", 2)) {
+		if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
+			goto out;
+		if (!raw.len) {
+			error("cannot read '%s': it inflates to nothing", what);
+			goto out;
+		}
+		data = raw.buf;
+		len = raw.len;
 	}
-	if (perfscript_sniff(raw.buf, raw.len)) {
+	if (perfscript_sniff(data, len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_PERFSCRIPT;
-		ret = perfscript_parse(p, raw.buf, raw.len, what);
-	} else if (folded_sniff(raw.buf, raw.len)) {
+		ret = perfscript_parse(p, data, len, what);
+	} else if (folded_sniff(data, len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_FOLDED;
-		ret = folded_parse(p, raw.buf, raw.len, what);
+		ret = folded_parse(p, data, len, what);
 	} else {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_PPROF;
-		ret = pprof_decode(p, raw.buf, raw.len, what);
+		ret = pprof_decode(p, data, len, what);
 	}
 out:
 	strbuf_release(&raw);

@@ -250,10 +250,19 @@ bool read_int64_file(const char *path, int64_t *out)
 int read_file(struct strbuf *sb, const char *path, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	int ret = 0;
 
 	if (fd < 0)
 		return error("cannot open '%s': %s", path, strerror(errno));
+	/* a regular file's size is known: one allocation, no copies as it grows */
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if ((uint64_t)st.st_size > cap) {
+			close(fd);
+			return error("cannot read '%s': larger than %zu bytes", path, cap);
+		}
+		strbuf_grow(sb, (size_t)st.st_size + 1);
+	}
 	for (;;) {
 		ssize_t n;
 
