@@ -10,6 +10,7 @@
 #include "profile.h"
 #include "pprof.h"
 #include "folded.h"
+#include "callgrind.h"
 #include "profile-io.h"
 
 int profile_decode_any(struct profile *p, const void *data, size_t len,
@@ -26,7 +27,11 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 		error("cannot read '%s': it inflates to nothing", what);
 		goto out;
 	}
-	if (folded_sniff(raw.buf, raw.len)) {
+	if (callgrind_sniff(raw.buf, raw.len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_CALLGRIND;
+		ret = callgrind_parse(p, raw.buf, raw.len, what);
+	} else if (folded_sniff(raw.buf, raw.len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_FOLDED;
 		ret = folded_parse(p, raw.buf, raw.len, what);

@@ -1,8 +1,8 @@
 /*
  * profile-io.h: reading a profile in any format hotloop understands,
  * recognized by content rather than by file name (gzip or not; pprof
- * protobuf or folded text), and choosing which of its sample types to show.
- * report, flame and convert share it. The caller owns the struct profile.
+ * protobuf, callgrind output or folded text), and choosing which of its
+ * sample types to show. report, flame and convert share it. The caller owns the struct profile.
  */
 #ifndef HOTLOOP_PROFILE_IO_H
 #define HOTLOOP_PROFILE_IO_H
@@ -14,11 +14,13 @@ struct profile;
 enum profile_format {
 	PROFILE_FORMAT_PPROF,
 	PROFILE_FORMAT_FOLDED,
+	PROFILE_FORMAT_CALLGRIND,
 };
 
 /*
  * Decode 'len' bytes into p (freshly initialized): gzip is inflated first,
- * then text is read as folded stacks and anything else as a pprof message.
+ * then callgrind output (callgrind.h) is read as such, other text as folded
+ * stacks and anything else as a pprof message.
  * *fmt (when not NULL) says which. 'what' names the input in messages.
  */
 int profile_decode_any(struct profile *p, const void *data, size_t len,
