@@ -1304,6 +1304,15 @@ static bool starts_with(const char *s, size_t n, const char *prefix)
 	return n >= pn && !memcmp(s, prefix, pn);
 }
 
+/* A body line: a known "key=" or a cost line. */
+static bool looks_like_body(const char *s, size_t n)
+{
+	size_t vlen;
+
+	return body_key_of(s, n, &vlen) || s[0] == '+' || s[0] == '-' || s[0] == '*' ||
+	       (s[0] >= '0' && s[0] <= '9');
+}
+
 bool callgrind_sniff(const void *data, size_t len)
 {
 	static const char *const headers[] = {
@@ -1331,7 +1340,7 @@ bool callgrind_sniff(const void *data, size_t len)
 				header = true;
 				continue;
 			}
-			if (!header)
+			if (!header || !looks_like_body(s, n))
 				return false;
 			in_header = false;
 		}
