@@ -43,6 +43,10 @@ static uint64_t km_hash(const int64_t k[4])
 
 	for (int i = 0; i < 4; i++)
 		h = hash_u64(h, (uint64_t)k[i]);
+	/* FNV keeps high bits of small keys apart poorly: mix before masking */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -941,18 +945,19 @@ static void expand(struct expansion *x, const double *incl)
 	while (x->nr_heap) {
 		struct pending e;
 		uint32_t node, path, depth;
-		size_t nsites;
+		size_t nsites, need;
 		double *f;
 
 		e = heap_pop(x);
 		node = e.parent == NONE ? e.target : ps->edges[e.target].callee;
 		nsites = x->site_start[node + 1] - x->site_start[node];
-		if (x->nr_paths >= CALLGRIND_MAX_PATHS ||
-		    cells + nsites * (size_t)nev > CALLGRIND_MAX_CELLS) {
+		depth = e.parent == NONE ? 0 : x->paths[e.parent].depth + 1;
+		/* the path's shares, and its samples' values and locations */
+		need = (size_t)nev + nsites * ((size_t)nev + depth + 1);
+		if (x->nr_paths >= CALLGRIND_MAX_PATHS || cells + need > CALLGRIND_MAX_CELLS) {
 			x->cut_paths += 1 + x->nr_heap;
 			break;
 		}
-		depth = e.parent == NONE ? 0 : x->paths[e.parent].depth + 1;
 		path = add_path(x, e.parent, node,
 				e.parent == NONE ? NONE : ps->edges[e.target].site, depth);
 		f = x->f + (size_t)path * (size_t)nev;
@@ -967,14 +972,15 @@ static void expand(struct expansion *x, const double *incl)
 			}
 			x->w[(size_t)node * (size_t)nev + (size_t)k] += f[k];
 		}
-		cells += nsites * (size_t)nev;
+		cells += need;
 
 		for (size_t j = x->out_start[node]; j < x->out_start[node + 1]; j++) {
 			uint32_t ed = x->out[j], callee = ps->edges[ed].callee;
 			const int64_t *c = edge_cost(x, ed);
 			double prio = 0;
 
-			if (++steps > MAX_STEPS) {
+			steps += 1 + depth;
+			if (steps > MAX_STEPS) {
 				x->cut_paths++;
 				continue;
 			}
@@ -1235,6 +1241,11 @@ static void build_profile(struct cg_parser *ps)
 	int nev = ps->nev, dflt = 0;
 	double *incl;
 
+	/* the parser's indexes are done with: free them before the stacks grow */
+	km_release(&ps->names);
+	km_release(&ps->node_map);
+	km_release(&ps->site_map);
+	km_release(&ps->edge_map);
 	for (int k = 0; k < nev; k++) {
 		const char *name = profile_string(ps->p, ps->ev_name[k]);
 

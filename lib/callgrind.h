@@ -45,7 +45,10 @@ struct profile;
 #define CALLGRIND_MAX_ID 0xffffffffull
 #define CALLGRIND_MAX_DEPTH 256
 #define CALLGRIND_MAX_PATHS ((size_t)1 << 18)
-/* samples times events, the memory the rebuilt stacks may take */
+/*
+ * The memory the rebuilt stacks may take, in 8-byte cells: per path its
+ * share of each event, per sample its values and its locations.
+ */
 #define CALLGRIND_MAX_CELLS ((size_t)1 << 23)
 
 /*
