@@ -1200,14 +1200,24 @@ static void emit_samples(struct expansion *x)
 	free(pstart);
 }
 
+static const char rebuilt_comment[] =
+	"callgrind: stacks rebuilt from call edges; self cost is exact, a function's "
+	"cost over its callers is split in proportion to each call's inclusive cost";
+
+bool callgrind_rebuilt(const struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_comments; i++)
+		if (!strcmp(profile_string(p, p->comments[i]), rebuilt_comment))
+			return true;
+	return false;
+}
+
 static void add_cut_comments(struct expansion *x)
 {
 	struct profile *p = x->ps->p;
 	char *c;
 
-	profile_add_comment(p, "callgrind: stacks rebuilt from call edges; self cost is exact, "
-			       "a function's cost over its callers is split in proportion to "
-			       "each call's inclusive cost");
+	profile_add_comment(p, rebuilt_comment);
 	if (x->cut_recursion) {
 		c = xstrfmt("callgrind: recursion cut at %zu call%s (a function already on the stack)",
 			    x->cut_recursion, x->cut_recursion > 1 ? "s" : "");

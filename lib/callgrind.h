@@ -62,6 +62,12 @@ struct profile;
 int callgrind_parse(struct profile *p, const char *buf, size_t len, const char *what);
 
 /*
+ * Whether p's stacks were rebuilt from a callgrind call graph: they start
+ * at real roots, so they are complete, not cut short by an unwinder.
+ */
+bool callgrind_rebuilt(const struct profile *p);
+
+/*
  * Whether the bytes look like callgrind output: the first line is
  * "# callgrind format", or the file starts with callgrind header lines
  * ("version:", "creator:", "events:", ...) and has fn= lines.

@@ -68,10 +68,11 @@ test_expect_success 'flame draws the stacks' '
 	expect_grep "run_loop" cg.svg
 '
 
-test_expect_success 'brief attributes to owned source under tests/workloads' '
+test_expect_success 'brief attributes to owned source under tests/workloads, stacks complete' '
 	hotloop brief --json --owned "$ROOT/tests/workloads" cg.out >b.json &&
 	test "$(jq -r ".hotspots[0].function" b.json)" = hot_spin &&
-	jq -e ".hotspots[0].attributed_pct > 80" b.json >/dev/null
+	jq -e ".hotspots[0].attributed_pct > 80" b.json >/dev/null &&
+	jq -e ".quality.truncated_pct == 0 and (.quality.warnings | length) == 0" b.json >/dev/null
 '
 
 test_expect_success 'convert --to pprof keeps the costs' '
