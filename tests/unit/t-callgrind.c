@@ -21,6 +21,7 @@
 #include "report.h"
 #include "folded.h"
 #include "callgrind.h"
+#include "profile-io.h"
 
 static void quiet(const char *prefix, const char *msg)
 {
@@ -102,6 +103,10 @@ static const struct report_case report_cases[] = {
 	{ "cachegrind-like file without a format line",
 	  "version: 1\nevents: Ir\nfl=a.c\nfn=main\n3 2\n",
 	  "Ir", "main 2 2", NULL },
+	{ "instr positions only: no lines",
+	  HEAD "positions: instr\nevents: Ir\nob=/bin/p\nfn=main\n0x400000 4\n+3 2\n"
+	  "cfn=leaf\ncalls=1 0x500000\n* 6\nfn=leaf\n0x500000 6\n",
+	  "Ir", "main 6 12;leaf 6 6", "main 6\nmain;leaf 6\n" },
 	{ "jumps and comments are ignored",
 	  HEAD "positions: line\nevents: Ir\n# a comment\nfl=a.c\nfn=main\n1 2\njump=3 +2\njcnd=1/2 -1\n"
 	  "jfi=(9) x.c\njfn=(9) y\n2 3\n",
@@ -237,6 +242,8 @@ static const struct error_case error_cases[] = {
 	{ "calls= at the end", "events: Ir\nfn=a\ncfn=b\ncalls=1 2\n\n# end\n",
 	  "line 4: 'calls=' is not followed by its cost line" },
 	{ "calls= without cfn=", "events: Ir\nfn=a\ncalls=1 2\n1 1\n", "line 3: 'calls=' without a 'cfn='" },
+	{ "calls= with a bad target", "events: Ir\nfn=a\ncfn=b\ncalls=1 zz\n1 1\n",
+	  "line 4: bad line position 'zz'" },
 	{ "calls= without a count", "events: Ir\nfn=a\ncfn=b\ncalls=x\n", "line 4: 'calls=' needs a call count" },
 	{ "negative cost", "events: Ir\nfn=a\n1 -5\n", "line 3: cost '-5' is not a number" },
 	{ "huge cost", "events: Ir\nfn=a\n1 9223372036854775808\n", "line 3: cost '9223372036854775808'" },
@@ -397,6 +404,31 @@ static void test_callgrind__sniff(void **state)
 			fail_msg("sniff case %zu: expected %d", i, cases[i].yes);
 }
 
+/* profile_decode_any() tells callgrind output from folded stacks by content */
+static void test_callgrind__decode_any(void **state)
+{
+	static const struct {
+		const char *in;
+		enum profile_format fmt;
+	} cases[] = {
+		{ HEAD "events: Ir\nfn=main\n1 3\n", PROFILE_FORMAT_CALLGRIND },
+		{ "events: Ir\nfl=a.c\nfn=main\n1 3\n", PROFILE_FORMAT_CALLGRIND },
+		{ "main;run 3\n", PROFILE_FORMAT_FOLDED },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum profile_format fmt = PROFILE_FORMAT_PPROF;
+		struct profile p;
+
+		profile_init(&p);
+		assert_int_equal(profile_decode_any(&p, cases[i].in, strlen(cases[i].in), "x", &fmt), 0);
+		assert_int_equal(fmt, cases[i].fmt);
+		assert_int_equal(profile_total(&p, 0), 3);
+		assert_int_equal(callgrind_rebuilt(&p), fmt == PROFILE_FORMAT_CALLGRIND);
+		profile_release(&p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -407,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_callgrind__deep_chain),
 		cmocka_unit_test(test_callgrind__exponential_paths),
 		cmocka_unit_test(test_callgrind__sniff),
+		cmocka_unit_test(test_callgrind__decode_any),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
