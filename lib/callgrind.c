@@ -1,10 +1,9 @@
 /*
- * callgrind.c: the callgrind.out reader (see callgrind.h for the mapping
- * from a call graph to stacks). The parser fills tables of functions,
- * sites (function, file, line, address) with their self cost and call
- * edges with their inclusive cost; the expansion then walks the graph
- * from its roots, heaviest paths first, and turns paths into samples.
- * Input is hostile: every number, id, line and count is checked.
+ * callgrind.c: the callgrind.out reader (callgrind.h has the mapping). The
+ * parser fills tables of functions, sites (function, file, line, address)
+ * with self cost and call edges with inclusive cost, checking every number,
+ * id and line; the expansion walks the graph from its roots, heaviest paths
+ * first, and turns paths into samples.
  */
 #include <stdarg.h>
 #include <stdio.h>
