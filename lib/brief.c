@@ -14,6 +14,7 @@
 
 #include "asm.h"
 #include "brief.h"
+#include "callgrind.h"
 #include "config.h"
 #include "kb.h"
 #include "profile.h"
@@ -521,6 +522,8 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 {
 	struct brief *b = bd->b;
 	int64_t unknown = 0, truncated = 0, attributed = 0, all = 0;
+	/* stacks rebuilt from a call graph start at its roots: none is cut short */
+	bool complete = callgrind_rebuilt(bd->p);
 
 	for (size_t i = 0; i < bd->p->nr_samples; i++) {
 		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
@@ -556,7 +559,7 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 		}
 		if (has_unknown)
 			unknown = sat_add(unknown, v);
-		if (n && !frame_is_kernel(bd->p, &bd->frames[n - 1]) &&
+		if (n && !complete && !frame_is_kernel(bd->p, &bd->frames[n - 1]) &&
 		    !is_entry(frame_name(bd->p, &bd->frames[n - 1])))
 			truncated = sat_add(truncated, v);
 		for (k = 0; k < n && !bd->owned[k]; k++)

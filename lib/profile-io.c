@@ -11,6 +11,7 @@
 #include "pprof.h"
 #include "folded.h"
 #include "perfscript.h"
+#include "callgrind.h"
 #include "profile-io.h"
 
 int profile_decode_any(struct profile *p, const void *data, size_t len,
@@ -32,7 +33,11 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 		data = raw.buf;
 		len = raw.len;
 	}
-	if (perfscript_sniff(data, len)) {
+	if (callgrind_sniff(data, len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_CALLGRIND;
+		ret = callgrind_parse(p, data, len, what);
+	} else if (perfscript_sniff(data, len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_PERFSCRIPT;
 		ret = perfscript_parse(p, data, len, what);

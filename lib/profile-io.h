@@ -1,8 +1,9 @@
 /*
  * profile-io.h: reading a profile in any format hotloop understands,
  * recognized by content rather than by file name (gzip or not; pprof
- * protobuf, perf script or folded text), and choosing which of its sample types to show.
- * report, flame and convert share it. The caller owns the struct profile.
+ * protobuf, callgrind output, perf script or folded text), and choosing
+ * which of its sample types to show. report, flame and convert share it.
+ * The caller owns the struct profile.
  */
 #ifndef HOTLOOP_PROFILE_IO_H
 #define HOTLOOP_PROFILE_IO_H
@@ -15,12 +16,14 @@ enum profile_format {
 	PROFILE_FORMAT_PPROF,
 	PROFILE_FORMAT_FOLDED,
 	PROFILE_FORMAT_PERFSCRIPT,
+	PROFILE_FORMAT_CALLGRIND,
 };
 
 /*
  * Decode 'len' bytes into p (freshly initialized): gzip is inflated first,
- * then text is read as `perf script` output when it looks like it, other
- * text as folded stacks, and anything else as a pprof message.
+ * then callgrind output (callgrind.h) is read as such, `perf script`
+ * output when it looks like it, other text as folded stacks, and anything
+ * else as a pprof message.
  * *fmt (when not NULL) says which. 'what' names the input in messages.
  */
 int profile_decode_any(struct profile *p, const void *data, size_t len,

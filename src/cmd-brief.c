@@ -35,7 +35,7 @@ const char usage_brief[] =
 "callees, tags with their evidence and the attempts the knowledge base holds\n"
 "on it; the hot path; rollups by DSO and by directory; questions that follow\n"
 "from the attempts and the tags. FILE is a profile (default hotloop.pb.gz;\n"
-"pprof or folded stacks; - reads standard input).\n"
+"pprof, callgrind.out or folded stacks; - reads standard input).\n"
 "\n"
 "  --budget TOKENS      fit in TOKENS (chars / 4; default 4000, 0: no limit);\n"
 "                       source snippets go first, then the lowest hotspots\n"
