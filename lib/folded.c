@@ -13,7 +13,6 @@
 #include "util.h"
 #include "strbuf.h"
 #include "profile.h"
-#include "pprof.h"
 #include "stacks.h"
 #include "folded.h"
 
@@ -326,17 +325,6 @@ out:
 		profile_release(p);
 		profile_init(p);
 	}
-	return ret;
-}
-
-int folded_read_file(struct profile *p, const char *path)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int ret = -1;
-
-	if (!read_file(&sb, path, PPROF_MAX_BYTES))
-		ret = folded_parse(p, sb.buf, sb.len, path);
-	strbuf_release(&sb);
 	return ret;
 }
 

@@ -30,7 +30,6 @@ struct strbuf;
  * in messages. On error p is left empty.
  */
 int folded_parse(struct profile *p, const char *buf, size_t len, const char *what);
-int folded_read_file(struct profile *p, const char *path);
 
 /*
  * Append p's stacks weighted by sample type 'idx' as folded text: stacks

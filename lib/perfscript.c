@@ -14,7 +14,6 @@
 #include "util.h"
 #include "strbuf.h"
 #include "profile.h"
-#include "pprof.h"
 #include "perfscript.h"
 
 #define NONE UINT32_MAX		/* an absent pid, tid or event */
@@ -1126,17 +1125,6 @@ out:
 		profile_release(p);
 		profile_init(p);
 	}
-	return ret;
-}
-
-int perfscript_read_file(struct profile *p, const char *path)
-{
-	struct strbuf sb = STRBUF_INIT;
-	int ret = -1;
-
-	if (!read_file(&sb, path, PPROF_MAX_BYTES))
-		ret = perfscript_parse(p, sb.buf, sb.len, path);
-	strbuf_release(&sb);
 	return ret;
 }
 

@@ -41,7 +41,6 @@ struct profile;
  * deeper than PERFSCRIPT_MAX_DEPTH. On error p is left empty.
  */
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what);
-int perfscript_read_file(struct profile *p, const char *path);
 
 /*
  * Whether the text looks like perf script output: within its first lines,
