@@ -578,6 +578,22 @@ static int push_frame(struct ps *ps, uint32_t f)
 	return 0;
 }
 
+/*
+ * A frame line: the next frame of the sample being read, or, outside a
+ * callchain, the first frame of a sample with no header at all (-F ip,sym).
+ */
+static int chain_frame(struct ps *ps, uint32_t f)
+{
+	if (!ps->in_chain) {
+		end_sample(ps);
+		ps->in_sample = ps->in_chain = true;
+		ps->comm = 0;
+		ps->pid = ps->tid = ps->event = NONE;
+		ps->speriod = 1;
+	}
+	return push_frame(ps, f);
+}
+
 static void apply_srcline(struct ps *ps, const struct ps_frame *src)
 {
 	struct ps_frame *f = &ps->frames[ps->cur[ps->ncur - 1]];
@@ -822,15 +838,7 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 			return line_error(ps, "too many different frames");
 		frame_from_text(ps, &ft, &proto);
 		f = frame_insert(ps, s, n, hash, &proto);
-		if (!ps->in_chain) {
-			/* -F ip,sym: a sample with no header at all */
-			end_sample(ps);
-			ps->in_sample = ps->in_chain = true;
-			ps->comm = 0;
-			ps->pid = ps->tid = ps->event = NONE;
-			ps->speriod = 1;
-		}
-		return push_frame(ps, f);
+		return chain_frame(ps, f);
 	}
 	if (header)
 		return start_sample(ps, &h);
@@ -854,14 +862,7 @@ static int indented_line(struct ps *ps, const char *s, size_t n)
 		apply_srcline(ps, fr);
 		return 0;
 	}
-	if (!ps->in_chain) {
-		end_sample(ps);
-		ps->in_sample = ps->in_chain = true;
-		ps->comm = 0;
-		ps->pid = ps->tid = ps->event = NONE;
-		ps->speriod = 1;
-	}
-	return push_frame(ps, f);
+	return chain_frame(ps, f);
 }
 
 static int header_line(struct ps *ps, const char *s, size_t n)
