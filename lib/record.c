@@ -17,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -454,9 +455,12 @@ static const char *file_build_id(struct recording *r, const char *path)
 		memset(r->bid_cache_val + old, 0,
 		       (r->alloc_bid_cache_val - old) * sizeof(*r->bid_cache_val));
 	}
-	if (path[0] == '/' && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+	if (path[0] == '/' && (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) >= 0) {
+		struct stat st;
+
 		elf_version(EV_CURRENT);
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		elf = fstat(fd, &st) || !S_ISREG(st.st_mode) ? NULL :
+		      elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (elf) {
 			n = dwelf_elf_gnu_build_id(elf, &id);
 			if (n > 0 && n <= 64)

@@ -91,6 +91,14 @@ test_expect_success 'a rebuilt binary (another build id) is not symbolized with 
 	! jq -e "[.rows[].name] | index(\"hot_spin\")" after.json >/dev/null
 '
 
+test_expect_success 'a mapped file that is now a FIFO is not opened for reading (no hang)' '
+	cp "$WORKLOADS/cpuhog" ./fifoprog &&
+	prec fifo.data -g ./fifoprog 0.2 &&
+	rm fifoprog && mkfifo fifoprog &&
+	timeout 60 "$HOTLOOP" report --json fifo.data >fifo.json 2>err &&
+	expect_grep "fifoprog. is not a regular file" err
+'
+
 test_expect_code 1 'a truncated copy fails naming the offset' '
 	head -c 3000 perf.data >cut.data &&
 	hotloop report cut.data 2>err;
