@@ -731,6 +731,7 @@ static int parse_sample(struct pd *pd, uint64_t off, uint16_t size, uint16_t mis
 		return 0;
 	st = a->sample_type;
 	ev->type = SAMPLER_SAMPLE;
+	ev->sample.ips = pd->ips;	/* empty without a callchain */
 	ev->sample.period = a->flags & AF_FREQ ? 1 : a->sample_period;
 	ev->sample.kernel_ip = mode == MISC_KERNEL || mode == MISC_HYPERVISOR;
 	if (st & ST_IDENTIFIER)
