@@ -319,7 +319,8 @@ static int read_header(struct pd *pd)
 	for (size_t i = 0; i < pd->nr_attrs; i++)
 		if (read_attr(pd, a_off + i * entry, entry, i))
 			return -1;
-	qsort(pd->ids, pd->nr_ids, sizeof(*pd->ids), id_cmp);
+	if (pd->nr_ids)
+		qsort(pd->ids, pd->nr_ids, sizeof(*pd->ids), id_cmp);
 	return 0;
 }
 
@@ -886,7 +887,8 @@ static int deliver(struct pd *pd, struct recording *rec)
 {
 	struct sampler_event ev;
 
-	qsort(pd->recs, pd->nr_recs, sizeof(*pd->recs), rec_cmp);
+	if (pd->nr_recs)
+		qsort(pd->recs, pd->nr_recs, sizeof(*pd->recs), rec_cmp);
 	for (size_t i = 0; i < pd->nr_recs; i++) {
 		int ret = parse_record(pd, &pd->recs[i], &ev);
 
