@@ -109,6 +109,7 @@ struct pd {
 
 	struct pd_attr *attrs;
 	size_t nr_attrs;
+	struct pd_attr *shown;		/* the event whose samples are read */
 	struct pd_id *ids;
 	size_t nr_ids;
 	uint64_t data_off, data_end;
@@ -536,6 +537,8 @@ static int record_time(struct pd *pd, uint64_t off, uint32_t type, uint16_t size
 		struct pd_attr *a = sample_attr(pd, off, size);
 		uint64_t st = a ? a->sample_type : 0, pos;
 
+		if (a)
+			a->samples++;
 		if (!(st & ST_TIME))
 			return 0;
 		pos = 8 + 8 * (uint64_t)__builtin_popcountll(st & (ST_IDENTIFIER | ST_IP | ST_TID));
@@ -725,10 +728,7 @@ static int parse_sample(struct pd *pd, uint64_t off, uint16_t size, uint16_t mis
 	struct cur c = { pd, off + 8, off + size, false };
 	uint64_t st, mode = misc & MISC_CPUMODE_MASK;
 
-	if (!a)
-		return 0;
-	a->samples++;
-	if (a != &pd->attrs[0])
+	if (a != pd->shown)
 		return 0;
 	st = a->sample_type;
 	ev->type = SAMPLER_SAMPLE;
@@ -930,12 +930,12 @@ static void warn_other_events(const struct pd *pd)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	for (size_t i = 1; i < pd->nr_attrs; i++)
-		if (pd->attrs[i].samples)
+	for (size_t i = 0; i < pd->nr_attrs; i++)
+		if (pd->attrs[i].samples && &pd->attrs[i] != pd->shown)
 			strbuf_addf(&sb, "%s'%s'", sb.len ? ", " : "", pd->attrs[i].name);
 	if (sb.len)
 		warning("'%s' has samples of several events: only those of '%s' are read, not %s",
-			pd->what, pd->attrs[0].name, sb.buf);
+			pd->what, pd->shown->name, sb.buf);
 	strbuf_release(&sb);
 }
 
@@ -973,7 +973,12 @@ int perfdata_decode(struct profile *p, const void *data, size_t len, const char 
 	if (read_header(&pd) || read_features(&pd) || index_records(&pd))
 		goto out;
 	name_events(&pd);
-	a = &pd.attrs[0];
+	/* the first event with samples: perf adds tracking-only events too */
+	pd.shown = &pd.attrs[0];
+	for (size_t i = pd.nr_attrs; i-- > 0; )
+		if (pd.attrs[i].samples)
+			pd.shown = &pd.attrs[i];
+	a = pd.shown;
 
 	rec = recording_new((a->sample_type & ST_REGS_USER) && (a->sample_type & ST_STACK_USER) ?
 			    SAMPLER_CALLGRAPH_DWARF : SAMPLER_CALLGRAPH_FP,

@@ -21,8 +21,8 @@ bool perfdata_sniff(const void *data, size_t len);
  * and offset is checked: a malformed file is an error "cannot read 'WHAT':
  * <what is wrong> at byte N", never a crash, and what is allocated is
  * bounded by 'len'. Pipe-mode files and compressed records are refused
- * with a remedy. Samples of the first event are kept; others are named in
- * a warning.
+ * with a remedy. Samples of the first event that has any are kept (perf
+ * adds events that only track); others are named in a warning.
  */
 int perfdata_decode(struct profile *p, const void *data, size_t len, const char *what);
 

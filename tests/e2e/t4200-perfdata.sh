@@ -70,6 +70,15 @@ test_expect_success 'task-clock: samples weighed as cpu time' '
 	test "$(row tcc.json 0 .name)" = hot_spin
 '
 
+test_expect_success 'two events: the first is read (samples found by id), the other named' '
+	prec two.data -e task-clock,cpu-clock -g "$WORKLOADS/cpuhog" 0.3 &&
+	hotloop report --json two.data >two.json 2>err &&
+	test "$(row two.json 0 .name)" = hot_spin &&
+	expect_grep "only those of .task-clock. are read, not .cpu-clock." err &&
+	theirs=$(perf script -i two.data -F event 2>/dev/null | grep -c "^ *task-clock:") &&
+	test "$(jq .total two.json)" = "$theirs"
+'
+
 test_expect_success '--call-graph dwarf: unwound to main through the user stack' '
 	prec dwarf.data --call-graph dwarf,8192 "$WORKLOADS/cpuhog" 0.3 &&
 	hotloop report --json --sort total dwarf.data >d.json &&

@@ -117,6 +117,7 @@ static void put_str(struct w *w, const char *s, size_t padded)
 struct synth {
 	bool swap;
 	bool two_events;	/* a second event (id 2) whose samples are dropped */
+	bool first_tracks;	/* with two events: all samples are the second's */
 	/* where things landed, for tests that corrupt them */
 	size_t first_sample, first_chain, data_end;
 };
@@ -159,7 +160,7 @@ static void sample(struct w *w, struct synth *s, uint64_t id, uint32_t pid, uint
 	if (!s->first_sample)
 		s->first_sample = at;
 	if (s->two_events)
-		put64(w, id);
+		put64(w, s->first_tracks ? 2 : id);
 	put64(w, chain[n - 1] < CTX_USER ? chain[n - 1] : 0);	/* ip */
 	put32(w, pid);
 	put32(w, pid);
@@ -389,6 +390,21 @@ static void test_perfdata__several_events(void **state)
 	strbuf_release(&w.sb);
 }
 
+static void test_perfdata__first_event_only_tracks(void **state)
+{
+	struct w w = { STRBUF_INIT, false };
+	struct synth s = { .two_events = true, .first_tracks = true };
+	struct profile p;
+
+	synth_file(&w, &s);
+	decode_ok(&w, &p);
+	assert_int_equal(total(&p, 0), 5);
+	assert_true(has_comment(&p, "task-clock"));
+	assert_null(strstr(warnings.buf, "several events"));
+	profile_release(&p);
+	strbuf_release(&w.sb);
+}
+
 static void test_perfdata__truncated_at_every_byte(void **state)
 {
 	for (int swap = 0; swap < 2; swap++) {
@@ -507,6 +523,7 @@ int main(void)
 		cmocka_unit_test_setup(test_perfdata__little_and_big_endian, setup),
 		cmocka_unit_test_setup(test_perfdata__byte_orders_agree, setup),
 		cmocka_unit_test_setup(test_perfdata__several_events, setup),
+		cmocka_unit_test_setup(test_perfdata__first_event_only_tracks, setup),
 		cmocka_unit_test_setup(test_perfdata__truncated_at_every_byte, setup),
 		cmocka_unit_test_setup(test_perfdata__hostile, setup),
 	};
