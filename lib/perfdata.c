@@ -993,7 +993,7 @@ int perfdata_decode(struct profile *p, const void *data, size_t len, const char 
 		warning("'%s': perf lost %llu samples while recording; the profile undercounts",
 			what, (unsigned long long)pd.lost);
 
-	event = xstrndup(a->name, strcspn(a->name, ":/"));
+	event = xstrndup(a->name, strcspn(a->name, ":"));	/* no modifiers */
 	info.event = event;
 	info.period_is_time = a->type == 1 && a->config <= 1;
 	info.freq = a->flags & AF_FREQ && a->sample_period <= UINT32_MAX ?
