@@ -12,7 +12,8 @@ command -v perf >/dev/null 2>&1 || skip_all="the perf tool is not installed (mak
 prec() { out=$1; shift; perf record -q -o "$out" "$@" >/dev/null 2>perf.err; }
 row() { jq -r ".rows[$2] | $3" "$1"; }
 
-test_expect_success 'cpuhog: hot_spin on top, its self share close to perf report' '
+# perf weighs by period, hotloop's self_pct by samples: close, not equal
+test_expect_success 'cpuhog: hot_spin on top, its self share within 2 points of perf report' '
 	prec perf.data -g "$WORKLOADS/cpuhog" 0.5 &&
 	hotloop report --json perf.data >r.json &&
 	test "$(row r.json 0 .name)" = hot_spin &&
@@ -21,7 +22,7 @@ test_expect_success 'cpuhog: hot_spin on top, its self share close to perf repor
 	perf report -i perf.data --stdio --no-children --sort sym 2>/dev/null >perf.txt &&
 	theirs=$(awk "/\] hot_spin\$/ { sub(\"%\", \"\", \$1); print \$1; exit }" perf.txt) &&
 	test -n "$theirs" &&
-	awk -v a="$ours" -v b="$theirs" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 1) }"
+	awk -v a="$ours" -v b="$theirs" "BEGIN { d = a - b; if (d < 0) d = -d; exit !(d < 2) }"
 '
 
 # perf's frame pointer walk skips run_loop, the caller of the frameless leaf
