@@ -200,6 +200,7 @@ static void synth_file(struct w *w, struct synth *s)
 	static const uint64_t cold[] = { CTX_USER, 0x400200, 0x400500 };
 	static const uint64_t kern[] = { CTX_KERNEL, 0xffffffff81000100ull, CTX_USER, 0x400100, 0x400500 };
 	static const unsigned char bid[20] = { 0xab, 0xcd, 0xef, 1, 2, 3 };
+	static const unsigned char user_bid[20] = { 0x11, 0x22, 0x33, [19] = 0x99 };
 	size_t nattr = s->two_events ? 2 : 1, at, data_off, feat;
 
 	strbuf_reset(&w->sb);
@@ -263,6 +264,12 @@ static void synth_file(struct w *w, struct synth *s)
 	put(w, bid, 20);
 	strbuf_addchars(&w->sb, 0, 4);
 	put_str(w, "[kernel.kallsyms]", 24);
+	header_end(w, at);
+	header_start(w, 0, 2 /* user */, &at);
+	put32(w, 100);
+	put(w, user_bid, 20);
+	strbuf_addchars(&w->sb, 0, 4);
+	put_str(w, "/nonexistent/prog", 24);
 	header_end(w, at);
 	set64(w, feat + 8, w->sb.len - (feat + 3 * 16));
 	set64(w, feat + 16, w->sb.len);
@@ -335,6 +342,9 @@ static void check_synth(bool swap)
 		if (!strcmp(profile_string(&p, p.mappings[i].filename), "/nonexistent/prog")) {
 			mapped = true;
 			assert_int_equal(p.mappings[i].start, 0x400000);
+			/* the build id recorded for the file, not one read from disk */
+			assert_string_equal(profile_string(&p, p.mappings[i].build_id),
+					    "1122330000000000000000000000000000000099");
 		}
 	assert_true(mapped);
 	/* a kernel recorded elsewhere: its frames stay addresses */
