@@ -12,6 +12,7 @@
 #include "folded.h"
 #include "perfscript.h"
 #include "callgrind.h"
+#include "perfdata.h"
 #include "profile-io.h"
 
 int profile_decode_any(struct profile *p, const void *data, size_t len,
@@ -22,6 +23,11 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 
 	if (!len)
 		return error("cannot read '%s': the file is empty", what);
+	if (perfdata_sniff(data, len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_PERFDATA;
+		return perfdata_decode(p, data, len, what);
+	}
 	/* gzip is inflated; anything else is read where it lies, uncopied */
 	if (len >= 2 && !memcmp(data, "\x1f\x8b", 2)) {
 		if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))

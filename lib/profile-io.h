@@ -1,7 +1,7 @@
 /*
  * profile-io.h: reading a profile in any format hotloop understands,
- * recognized by content rather than by file name (gzip or not; pprof
- * protobuf, callgrind output, perf script or folded text), and choosing
+ * recognized by content rather than by file name (perf.data; gzip or not:
+ * pprof protobuf, callgrind output, perf script or folded text), and choosing
  * which of its sample types to show. report, flame and convert share it.
  * The caller owns the struct profile.
  */
@@ -17,13 +17,15 @@ enum profile_format {
 	PROFILE_FORMAT_FOLDED,
 	PROFILE_FORMAT_PERFSCRIPT,
 	PROFILE_FORMAT_CALLGRIND,
+	PROFILE_FORMAT_PERFDATA,
 };
 
 /*
- * Decode 'len' bytes into p (freshly initialized): gzip is inflated first,
- * then callgrind output (callgrind.h) is read as such, `perf script`
- * output when it looks like it, other text as folded stacks, and anything
- * else as a pprof message.
+ * Decode 'len' bytes into p (freshly initialized): a perf.data file (by
+ * its magic, perfdata.h) is read as such; otherwise gzip is inflated
+ * first, then callgrind output (callgrind.h) is read as such, `perf
+ * script` output when it looks like it, other text as folded stacks, and
+ * anything else as a pprof message.
  * *fmt (when not NULL) says which. 'what' names the input in messages.
  */
 int profile_decode_any(struct profile *p, const void *data, size_t len,

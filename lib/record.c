@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -160,6 +162,7 @@ struct recording {
 	enum sampler_callgraph cg;
 	uint64_t regs_mask;
 	uint32_t main_pid;	/* its executable is the profile's first mapping */
+	char *kernel_build_id;	/* the kernel the samples came from (hex), or NULL */
 
 	struct proc *procs;
 	size_t nr_procs, alloc_procs;
@@ -265,6 +268,7 @@ void recording_free(struct recording *r)
 	free(r->uframes);
 	free(r->frame_buf);
 	strbuf_release(&r->key);
+	free(r->kernel_build_id);
 	free(r);
 }
 
@@ -451,9 +455,12 @@ static const char *file_build_id(struct recording *r, const char *path)
 		memset(r->bid_cache_val + old, 0,
 		       (r->alloc_bid_cache_val - old) * sizeof(*r->bid_cache_val));
 	}
-	if (path[0] == '/' && (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+	if (path[0] == '/' && (fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) >= 0) {
+		struct stat st;
+
 		elf_version(EV_CURRENT);
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		elf = fstat(fd, &st) || !S_ISREG(st.st_mode) ? NULL :
+		      elf_begin(fd, ELF_C_READ_MMAP, NULL);
 		if (elf) {
 			n = dwelf_elf_gnu_build_id(elf, &id);
 			if (n > 0 && n <= 64)
@@ -513,6 +520,12 @@ static void add_map(struct recording *r, uint32_t pid, uint64_t start, uint64_t 
 void recording_set_main(struct recording *r, pid_t pid)
 {
 	r->main_pid = (uint32_t)pid;
+}
+
+void recording_set_kernel_build_id(struct recording *r, const char *hex)
+{
+	free(r->kernel_build_id);
+	r->kernel_build_id = hex && *hex ? xstrdup(hex) : NULL;
 }
 
 /* ---- events ----------------------------------------------------------------- */
@@ -886,6 +899,7 @@ struct builder {
 	struct pf_line *lines;
 	size_t nr_lines, alloc_lines;
 	struct strbuf kernel_build_id;
+	bool foreign_kernel;		/* recorded on another kernel: no kallsyms lookups */
 	char *vdso_path;		/* our vdso, copied to a file */
 };
 
@@ -944,8 +958,18 @@ static void build_mappings(struct builder *b)
 		if (fk.addr >= s->hi)
 			s->hi = fk.addr + 1;
 	}
-	if (b->ms[r->kernel_mkey].hi)
+	if (b->ms[r->kernel_mkey].hi) {
 		kernel_build_id(&b->kernel_build_id);
+		if (r->kernel_build_id &&
+		    strcasecmp(r->kernel_build_id, b->kernel_build_id.buf)) {
+			warning("the samples come from another kernel (build id '%s', this one's is '%s'); kernel addresses stay unsymbolized",
+				r->kernel_build_id,
+				b->kernel_build_id.len ? b->kernel_build_id.buf : "unknown");
+			b->foreign_kernel = true;
+			strbuf_reset(&b->kernel_build_id);
+			strbuf_addstr(&b->kernel_build_id, r->kernel_build_id);
+		}
+	}
 
 	/* the main executable first (pprof's convention), then in order of first appearance */
 	if (b->main_mkey)
@@ -1016,6 +1040,8 @@ static void symbolize_frames(struct builder *b)
 		if (fk.mkey == r->unknown_mkey)
 			continue;
 		if (fk.mkey == r->kernel_mkey) {
+			if (b->foreign_kernel)
+				continue;
 			lk[n++] = (struct lookup){ KERNEL_GROUP, (uint32_t)f, fk.addr - fk.is_return };
 			continue;
 		}

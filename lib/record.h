@@ -69,6 +69,14 @@ int recording_add_process(struct recording *r, pid_t pid);
  */
 void recording_set_main(struct recording *r, pid_t pid);
 
+/*
+ * The build id (hex) of the kernel the samples were taken on, when they
+ * come from a file: kernel frames are symbolized with this machine's
+ * kallsyms only when its kernel has that build id, else they stay
+ * addresses (with a warning). NULL or "": this machine's kernel.
+ */
+void recording_set_kernel_build_id(struct recording *r, const char *hex);
+
 /* What the profile says about how it was recorded. */
 struct recording_info {
 	const char *event;		/* "cpu-clock" or "cycles" */

@@ -1433,7 +1433,8 @@ static void dso_open(struct sym_dso *d, const char *want_build_id)
 	struct stat st;
 	int fd, len;
 
-	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	/* a path from a profile may name a FIFO or a device: do not block on it */
+	fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
 		warning("cannot open '%s': %s; its addresses stay unsymbolized",
 			d->path, strerror(errno));
@@ -1442,6 +1443,10 @@ static void dso_open(struct sym_dso *d, const char *want_build_id)
 		return;
 	}
 	close(fd);
+	if (!S_ISREG(st.st_mode)) {
+		warning("'%s' is not a regular file; its addresses stay unsymbolized", d->path);
+		return;
+	}
 	d->dwfl = dwfl_begin(&d->s->callbacks);
 	if (!d->dwfl) {
 		warning("cannot symbolize '%s': %s", d->path, dwfl_errmsg(-1));

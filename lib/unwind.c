@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -276,6 +277,7 @@ static void report_maps(struct unwinder *u, Dwfl *dwfl, const struct unwind_targ
 		const char *name, *path = m->path;
 		uint64_t bias;
 		bool seen = false;
+		struct stat st;
 		int fd;
 
 		if (!strcmp(path, "[vdso]")) {
@@ -293,10 +295,10 @@ static void report_maps(struct unwinder *u, Dwfl *dwfl, const struct unwind_targ
 			seen = !strcmp(t->maps[j].path, m->path);
 		if (seen)
 			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0)
 			continue;
-		if (!map_bias(m, fd, &bias)) {
+		if (fstat(fd, &st) || !S_ISREG(st.st_mode) || !map_bias(m, fd, &bias)) {
 			close(fd);
 			continue;
 		}
