@@ -1424,7 +1424,12 @@ static bool layout_fits(Elf *elf, const GElf_Ehdr *ehdr, uint64_t file_size)
 	return true;
 }
 
-static void dso_open(struct sym_dso *d, const char *want_build_id)
+/*
+ * Open 'file' as d's ELF file: 0 when d is then usable; else -1 with the
+ * reason in 'why' (d->elf_mismatch set when only the build id differs).
+ */
+static int dso_open_file(struct sym_dso *d, const char *file, const char *want_build_id,
+			 struct strbuf *why)
 {
 	Dwfl_Module *mod;
 	GElf_Addr ebias = 0, dbias = 0, bid_vaddr;
@@ -1434,56 +1439,56 @@ static void dso_open(struct sym_dso *d, const char *want_build_id)
 	int fd, len;
 
 	/* a path from a profile may name a FIFO or a device: do not block on it */
-	fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
-		warning("cannot open '%s': %s; its addresses stay unsymbolized",
-			d->path, strerror(errno));
+		strbuf_addf(why, "cannot open '%s': %s; its addresses stay unsymbolized",
+			    file, strerror(errno));
 		if (fd >= 0)
 			close(fd);
-		return;
+		return -1;
 	}
 	close(fd);
 	if (!S_ISREG(st.st_mode)) {
-		warning("'%s' is not a regular file; its addresses stay unsymbolized", d->path);
-		return;
+		strbuf_addf(why, "'%s' is not a regular file; its addresses stay unsymbolized", file);
+		return -1;
 	}
 	d->dwfl = dwfl_begin(&d->s->callbacks);
 	if (!d->dwfl) {
-		warning("cannot symbolize '%s': %s", d->path, dwfl_errmsg(-1));
-		return;
+		strbuf_addf(why, "cannot symbolize '%s': %s", file, dwfl_errmsg(-1));
+		return -1;
 	}
 	dwfl_report_begin(d->dwfl);
-	mod = dwfl_report_offline(d->dwfl, d->path, d->path, -1);
+	mod = dwfl_report_offline(d->dwfl, file, file, -1);
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!mod || !(d->elf = dwfl_module_getelf(mod, &ebias))) {
-		warning("cannot read '%s': %s; its addresses stay unsymbolized",
-			d->path, dwfl_errmsg(-1));
+		strbuf_addf(why, "cannot read '%s': %s; its addresses stay unsymbolized",
+			    file, dwfl_errmsg(-1));
 		goto out_close;
 	}
 	if (!gelf_getehdr(d->elf, &ehdr) ||
 	    (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)) {
-		warning("'%s' is not an executable or shared library; its addresses stay unsymbolized",
-			d->path);
+		strbuf_addf(why, "'%s' is not an executable or shared library; its addresses stay unsymbolized",
+			    file);
 		goto out_close;
 	}
 	if (!layout_fits(d->elf, &ehdr, (uint64_t)st.st_size)) {
-		warning("'%s' is truncated or corrupt (headers or sections past its end); its addresses stay unsymbolized",
-			d->path);
+		strbuf_addf(why, "'%s' is truncated or corrupt (headers or sections past its end); its addresses stay unsymbolized",
+			    file);
 		goto out_close;
 	}
 	len = dwfl_module_build_id(mod, &bits, &bid_vaddr);
 	set_build_id(d, bits, len);
 	if (want_build_id && *want_build_id &&
 	    strcasecmp(want_build_id, d->build_id)) {
-		warning("'%s' has build id '%s', not '%s' as recorded: it changed since; its addresses stay unsymbolized",
-			d->path, *d->build_id ? d->build_id : "(none)", want_build_id);
+		strbuf_addf(why, "'%s' has build id '%s', not '%s' as recorded: it changed since; its addresses stay unsymbolized",
+			    file, *d->build_id ? d->build_id : "(none)", want_build_id);
 		d->elf_mismatch = true;
 		goto out_close;
 	}
 	load_segments(d);
 	if (!d->nr_segs) {
-		warning("'%s' has no loadable segments; its addresses stay unsymbolized",
-			d->path);
+		strbuf_addf(why, "'%s' has no loadable segments; its addresses stay unsymbolized",
+			    file);
 		goto out_close;
 	}
 	d->dw = dwfl_module_getdwarf(mod, &dbias);
@@ -1492,13 +1497,78 @@ static void dso_open(struct sym_dso *d, const char *want_build_id)
 	if (d->dw)
 		index_cus(d);
 	d->usable = true;
-	return;
+	return 0;
 
 out_close:
 	dwfl_end(d->dwfl);
 	d->dwfl = NULL;
 	d->elf = NULL;
 	d->dw = NULL;
+	return -1;
+}
+
+/*
+ * Where a copy of the binary with this build id may be kept when the file
+ * at its path changed since: perf's build-id cache (perf record fills it)
+ * and debuginfod's client cache. Appends each that exists to 'paths'.
+ */
+static size_t cached_copies(const char *build_id, struct strbuf paths[2])
+{
+	const char *home = getenv("HOME");
+	size_t n = 0, len = strlen(build_id);
+
+	if (!home || !*home || len < 3 || len > 128 || strspn(build_id, "0123456789abcdefABCDEF") != len)
+		return 0;
+	strbuf_addf(&paths[n], "%s/.debug/.build-id/%.2s/%s/elf", home, build_id, build_id + 2);
+	if (!access(paths[n].buf, R_OK))
+		n++;
+	else
+		strbuf_reset(&paths[n]);
+	strbuf_addf(&paths[n], "%s/.cache/debuginfod_client/%s/executable", home, build_id);
+	if (!access(paths[n].buf, R_OK))
+		n++;
+	else
+		strbuf_reset(&paths[n]);
+	return n;
+}
+
+/*
+ * Open d from its path, or, when that file is not the one recorded (or is
+ * gone), from a cached copy with the recorded build id. 'path_known_bad':
+ * the path is open already under another build id. Warns once when
+ * nothing usable is found.
+ */
+static void dso_open(struct sym_dso *d, const char *want_build_id, bool path_known_bad,
+		     const char *known_build_id)
+{
+	struct strbuf why = STRBUF_INIT, other = STRBUF_INIT;
+	struct strbuf paths[2] = { STRBUF_INIT, STRBUF_INIT };
+	size_t n = 0;
+
+	if (path_known_bad)
+		strbuf_addf(&why, "'%s' has build id '%s', not '%s' as recorded: it changed since; its addresses stay unsymbolized",
+			    d->path, *known_build_id ? known_build_id : "(none)", want_build_id);
+	else if (!dso_open_file(d, d->path, want_build_id, &why))
+		goto out;
+	if (want_build_id && *want_build_id)
+		n = cached_copies(want_build_id, paths);
+	for (size_t i = 0; i < n; i++) {
+		strbuf_reset(&other);
+		if (!dso_open_file(d, paths[i].buf, want_build_id, &other)) {
+			d->elf_mismatch = false;
+			goto out;
+		}
+	}
+	if (path_known_bad) {
+		d->build_id = known_build_id;
+		d->elf_mismatch = true;
+	}
+	warning("%s", why.buf);
+out:
+	strbuf_release(&why);
+	strbuf_release(&other);
+	strbuf_release(&paths[0]);
+	strbuf_release(&paths[1]);
 }
 
 static struct sym_dso *dso_new(struct symbolizer *s, const char *path)
@@ -1569,15 +1639,9 @@ struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path,
 		opened = d;
 	}
 	d = dso_new(s, path);
-	if (opened) {
-		/* the file is open already, with another build id */
-		d->build_id = opened->build_id;
-		warning("'%s' has build id '%s', not '%s' as recorded: it changed since; its addresses stay unsymbolized",
-			d->path, *d->build_id ? d->build_id : "(none)", build_id);
-	} else {
-		dso_open(d, build_id);
-	}
-	if (!d->usable && build_id && (opened || d->elf_mismatch))
+	/* 'opened': the file is open already, with another build id */
+	dso_open(d, build_id, opened != NULL, opened ? opened->build_id : "");
+	if (!d->usable && build_id && d->elf_mismatch)
 		d->want_build_id = intern(s, build_id);
 	d->next = s->by_path[idx];
 	s->by_path[idx] = d;

@@ -41,9 +41,14 @@ void symbolizer_set_debug_path(struct symbolizer *s, const char *path);
 
 /*
  * The DSO for an ELF file, opened on first use and cached by path. When
- * build_id (hex) is given and the file's build id differs, or the file is
- * missing or not ELF, a warning is printed once and the DSO resolves
- * nothing (lookups return 0 frames): never NULL.
+ * build_id (hex) is given and the file's build id differs (and no cached
+ * copy has it, below), or the file is missing or not ELF, a warning is
+ * printed once and the DSO resolves nothing (lookups return 0 frames):
+ * never NULL.
+ * When the file at 'path' is not the one with build_id (rebuilt, gone),
+ * a copy with that build id is used if there is one in perf's build-id
+ * cache ($HOME/.debug/.build-id/xx/rest/elf, filled by perf record) or
+ * debuginfod's ($HOME/.cache/debuginfod_client/ID/executable).
  * Separate debug info is found by build id (/usr/lib/debug/.build-id) and
  * by .gnu_debuglink.
  */

@@ -9,7 +9,10 @@
 test_skip_unless PERF "perf events are not permitted here (see hotloop doctor)"
 command -v perf >/dev/null 2>&1 || skip_all="the perf tool is not installed (make deps installs linux-perf)"
 
-prec() { out=$1; shift; perf record -q -o "$out" "$@" >/dev/null 2>perf.err; }
+# perf keeps a copy of every binary it saw in $HOME/.debug, its build-id
+# cache: here, in the scratch directory's own home
+mkdir -p home
+prec() { out=$1; shift; HOME=$PWD/home perf record -q -o "$out" "$@" >/dev/null 2>perf.err; }
 row() { jq -r ".rows[$2] | $3" "$1"; }
 
 # perf weighs by period, hotloop's self_pct by samples: close, not equal
@@ -92,20 +95,28 @@ test_expect_success 'a rebuilt binary (another build id) is not symbolized with 
 	cc -O1 -g -fno-omit-frame-pointer -o prog "$ROOT/tests/workloads/cpuhog.c" \
 		-Wl,--build-id=0x1111111111111111111111111111111111111111 &&
 	prec rebuilt.data -g ./prog 0.3 &&
-	hotloop report --json rebuilt.data >before.json &&
+	HOME=$PWD/home hotloop report --json rebuilt.data >before.json &&
 	test "$(row before.json 0 .name)" = hot_spin &&
 	cc -O1 -g -fno-omit-frame-pointer -o prog "$ROOT/tests/workloads/cpuhog.c" \
 		-Wl,--build-id=0x2222222222222222222222222222222222222222 &&
-	hotloop report --json rebuilt.data >after.json 2>err &&
+	mkdir -p nocache &&
+	HOME=$PWD/nocache hotloop report --json rebuilt.data >after.json 2>err &&
 	expect_grep "prog.* has build id .2222222222222222222222222222222222222222., not .1111111111111111111111111111111111111111. as recorded" err &&
 	! jq -e "[.rows[].name] | index(\"hot_spin\")" after.json >/dev/null
+'
+
+test_expect_success 'the recorded build is found in perf'"'"'s build-id cache when the file changed' '
+	test -f home/.debug/.build-id/11/11111111111111111111111111111111111111/elf &&
+	HOME=$PWD/home hotloop report --json rebuilt.data >cached.json 2>err &&
+	test "$(row cached.json 0 .name)" = hot_spin &&
+	! grep -q "has build id" err
 '
 
 test_expect_success 'a mapped file that is now a FIFO is not opened for reading (no hang)' '
 	cp "$WORKLOADS/cpuhog" ./fifoprog &&
 	prec fifo.data -g ./fifoprog 0.2 &&
 	rm fifoprog && mkfifo fifoprog &&
-	timeout 60 "$HOTLOOP" report --json fifo.data >fifo.json 2>err &&
+	HOME=$PWD/nocache timeout 60 "$HOTLOOP" report --json fifo.data >fifo.json 2>err &&
 	expect_grep "fifoprog. is not a regular file" err
 '
 
