@@ -900,6 +900,7 @@ struct builder {
 	size_t nr_lines, alloc_lines;
 	struct strbuf kernel_build_id;
 	bool foreign_kernel;		/* recorded on another kernel: no kallsyms lookups */
+	struct strbuf kernel_kallsyms;	/* that kernel's kallsyms from perf's cache, if kept */
 	char *vdso_path;		/* our vdso, copied to a file */
 };
 
@@ -962,10 +963,13 @@ static void build_mappings(struct builder *b)
 		kernel_build_id(&b->kernel_build_id);
 		if (r->kernel_build_id &&
 		    strcasecmp(r->kernel_build_id, b->kernel_build_id.buf)) {
-			warning("the samples come from another kernel (build id '%s', this one's is '%s'); kernel addresses stay unsymbolized",
-				r->kernel_build_id,
-				b->kernel_build_id.len ? b->kernel_build_id.buf : "unknown");
-			b->foreign_kernel = true;
+			/* perf record keeps the kallsyms of the kernel it ran on */
+			if (sym_build_id_cache(r->kernel_build_id, "kallsyms", &b->kernel_kallsyms)) {
+				warning("the samples come from another kernel (build id '%s', this one's is '%s'); kernel addresses stay unsymbolized",
+					r->kernel_build_id,
+					b->kernel_build_id.len ? b->kernel_build_id.buf : "unknown");
+				b->foreign_kernel = true;
+			}
 			strbuf_reset(&b->kernel_build_id);
 			strbuf_addstr(&b->kernel_build_id, r->kernel_build_id);
 		}
@@ -1010,7 +1014,8 @@ static struct sym_dso *open_dso(struct builder *b, struct symbolizer *sym, uint3
 	const char *path, *id;
 
 	if (group == KERNEL_GROUP)
-		return symbolizer_kernel(sym);
+		return b->kernel_kallsyms.len ? symbolizer_kallsyms(sym, b->kernel_kallsyms.buf)
+					      : symbolizer_kernel(sym);
 	path = file_path(b->r, group);
 	if (!strcmp(path, "[vdso]")) {
 		if (!b->vdso_path)
@@ -1091,6 +1096,7 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	struct builder b = {
 		.r = r, .p = p, .main_mkey = main_key, .nm = r->mkeys.nr, .nf = r->fkeys.nr,
 		.kernel_build_id = STRBUF_INIT,
+		.kernel_kallsyms = STRBUF_INIT,
 	};
 	size_t ns = r->skeys.nr;
 	uint64_t *loc_of = xcalloc(b.nf ? b.nf : 1, sizeof(*loc_of));
@@ -1173,6 +1179,7 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		p->period = total_count ? total_period / (int64_t)total_count : 0;
 
 	strbuf_release(&b.kernel_build_id);
+	strbuf_release(&b.kernel_kallsyms);
 	free(b.lines);
 	free(b.fl);
 	free(b.ms);

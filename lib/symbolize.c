@@ -1507,6 +1507,28 @@ out_close:
 	return -1;
 }
 
+/* A build id as hex, safe to put in a path. */
+static bool is_build_id(const char *hex)
+{
+	size_t len = strlen(hex);
+
+	return len >= 3 && len <= 128 && strspn(hex, "0123456789abcdefABCDEF") == len;
+}
+
+int sym_build_id_cache(const char *hex, const char *leaf, struct strbuf *out)
+{
+	const char *home = getenv("HOME");
+
+	strbuf_reset(out);
+	if (!home || !*home || !is_build_id(hex))
+		return -1;
+	strbuf_addf(out, "%s/.debug/.build-id/%.2s/%s/%s", home, hex, hex + 2, leaf);
+	if (!access(out->buf, R_OK))
+		return 0;
+	strbuf_reset(out);
+	return -1;
+}
+
 /*
  * Where a copy of the binary with this build id may be kept when the file
  * at its path changed since: perf's build-id cache (perf record fills it)
@@ -1515,15 +1537,12 @@ out_close:
 static size_t cached_copies(const char *build_id, struct strbuf paths[2])
 {
 	const char *home = getenv("HOME");
-	size_t n = 0, len = strlen(build_id);
+	size_t n = 0;
 
-	if (!home || !*home || len < 3 || len > 128 || strspn(build_id, "0123456789abcdefABCDEF") != len)
-		return 0;
-	strbuf_addf(&paths[n], "%s/.debug/.build-id/%.2s/%s/elf", home, build_id, build_id + 2);
-	if (!access(paths[n].buf, R_OK))
+	if (!sym_build_id_cache(build_id, "elf", &paths[n]))
 		n++;
-	else
-		strbuf_reset(&paths[n]);
+	if (!home || !*home || !is_build_id(build_id))
+		return n;
 	strbuf_addf(&paths[n], "%s/.cache/debuginfod_client/%s/executable", home, build_id);
 	if (!access(paths[n].buf, R_OK))
 		n++;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct strbuf;
 struct symbolizer;
 struct sym_dso;
 
@@ -54,6 +55,13 @@ void symbolizer_set_debug_path(struct symbolizer *s, const char *path);
  */
 struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path,
 			       const char *build_id);
+/*
+ * The file 'leaf' ("elf", "kallsyms") that perf's build-id cache keeps for
+ * build id 'hex' ($HOME/.debug/.build-id/xx/rest/leaf) into out: 0 when it
+ * is there and readable, else -1 with out empty.
+ */
+int sym_build_id_cache(const char *hex, const char *leaf, struct strbuf *out);
+
 /*
  * The running kernel, symbolized from /proc/kallsyms (function names only,
  * without module names). When kernel.kptr_restrict hides the addresses

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "util.h"
@@ -360,6 +362,61 @@ static void test_perfdata__little_and_big_endian(void **state)
 	check_synth(true);
 }
 
+/*
+ * perf record keeps the kallsyms of the kernel it ran on in its build-id
+ * cache: frames of a kernel other than this one are named from there.
+ */
+static void test_perfdata__foreign_kernel_from_build_id_cache(void **state)
+{
+	static const char ksyms[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T synthetic_kfunc\n"
+		"ffffffff81000200 T synthetic_next\n";
+	char home[] = "/tmp/t-perfdata-XXXXXX";
+	const char *dirs[] = { "/.debug", "/.debug/.build-id", "/.debug/.build-id/ab",
+			       "/.debug/.build-id/ab/cdef0102030000000000000000000000000000" };
+	const char *was = getenv("HOME");
+	char *old_home = was ? xstrdup(was) : NULL;
+	struct strbuf path = STRBUF_INIT;
+	struct w w = { STRBUF_INIT, false };
+	struct synth s = { 0 };
+	struct profile p;
+	char *f;
+
+	assert_non_null(mkdtemp(home));
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(*dirs); i++) {
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s%s", home, dirs[i]);
+		assert_int_equal(mkdir(path.buf, 0700), 0);
+	}
+	strbuf_addstr(&path, "/kallsyms");
+	assert_int_equal(write_file_atomic(path.buf, ksyms, strlen(ksyms)), 0);
+	setenv("HOME", home, 1);
+
+	synth_file(&w, &s);
+	decode_ok(&w, &p);
+	f = folded(&p);
+	assert_non_null(strstr(f, "synthetic_kfunc_[k]"));
+	assert_null(strstr(warnings.buf, "another kernel"));
+
+	if (old_home)
+		setenv("HOME", old_home, 1);
+	else
+		unsetenv("HOME");
+	unlink(path.buf);
+	for (size_t i = sizeof(dirs) / sizeof(*dirs); i-- > 0;) {
+		strbuf_reset(&path);
+		strbuf_addf(&path, "%s%s", home, dirs[i]);
+		rmdir(path.buf);
+	}
+	rmdir(home);
+	free(old_home);
+	free(f);
+	profile_release(&p);
+	strbuf_release(&path);
+	strbuf_release(&w.sb);
+}
+
 static void test_perfdata__byte_orders_agree(void **state)
 {
 	struct w a = { STRBUF_INIT, false }, b = { STRBUF_INIT, true };
@@ -532,6 +589,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_perfdata__little_and_big_endian, setup),
 		cmocka_unit_test_setup(test_perfdata__byte_orders_agree, setup),
+		cmocka_unit_test_setup(test_perfdata__foreign_kernel_from_build_id_cache, setup),
 		cmocka_unit_test_setup(test_perfdata__several_events, setup),
 		cmocka_unit_test_setup(test_perfdata__first_event_only_tracks, setup),
 		cmocka_unit_test_setup(test_perfdata__truncated_at_every_byte, setup),
