@@ -340,6 +340,7 @@ void kb_entry_release(struct kb_entry *e)
 	free(e->title);
 	free(e->function);
 	free(e->lens);
+	free(e->agent);
 	free(e->verdict);
 	free(e->change);
 	free(e->commit);
@@ -420,6 +421,7 @@ void kb_format_report(const struct kb_entry *e, struct strbuf *out)
 	if (e->round > 0)
 		strbuf_addf(out, "- round: %d\n", e->round);
 	add_field(out, "lens", e->lens);
+	add_field(out, "agent", e->agent);
 	if (!isnan(e->expected_gain_pct)) {
 		strbuf_addstr(out, "- expected gain: ");
 		add_double(out, e->expected_gain_pct);
@@ -466,6 +468,8 @@ static void field(struct parser *ps, const char *key, const char *v)
 		set_once(&e->verdict, v);
 	} else if (!strcmp(key, "lens")) {
 		set_once(&e->lens, v);
+	} else if (!strcmp(key, "agent")) {
+		set_once(&e->agent, v);
 	} else if (!strcmp(key, "change")) {
 		set_once(&e->change, v);
 	} else if (!strcmp(key, "commit")) {
@@ -1177,6 +1181,7 @@ static void entry_from_attempt(struct kb_entry *e, const struct kb_attempt *a,
 	e->title = one_line(a->title);
 	e->function = one_line(a->function);
 	e->lens = one_line(a->lens);
+	e->agent = one_line(a->agent);
 	e->verdict = one_line(a->verdict);
 	e->change = one_line(a->change);
 	e->commit = one_line(a->commit);
@@ -1420,6 +1425,7 @@ json_t *kb_entry_to_json(const struct kb_entry *e, const char *diff)
 	json_object_set_new(o, "date", e->when ? json_string(date.buf) : json_null());
 	json_object_set_new(o, "round", e->round ? json_integer(e->round) : json_null());
 	json_object_set_new(o, "lens", jstr(e->lens));
+	json_object_set_new(o, "agent", jstr(e->agent));
 	json_object_set_new(o, "expected_gain_pct",
 			    isnan(e->expected_gain_pct) ? json_null() : json_real(e->expected_gain_pct));
 	json_object_set_new(o, "change", jstr(e->change));

@@ -25,6 +25,7 @@ struct config;
 struct kb_attempt {
 	const char *title;		/* short: "hash table for find_word" */
 	const char *function, *hypothesis, *lens;
+	const char *agent;		/* the command that proposed it, or NULL */
 	double expected_gain_pct;	/* NAN when not said */
 	int round;			/* 0: unknown */
 	const char *verdict;		/* keep|reject|inconclusive|error|no-candidate */
@@ -41,7 +42,7 @@ struct kb_attempt {
 struct kb_entry {
 	char *slug;			/* the directory's name */
 	char *dir;			/* the directory: <kb dir>/<slug> */
-	char *title, *function, *lens, *verdict, *change, *commit;
+	char *title, *function, *lens, *agent, *verdict, *change, *commit;
 	char *what, *hypothesis, *results;	/* section text, trimmed */
 	char **reasons;			/* the Verdict section's list items */
 	size_t nr_reasons, alloc_reasons;

@@ -1000,6 +1000,7 @@ static void remember(struct loop *l, const struct cand *c, long round)
 	a.function = c->have_prop ? c->prop.function : NULL;
 	a.hypothesis = c->have_prop ? c->prop.hypothesis : NULL;
 	a.lens = c->lens;
+	a.agent = l->agent;
 	a.expected_gain_pct = c->have_prop ? c->prop.expected_gain_pct : NAN;
 	a.round = (int)round;
 	a.verdict = c->verdict ? c->verdict : "error";

@@ -202,6 +202,7 @@ test_expect_success 'every attempt is in the knowledge base and the store' '
 	for d in proj/kb/*-[0-9]*/; do test -s $d/report.md || exit 1; done &&
 	kept=$(grep -l "^- verdict: keep" proj/kb/*/report.md) && test $(echo "$kept" | wc -l) = 1 &&
 	expect_grep "^## Results" $kept && expect_grep "Measured -[0-9.]*% on the primary workload .main." $kept &&
+	expect_grep "^- agent: ..*" $kept &&
 	test -s $(dirname $kept)/diff.md && expect_grep "i < n / 3" $(dirname $kept)/diff.md &&
 	grep -l "protected path" proj/kb/*/report.md >/dev/null &&
 	expect_grep "a-third-of-the-loop" proj/kb/index.md &&

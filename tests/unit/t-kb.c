@@ -144,6 +144,7 @@ static struct kb_attempt rejected(void)
 	a.function = "find_word";
 	a.hypothesis = "find_word scans a sorted array: O(log n) per word.\n\n## Verdict\nA hash table is O(1).";
 	a.lens = "algorithmic";
+	a.agent = "claude -p";
 	a.expected_gain_pct = NAN;
 	a.round = 3;
 	a.verdict = "reject";
@@ -185,7 +186,7 @@ static void test_kb__round_trip(void **state)
 	text = slurp(path);
 	assert_non_null(strstr(text, "# hash table for find_word\n\n- function: find_word\n- verdict: reject\n"
 				     "- date: 2026-11-29 14:03:12 +0000\n- round: 3\n- lens: algorithmic\n"
-				     "- change: +3.1% cpu on big [+2.0, +4.2]\n- commit: none\n"));
+				     "- agent: claude -p\n- change: +3.1% cpu on big [+2.0, +4.2]\n- commit: none\n"));
 	assert_non_null(strstr(text, "\n\\## Verdict\n"));	/* escaped in the hypothesis */
 	assert_null(strstr(text, "expected gain"));
 	free(text);
@@ -199,6 +200,7 @@ static void test_kb__round_trip(void **state)
 	assert_string_equal(e->function, "find_word");
 	assert_string_equal(e->hypothesis, a.hypothesis);
 	assert_string_equal(e->lens, "algorithmic");
+	assert_string_equal(e->agent, "claude -p");
 	assert_true(isnan(e->expected_gain_pct));
 	assert_int_equal(e->round, 3);
 	assert_string_equal(e->verdict, "reject");
