@@ -589,6 +589,18 @@ out:
 	return ret;
 }
 
+/* Whether compare found a workload's output (its fingerprint) changed. */
+static bool output_changed(json_t *doc)
+{
+	json_t *fps = json_object_get(json_object_get(doc, "correctness"), "fingerprints"), *f;
+	size_t i;
+
+	json_array_foreach(fps, i, f)
+		if (json_is_false(json_object_get(f, "match")))
+			return true;
+	return false;
+}
+
 /* The candidate against the best: `hotloop compare` on the two built trees. */
 static int compare_cand(struct loop *l, struct cand *c)
 {
@@ -627,7 +639,8 @@ static int compare_cand(struct loop *l, struct cand *c)
 		c->stage = "compare";
 		c->verdict = "keep";
 	} else {
-		reject(l, c, "compare", !strcmp(v, "reject") ? "reject" : "inconclusive");
+		reject(l, c, output_changed(doc) ? "fingerprint" : "compare",
+		       !strcmp(v, "reject") ? "reject" : "inconclusive");
 	}
 	ret = 0;
 out:
@@ -852,11 +865,13 @@ static enum store_verdict verdict_of(const char *v)
 static enum store_stage stage_of(const char *s)
 {
 	static const char *const names[] = {
-		"diff", "protected", "build", "test", "compare", "agent", "tournament", "commit",
+		"diff", "protected", "build", "test", "fingerprint", "compare", "agent",
+		"tournament", "commit",
 	};
 	static const enum store_stage values[] = {
 		STORE_STAGE_DIFF, STORE_STAGE_PROTECTED, STORE_STAGE_BUILD, STORE_STAGE_TEST,
-		STORE_STAGE_COMPARE, STORE_STAGE_AGENT, STORE_STAGE_TOURNAMENT, STORE_STAGE_COMMIT,
+		STORE_STAGE_FINGERPRINT, STORE_STAGE_COMPARE, STORE_STAGE_AGENT,
+		STORE_STAGE_TOURNAMENT, STORE_STAGE_COMMIT,
 	};
 
 	for (size_t i = 0; s && i < ARRAY_SIZE(names); i++)
