@@ -917,36 +917,61 @@ static int64_t main_dso(struct ps *ps, const int64_t *dsos, size_t nd)
 	return nd ? dsos[0] : 0;
 }
 
+/*
+ * One mapping per DSO, the main one first. A DSO whose frames all lie in
+ * the kernel's half of the address space (a module: "[nf_conntrack]") gets
+ * their range, which marks it as kernel (frame_is_kernel()); the others
+ * keep no range, as perf script shows none.
+ */
 static void build_mappings(struct ps *ps, uint64_t *map_of)
 {
 	struct profile *p = ps->p;
 	int64_t *dsos = NULL, first;
 	size_t nd = 0, alloc = 0;
-	uint8_t *seen = xcalloc(p->strings.nr + 1, 1);
+	uint8_t *seen = xcalloc(p->strings.nr + 1, 1);	/* 1: seen, 2: has user addresses */
+	uint64_t *lo = xcalloc(p->strings.nr + 1, sizeof(*lo));
+	uint64_t *hi = xcalloc(p->strings.nr + 1, sizeof(*hi));
 
 	for (size_t i = 0; i < ps->nr_frames; i++) {
-		int64_t d = ps->frames[i].dso;
+		const struct ps_frame *f = &ps->frames[i];
+		int64_t d = f->dso;
 
-		if (ps->frames[i].kind != FK_FRAME || !d || seen[d])
+		if (f->kind != FK_FRAME || !d)
 			continue;
-		seen[d] = 1;
-		ALLOC_GROW(dsos, nd + 1, alloc);
-		dsos[nd++] = d;
+		if (!seen[d]) {
+			seen[d] = 1;
+			lo[d] = hi[d] = f->address;
+			ALLOC_GROW(dsos, nd + 1, alloc);
+			dsos[nd++] = d;
+		}
+		if (f->address < KERNEL_HALF)
+			seen[d] = 2;
+		if (f->address < lo[d])
+			lo[d] = f->address;
+		if (f->address > hi[d])
+			hi[d] = f->address;
 	}
 	first = main_dso(ps, dsos, nd);
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < nd; i++) {
 			struct pf_mapping m = { 0 };
+			int64_t d = dsos[i];
 
-			if ((pass == 0) != (dsos[i] == first))
+			if ((pass == 0) != (d == first))
 				continue;
-			m.filename = dsos[i];
+			m.filename = d;
+			if (seen[d] == 1) {
+				m.start = lo[d];
+				m.limit = hi[d] == UINT64_MAX ? hi[d] : hi[d] + 1;
+			}
 			m.has_functions = true;
 			m.has_filenames = m.has_line_numbers = ps->any_line;
 			m.has_inline_frames = ps->any_inline;
-			map_of[dsos[i]] = profile_add_mapping_idx(p, &m);
+			map_of[d] = profile_add_mapping_idx(p, &m);
 		}
 	free(seen);
+	free(lo);
+	free(hi);
 	free(dsos);
 }
 

@@ -414,7 +414,8 @@ bool frame_is_kernel(const struct profile *p, const struct pf_frame *f)
 	if (!f->mapping)
 		return false;
 	file = profile_string(p, f->mapping->filename);
-	return !strncmp(file, "[kernel", 7) || !strcmp(file, "[vmlinux]");
+	return !strncmp(file, "[kernel", 7) || !strcmp(file, "[vmlinux]") ||
+	       f->mapping->start >= KERNEL_HALF;
 }
 
 /* ---- validation ------------------------------------------------------- */

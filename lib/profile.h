@@ -178,7 +178,16 @@ const char *frame_name(const struct profile *p, const struct pf_frame *f);
 const char *frame_file(const struct profile *p, const struct pf_frame *f);
 /* Basename of the frame's mapping file ("[unknown]" when none). */
 const char *frame_dso(const struct profile *p, const struct pf_frame *f);
-/* True for kernel frames (mapping "[kernel.kallsyms]" and friends). */
+/*
+ * Where the kernel's half of a 64-bit address space starts (x86-64, arm64):
+ * user code never lives above it.
+ */
+#define KERNEL_HALF 0xffff800000000000ull
+
+/*
+ * True for kernel frames: mapping "[kernel.kallsyms]" and friends, or a
+ * mapping in the kernel's half of the address space (a module, "[nf_conntrack]").
+ */
 bool frame_is_kernel(const struct profile *p, const struct pf_frame *f);
 
 /*

@@ -100,6 +100,11 @@ static const struct parse_case parse_cases[] = {
 	  "samples", "main;hot 1\n" },
 	{ "kernel", "p 1 1.5: \n\tffffffff81000000 do_syscall_64+0x5c ([kernel.kallsyms])\n" F_MAIN,
 	  "samples", "main;do_syscall_64_[k] 1\n" },
+	{ "kernel module", "p 1 1.5: \n\tffffffffc0a1b2c3 nf_hook_slow+0x40 ([nf_conntrack])\n"
+	  "\tffffffff81000000 do_syscall_64+0x5c ([kernel.kallsyms])\n" F_MAIN,
+	  "samples", "main;do_syscall_64_[k];nf_hook_slow_[k] 1\n" },
+	{ "bracketed user dso", "p 1 1.5: \n\t7ffc1234 __vdso_clock_gettime+0x1 ([vdso])\n" F_MAIN,
+	  "samples", "main;__vdso_clock_gettime 1\n" },
 	{ "unknown symbol, known dso", "p 1 1.5: \n\t 7f00 [unknown] (/lib/libc.so.6)\n" F_MAIN,
 	  "samples", "main;[libc.so.6] 1\n" },
 	{ "unknown everything", "p 1 1.5: \n\t 7f00 [unknown] ([unknown])\n" F_MAIN,
