@@ -68,10 +68,6 @@ enum {
 #define MISC_MMAP_BUILD_ID	(1 << 14)
 #define MISC_BUILD_ID_SIZE	(1 << 15)
 
-#define CONTEXT_MAX		((uint64_t)-4095)
-#define CONTEXT_KERNEL		((uint64_t)-128)
-#define CONTEXT_USER		((uint64_t)-512)
-
 enum { FEAT_BUILD_ID = 2, FEAT_HOSTNAME = 3, FEAT_CMDLINE = 11, FEAT_EVENT_DESC = 12 };
 
 #define BUILD_ID_MAX	20
@@ -685,35 +681,15 @@ static uint64_t read_format_size(const struct pd_attr *a, struct cur *c)
 static int parse_callchain(struct pd *pd, struct cur *c, struct sampler_event *ev,
 			   uint16_t misc)
 {
-	uint64_t nr = get64(c), ctx, at;
-	uint64_t user[SAMPLER_MAX_FRAMES];
-	uint32_t nk = 0, nu = 0;
+	uint64_t nr = get64(c);
 
 	if (c->bad)
 		return -1;
 	if (nr > (c->end - c->off) / 8)
 		return bad(pd, c->off - 8, "a callchain of %llu entries is longer than its record",
 			   (unsigned long long)nr);
-	at = c->off;
+	sampler_split_callchain(pd->buf + c->off, nr, pd->swap, misc, pd->ips, ev);
 	c->off += nr * 8;
-	ctx = (misc & MISC_CPUMODE_MASK) == MISC_KERNEL ? CONTEXT_KERNEL : CONTEXT_USER;
-	for (uint64_t i = 0; i < nr; i++) {
-		uint64_t v = rd64(pd, at + 8 * i);
-
-		if (v >= CONTEXT_MAX) {
-			ctx = v;
-			continue;
-		}
-		if (ctx == CONTEXT_KERNEL && !nu && nk < SAMPLER_MAX_FRAMES)
-			pd->ips[nk++] = v;
-		else if (ctx == CONTEXT_USER && nu < SAMPLER_MAX_FRAMES)
-			user[nu++] = v;
-		/* hypervisor and guest frames are not ours to show */
-	}
-	memcpy(pd->ips + nk, user, nu * sizeof(*user));
-	ev->sample.ips = pd->ips;
-	ev->sample.nr_kernel = nk;
-	ev->sample.nr_ips = nk + nu;
 	return 0;
 }
 

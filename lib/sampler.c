@@ -525,24 +525,20 @@ static const char *get_string(const unsigned char *p, const unsigned char *end)
 	return (const char *)p;
 }
 
-static int parse_callchain(struct sampler *s, struct cur *c, struct sampler_event *ev,
-			   uint16_t misc)
+void sampler_split_callchain(const unsigned char *chain, uint64_t nr, bool swap,
+			     uint16_t misc, uint64_t *ips, struct sampler_event *ev)
 {
-	uint64_t nr = get_u64(c), ctx;
-	const unsigned char *chain;
+	uint64_t user[SAMPLER_MAX_FRAMES], ctx;
 	uint32_t nk = 0, nu = 0;
-	uint64_t user[SAMPLER_MAX_FRAMES];
-	uint64_t *ips = s->ips;
 
-	if (c->bad || nr > (uint64_t)(c->end - c->p) / 8)
-		return -1;
-	chain = get_bytes(c, nr * 8);
 	ctx = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ?
 	      PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t v;
 
 		memcpy(&v, chain + i * 8, 8);
+		if (swap)
+			v = __builtin_bswap64(v);
 		if (v >= PERF_CONTEXT_MAX) {
 			ctx = v;
 			continue;
@@ -557,6 +553,16 @@ static int parse_callchain(struct sampler *s, struct cur *c, struct sampler_even
 	ev->sample.ips = ips;
 	ev->sample.nr_kernel = nk;
 	ev->sample.nr_ips = nk + nu;
+}
+
+static int parse_callchain(struct sampler *s, struct cur *c, struct sampler_event *ev,
+			   uint16_t misc)
+{
+	uint64_t nr = get_u64(c);
+
+	if (c->bad || nr > (uint64_t)(c->end - c->p) / 8)
+		return -1;
+	sampler_split_callchain(get_bytes(c, nr * 8), nr, false, misc, s->ips, ev);
 	return 0;
 }
 

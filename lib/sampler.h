@@ -178,4 +178,16 @@ int sampler_attach_memory(struct sampler *s, void *mem, size_t len);
 int sampler_parse(struct sampler *s, const void *rec, size_t len,
 		  struct sampler_event *ev);
 
+/*
+ * Split a kernel callchain record's 'nr' entries at 'chain' (8 bytes each,
+ * unaligned, byte-swapped when 'swap') by their PERF_CONTEXT_* markers:
+ * kernel addresses first, then user ones, into ips (room for
+ * 2 * SAMPLER_MAX_FRAMES), and set ev->sample's ips, nr_kernel and nr_ips.
+ * 'misc' is the record's, whose CPU mode is the context before any marker.
+ * Hypervisor and guest frames are dropped. The sampler and the perf.data
+ * reader share it.
+ */
+void sampler_split_callchain(const unsigned char *chain, uint64_t nr, bool swap,
+			     uint16_t misc, uint64_t *ips, struct sampler_event *ev);
+
 #endif
