@@ -21,7 +21,7 @@
 
 #include "util.h"
 #include "strbuf.h"
-#include "revs.h"
+#include "project.h"
 #include "store.h"
 
 /* PRAGMA application_id of a hotloop store: "hotl". */
@@ -781,7 +781,7 @@ void store_close(struct store *s)
 
 char *store_repo_path(const char *top)
 {
-	char *dir = revs_state_dir(top, NULL), *path;
+	char *dir = state_dir(top, NULL), *path;
 
 	if (!dir)
 		return NULL;

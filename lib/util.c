@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,23 @@ char *xstrfmt(const char *fmt, ...)
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	return strbuf_detach(&sb, NULL);
+}
+
+static volatile sig_atomic_t cancelled;
+
+void hl_cancel(void)
+{
+	cancelled = 1;
+}
+
+bool hl_cancelled(void)
+{
+	return cancelled;
+}
+
+void hl_cancel_reset(void)
+{
+	cancelled = 0;
 }
 
 static char last_msg[1024];

@@ -64,6 +64,15 @@ void hl_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* The last message error() produced (for --json error documents). */
 const char *last_error(void);
 
+/*
+ * Cancellation. A front end's SIGINT or SIGTERM handler calls hl_cancel()
+ * (async-signal-safe); every engine stops at its next step, and the child
+ * process it waits for is killed (run-command.c, runner.c, record.c).
+ */
+void hl_cancel(void);
+bool hl_cancelled(void);
+void hl_cancel_reset(void);
+
 _Noreturn void hl_bug(const char *file, int line, const char *fmt, ...) ATTR_PRINTF(3, 4);
 #define BUG(...) hl_bug(__FILE__, __LINE__, __VA_ARGS__)
 

@@ -21,7 +21,7 @@
 #include "kb.h"
 #include "profile.h"
 #include "profile-io.h"
-#include "revs.h"
+#include "git.h"
 #include "strbuf.h"
 
 const char usage_brief[] =
@@ -69,7 +69,7 @@ static int find_owned(struct brief_owned *o, const struct config *cf, const char
 	}
 	if (conf_path)
 		return brief_owned_from_config(o, cf, conf_path);
-	if ((top = revs_find_top("."))) {
+	if ((top = git_find_top("."))) {
 		o->how = xstrdup("the git top level");
 		ret = brief_owned_add(o, top, false, true);
 		free(top);

@@ -22,7 +22,10 @@
 #include "compare.h"
 #include "config.h"
 #include "doctor.h"
+#include "git.h"
+#include "project.h"
 #include "revs.h"
+#include "run-command.h"
 #include "runner.h"
 #include "stats.h"
 #include "strbuf.h"
@@ -413,26 +416,30 @@ static void merge_rules(const struct gate_rules *conf, const struct gate_rules *
 /* Build one tree: 0, or -1 with an error naming the build and its last lines. */
 static int build_tree(const struct config *cf, const char *role, const struct revs_tree *t)
 {
-	struct strbuf out = STRBUF_INIT, tail = STRBUF_INIT;
-	int status, ret = 0;
-	bool timed_out;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	struct strbuf tail = STRBUF_INIT;
+	int ret = 0;
 
 	if (!*cf->build)
 		return 0;
 	fprintf(stderr, "compare: building the %s in %s\n", role, t->dir);
-	if (revs_shell(cf->build, t->dir, cf->build_timeout_s, &out, &status, &timed_out)) {
+	cp.shell = cf->build;
+	cp.dir = t->dir;
+	cp.timeout = cf->build_timeout_s;
+	cp.cancellable = true;
+	if (run_command(&cp)) {
 		ret = -1;
-	} else if (timed_out) {
-		revs_tail(&out, 10, &tail);
+	} else if (cp.timed_out) {
+		output_tail(&cp.out, 10, &tail);
 		ret = error("the %s's build timed out after %g s ('%s' in %s; [project] build-timeout)%s",
 			    role, cf->build_timeout_s, cf->build, t->dir, tail.buf);
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		revs_tail(&out, 10, &tail);
+	} else if (!child_succeeded(&cp)) {
+		output_tail(&cp.out, 10, &tail);
 		ret = error("the %s's build failed ('%s' in %s, %s %d)%s", role, cf->build, t->dir,
-			    WIFEXITED(status) ? "exit status" : "signal",
-			    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail.buf);
+			    WIFEXITED(cp.status) ? "exit status" : "signal",
+			    WIFEXITED(cp.status) ? WEXITSTATUS(cp.status) : WTERMSIG(cp.status), tail.buf);
 	}
-	strbuf_release(&out);
+	child_process_release(&cp);
 	strbuf_release(&tail);
 	return ret;
 }
@@ -440,42 +447,27 @@ static int build_tree(const struct config *cf, const char *role, const struct re
 /* Run [gate] test in the candidate: VD_TEST_*, or -1 when it could not run. */
 static int run_test(const struct config *cf, const struct revs_tree *t)
 {
-	struct strbuf out = STRBUF_INIT, tail = STRBUF_INIT;
-	int status, ret = VD_TEST_PASSED;
-	bool timed_out;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	struct strbuf tail = STRBUF_INIT;
+	int ret = VD_TEST_PASSED;
 
 	if (!*cf->test)
 		return VD_TEST_NOT_RUN;
 	fprintf(stderr, "compare: testing the candidate: %s\n", cf->test);
-	if (revs_shell(cf->test, t->dir, cf->gate_timeout_s, &out, &status, &timed_out)) {
+	cp.shell = cf->test;
+	cp.dir = t->dir;
+	cp.timeout = cf->gate_timeout_s;
+	cp.cancellable = true;
+	if (run_command(&cp)) {
 		ret = -1;
-	} else if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		revs_tail(&out, 10, &tail);
+	} else if (!child_succeeded(&cp)) {
+		output_tail(&cp.out, 10, &tail);
 		fprintf(stderr, "compare: the test command failed%s%s\n",
-			timed_out ? " (timed out)" : "", tail.buf);
+			cp.timed_out ? " (timed out)" : "", tail.buf);
 		ret = VD_TEST_FAILED;
 	}
-	strbuf_release(&out);
+	child_process_release(&cp);
 	strbuf_release(&tail);
-	return ret;
-}
-
-/* The config's directory relative to the git top ("" at the top). */
-static char *subdir_of(const char *top, const char *file)
-{
-	char *real = realpath(file, NULL), *slash;
-	size_t n = strlen(top);
-	char *ret;
-
-	if (!real)
-		return xstrdup("");
-	slash = strrchr(real, '/');
-	*slash = '\0';
-	if (!strncmp(real, top, n) && real[n] == '/')
-		ret = xstrdup(real + n + 1);
-	else
-		ret = xstrdup("");
-	free(real);
 	return ret;
 }
 
@@ -483,103 +475,72 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 			struct compare_opts *o, const struct gate_rules *cli, unsigned set,
 			bool json)
 {
-	struct config cf;
+	struct project p;
 	struct gate_rules rules = GATE_RULES_DEFAULT;
 	struct revs_tree base = { 0 }, cand = { 0 };
 	struct compare_workload_spec *w = NULL;
 	struct builds b = { &base, &cand };
 	struct stat st;
-	char *found = NULL, *top = NULL, *cwd = NULL, *sub = NULL, *topdir, *slash;
+	const struct config *cf = &p.cf;
 	char **cmds = NULL;
 	int ret = HL_EXIT_FAILURE, test, lock = -1;
 	bool base_dir, cand_dir;
 
-	config_init(&cf);
-	if (!conf_file) {
-		if (!(cwd = getcwd(NULL, 0))) {
-			error("cannot get the current directory: %s", strerror(errno));
-			goto out;
-		}
-		if (config_find(cwd, &found))
-			goto out;
-		conf_file = found;
-	}
-	config_release(&cf);
-	if (config_parse_file(&cf, conf_file))
+	if (project_open(&p, conf_file, 0) || !project_workload(&p, NULL))
 		goto out;
-	if (!cf.nr_workloads) {
-		error("%s: no [workload] to measure", conf_file);
-		goto out;
-	}
-	topdir = xstrdup(conf_file);
-	if ((slash = strrchr(topdir, '/'))) {
-		slash[slash == topdir] = '\0';
-	} else {
-		free(topdir);
-		topdir = xstrdup(".");
-	}
-	ret = revs_git_top(topdir, &top);
-	free(topdir);
-	if (ret) {
-		ret = HL_EXIT_FAILURE;
-		goto out;
-	}
-	ret = HL_EXIT_FAILURE;
-	sub = subdir_of(top, conf_file);
-	merge_rules(&cf.rules, cli, set, &rules);
+	merge_rules(&cf->rules, cli, set, &rules);
 	if (!(set & SET_NO_FP))
-		o->fingerprint = cf.fingerprint;
+		o->fingerprint = cf->fingerprint;
 	base_dir = !stat(base_rev, &st) && S_ISDIR(st.st_mode);
 	cand_dir = !stat(cand_arg, &st) && S_ISDIR(st.st_mode);
 	/* worktrees only for revisions: two directories need no lock */
-	if (!(base_dir && cand_dir) && ((lock = revs_lock(top)) < 0 || revs_clean_stale(top)))
-		goto out;
-	if (base_dir ? revs_use_dir(base_rev, &base) : revs_add(top, "base", base_rev, sub, &base))
+	if (!(base_dir && cand_dir)) {
+		if (!p.in_git) {
+			error("'%s' is not in a git repository: give directories, not revisions", p.dir);
+			goto out;
+		}
+		if ((lock = project_lock(&p, PROJECT_LOCK_WORKTREES)) < 0 || revs_clean_stale(p.top))
+			goto out;
+	}
+	if (base_dir ? revs_use_dir(base_rev, &base) : revs_add(p.top, "base", base_rev, p.sub, &base))
 		goto out_remove;
-	if (cand_dir ? revs_use_dir(cand_arg, &cand) : revs_add(top, "cand", cand_arg, sub, &cand))
+	if (cand_dir ? revs_use_dir(cand_arg, &cand) : revs_add(p.top, "cand", cand_arg, p.sub, &cand))
 		goto out_remove;
 	if (!(set & SET_NO_BUILD) &&
-	    (build_tree(&cf, "baseline", &base) || build_tree(&cf, "candidate", &cand)))
+	    (build_tree(cf, "baseline", &base) || build_tree(cf, "candidate", &cand)))
 		goto out_remove;
 	if (set & SET_NO_TEST)
 		test = VD_TEST_NOT_RUN;
-	else if ((test = run_test(&cf, &cand)) < 0)
+	else if ((test = run_test(cf, &cand)) < 0)
 		goto out_remove;
-	w = xcalloc(cf.nr_workloads, sizeof(*w));
-	cmds = xcalloc(cf.nr_workloads, sizeof(*cmds));
-	for (size_t i = 0; i < cf.nr_workloads; i++) {
-		bool simple;
-
-		/* exec, as for the ad hoc form: a crash is reported as its signal */
-		free(runner_shell_program(cf.workloads[i].run, &simple));
-		cmds[i] = simple ? xstrfmt("exec %s", cf.workloads[i].run) : xstrdup(cf.workloads[i].run);
-		w[i].name = cf.workloads[i].name;
+	w = xcalloc(cf->nr_workloads, sizeof(*w));
+	cmds = xcalloc(cf->nr_workloads, sizeof(*cmds));
+	for (size_t i = 0; i < cf->nr_workloads; i++) {
+		if (!(cmds[i] = project_command_line(&cf->workloads[i], NULL)))
+			goto out_remove;
+		w[i].name = cf->workloads[i].name;
 		w[i].base_cmd = cmds[i];
 		w[i].cand_cmd = cmds[i];
-		w[i].primary = i == cf.primary;
+		w[i].primary = i == cf->primary;
 		w[i].base_dir = base.dir;
 		w[i].cand_dir = cand.dir;
-		w[i].timeout = (set & SET_TIMEOUT) ? o->timeout : cf.workloads[i].timeout_s;
+		w[i].timeout = (set & SET_TIMEOUT) ? o->timeout : cf->workloads[i].timeout_s;
 	}
-	ret = measure(o, w, cf.nr_workloads, &rules, (enum vd_test)test, json, &b);
+	ret = measure(o, w, cf->nr_workloads, &rules, (enum vd_test)test, json, &b);
 out_remove:
-	if (revs_remove(top, &base) || revs_remove(top, &cand))
+	if (revs_remove(p.top, &base) || revs_remove(p.top, &cand))
 		ret = ret ? ret : HL_EXIT_FAILURE;
 out:
 	if (lock >= 0)
 		close(lock);
-	for (size_t i = 0; cmds && i < cf.nr_workloads; i++)
+	for (size_t i = 0; cmds && i < cf->nr_workloads; i++)
 		free(cmds[i]);
 	free(cmds);
 	free(w);
 	revs_tree_release(&base);
 	revs_tree_release(&cand);
 	gate_rules_release(&rules);
-	config_release(&cf);
-	free(found);
-	free(top);
-	free(cwd);
-	free(sub);
+	project_release(&p);
 	return ret;
 }
 

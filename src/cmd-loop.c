@@ -32,7 +32,10 @@
 #include "loop.h"
 #include "profile.h"
 #include "profile-io.h"
+#include "git.h"
+#include "project.h"
 #include "revs.h"
+#include "run-command.h"
 #include "runner.h"
 #include "store.h"
 #include "strbuf.h"
@@ -86,9 +89,7 @@ struct cand {
 };
 
 struct loop {
-	struct config cf;
-	char *conf_path, *conf_rel;	/* the config, and its path from the top */
-	char *top, *sub;		/* the repository and the project within it */
+	struct project p;
 	char *dir;			/* .hotloop/loop/<id> */
 	char *branch;
 	char *orig, *best;		/* commits: where the branch started, its tip */
@@ -111,11 +112,9 @@ struct loop {
 	bool git_identity;		/* the repository has user.name and user.email */
 };
 
-static volatile sig_atomic_t interrupted;
-
 static void on_interrupt(int sig)
 {
-	interrupted = 1;
+	hl_cancel();
 }
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -158,20 +157,23 @@ static void reject(struct loop *l, struct cand *c, const char *stage, const char
 static int shell_step(const char *cmd, const char *dir, double timeout, const char *log_dir,
 		      const char *log, struct strbuf *tail)
 {
-	struct strbuf out = STRBUF_INIT;
-	int status = 0, ret;
-	bool timed_out = false;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	int ret;
 
-	ret = revs_shell(cmd, dir, timeout, &out, &status, &timed_out);
-	save(log_dir, log, out.buf, out.len);
-	revs_tail(&out, 10, tail);
-	if (!ret && timed_out) {
+	cp.shell = cmd;
+	cp.dir = dir;
+	cp.timeout = timeout;
+	cp.cancellable = true;
+	ret = run_command(&cp);
+	save(log_dir, log, cp.out.buf, cp.out.len);
+	output_tail(&cp.out, 10, tail);
+	if (!ret && cp.timed_out) {
 		strbuf_addf(tail, "\n    (killed after %g s)", timeout);
 		ret = -1;
-	} else if (!ret && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+	} else if (!ret && !child_succeeded(&cp)) {
 		ret = -1;
 	}
-	strbuf_release(&out);
+	child_process_release(&cp);
 	return ret;
 }
 
@@ -179,90 +181,12 @@ static int shell_step(const char *cmd, const char *dir, double timeout, const ch
 
 static int load(struct loop *l, const char *conf_file)
 {
-	char *cwd = NULL, *found = NULL, *confdir, *slash;
-	int ret = -1;
-
-	if (!conf_file) {
-		if (!(cwd = getcwd(NULL, 0)))
-			return error("cannot get the current directory: %s", strerror(errno));
-		if (config_find(cwd, &found))
-			goto out;
-		conf_file = found;
-	}
-	if (!(l->conf_path = realpath(conf_file, NULL))) {
-		error("cannot open '%s': %s", conf_file, strerror(errno));
-		goto out;
-	}
-	config_release(&l->cf);
-	if (config_parse_file(&l->cf, l->conf_path))
-		goto out;
-	confdir = xstrdup(l->conf_path);
-	slash = strrchr(confdir, '/');
-	slash[slash == confdir] = '\0';
-	ret = revs_git_top(confdir, &l->top);
-	free(confdir);
-	if (ret)
-		goto out;
-	ret = -1;
-	{
-		size_t n = strlen(l->top);
-		const char *rel = l->conf_path + n + (l->conf_path[n] == '/');
-
-		l->conf_rel = xstrdup(rel);
-		slash = strrchr(l->conf_rel, '/');
-		l->sub = slash ? xstrfmt("%.*s", (int)(slash - l->conf_rel), l->conf_rel) : xstrdup("");
-	}
-	ret = 0;
-out:
-	free(cwd);
-	free(found);
-	return ret;
-}
-
-/* .hotloop/lock: one loop per repository; the lock dies with its holder. */
-static int take_lock(struct loop *l)
-{
-	char *dir = revs_state_dir(l->top, "loop"), *path = xstrfmt("%s/.hotloop/lock", l->top);
-	char held[32], pid[32];
-	ssize_t n;
-	int fd = -1;
-
-	if (!dir)
-		goto out;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		error("cannot open '%s': %s", path, strerror(errno));
-		goto out;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		n = pread(fd, held, sizeof(held) - 1, 0);
-		held[n > 0 ? n : 0] = '\0';
-		held[strcspn(held, "\n")] = '\0';
-		error("another hotloop loop (pid %s) is running on '%s'", *held ? held : "unknown", l->top);
-		close(fd);
-		fd = -1;
-		goto out;
-	}
-	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, pid, (size_t)n, 0) != n)
-		warning("cannot write the pid to '%s': %s", path, strerror(errno));
-out:
-	free(dir);
-	free(path);
-	return fd;
-}
-
-/* The commit 'rev' names, or NULL (quietly) when it names none. */
-static char *rev_parse(const char *top, const char *rev)
-{
-	struct strbuf out = STRBUF_INIT;
-
-	if (revs_git(top, &out, NULL, "rev-parse", "--verify", "--quiet", rev, NULL)) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	strbuf_rtrim(&out);
-	return strbuf_detach(&out, NULL);
+	if (project_open(&l->p, conf_file, 0))
+		return -1;
+	if (!l->p.in_git)
+		return error("'%s' is not in a git repository: the loop keeps its changes on a branch",
+			     l->p.dir);
+	return 0;
 }
 
 /* The branch hotloop/<date>: continued when it exists, else made at HEAD. */
@@ -277,12 +201,12 @@ static int start_branch(struct loop *l)
 	strftime(date, sizeof(date), "%Y-%m-%d", &tm);
 	l->branch = xstrfmt("hotloop/%s", date);
 	ref = xstrfmt("refs/heads/%s", l->branch);
-	l->best = rev_parse(l->top, ref);
+	l->best = git_rev_parse(l->p.top, ref);
 	if (l->best) {
 		fprintf(stderr, "loop: continuing branch %s at %.12s\n", l->branch, l->best);
 	} else {
-		if (!(l->best = rev_parse(l->top, "HEAD^{commit}")) ||
-		    revs_git(l->top, NULL, "create the branch", "update-ref", ref, l->best, "", NULL)) {
+		if (!(l->best = git_rev_parse(l->p.top, "HEAD^{commit}")) ||
+		    git_run(l->p.top, NULL, "create the branch", "update-ref", ref, l->best, "", NULL)) {
 			free(ref);
 			return error("cannot start branch %s at HEAD (does the repository have a commit?)",
 				     l->branch);
@@ -290,28 +214,10 @@ static int start_branch(struct loop *l)
 		fprintf(stderr, "loop: branch %s starts at HEAD (%.12s)\n", l->branch, l->best);
 	}
 	l->orig = xstrdup(l->best);
-	l->git_identity = !revs_git(l->top, &out, NULL, "config", "user.email", NULL) &&
-			  !revs_git(l->top, &out, NULL, "config", "user.name", NULL);
+	l->git_identity = !git_run(l->p.top, &out, NULL, "config", "user.email", NULL) &&
+			  !git_run(l->p.top, &out, NULL, "config", "user.name", NULL);
 	strbuf_release(&out);
 	free(ref);
-	return 0;
-}
-
-static int make_loop_dir(struct loop *l)
-{
-	char stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	l->dir = xstrfmt("%s/.hotloop/loop/%s", l->top, stamp);
-	for (int k = 2; mkdir(l->dir, 0777); k++) {
-		if (errno != EEXIST || k > 100)
-			return error("cannot create '%s': %s", l->dir, strerror(errno));
-		free(l->dir);
-		l->dir = xstrfmt("%s/.hotloop/loop/%s-%d", l->top, stamp, k);
-	}
 	return 0;
 }
 
@@ -320,9 +226,9 @@ static int make_loop_dir(struct loop *l)
 /* Record the primary workload in the best's tree and brief it. */
 static int profile_best(struct loop *l, const char *round_dir)
 {
-	const struct config_workload *w = &l->cf.workloads[l->cf.primary];
+	const struct config_workload *w = &l->p.cf.workloads[l->p.cf.primary];
 	char *prof = path_in(round_dir, "profile.pb.gz"), *log = path_in(round_dir, "record.log");
-	char *out = path_in(round_dir, "record.stdout"), *line, *conf = path_in(l->base.top, l->conf_rel);
+	char *out = path_in(round_dir, "record.stdout"), *line, *conf = path_in(l->base.top, l->p.conf_rel);
 	const char *args[] = { "hotloop", "record", "-o", prof, "--", "/bin/sh", "-c", NULL, NULL };
 	struct brief_owned owned = { 0 };
 	struct brief_opts bo = { 0 };
@@ -371,7 +277,7 @@ static int profile_best(struct loop *l, const char *round_dir)
 		for (size_t i = 0; i < b.nr_hotspots; i++) {
 			double share = b.total > 0 ? (double)b.hotspots[i].attributed / (double)b.total : 0;
 
-			if (share >= l->cf.min_share)
+			if (share >= l->p.cf.min_share)
 				strbuf_addf(&t, "%s%s (%.1f%%)", t.len ? ", " : "", b.hotspots[i].function,
 					    100 * share);
 		}
@@ -400,17 +306,17 @@ static int setup_base(struct loop *l)
 	struct strbuf tail = STRBUF_INIT;
 	int ret = -1;
 
-	if (revs_add(l->top, "base", l->best, l->sub, &l->base))
+	if (revs_add(l->p.top, "base", l->best, l->p.sub, &l->base))
 		goto out;
 	fprintf(stderr, "loop: building the baseline (%.12s)\n", l->best);
-	if (*l->cf.build && shell_step(l->cf.build, l->base.dir, l->cf.build_timeout_s, l->dir,
+	if (*l->p.cf.build && shell_step(l->p.cf.build, l->base.dir, l->p.cf.build_timeout_s, l->dir,
 				       "base-build.log", &tail)) {
-		error("the baseline does not build ('%s' in %s)%s", l->cf.build, l->base.dir, tail.buf);
+		error("the baseline does not build ('%s' in %s)%s", l->p.cf.build, l->base.dir, tail.buf);
 		goto out;
 	}
-	if (*l->cf.test && shell_step(l->cf.test, l->base.dir, l->cf.gate_timeout_s, l->dir,
+	if (*l->p.cf.test && shell_step(l->p.cf.test, l->base.dir, l->p.cf.gate_timeout_s, l->dir,
 				      "base-test.log", &tail)) {
-		error("the baseline fails its own tests ('%s' in %s)%s", l->cf.test, l->base.dir, tail.buf);
+		error("the baseline fails its own tests ('%s' in %s)%s", l->p.cf.test, l->base.dir, tail.buf);
 		goto out;
 	}
 	ret = 0;
@@ -436,9 +342,9 @@ static int write_prompt(struct loop *l, struct cand *c, long round, const char *
 	char rounds[24], roundstr[24], share[24], minimp[24], guard[24];
 	int ret;
 
-	if (*l->cf.agent_prompt) {
-		char *p = *l->cf.agent_prompt == '/' ? xstrdup(l->cf.agent_prompt)
-						      : path_in(l->base.dir, l->cf.agent_prompt);
+	if (*l->p.cf.agent_prompt) {
+		char *p = *l->p.cf.agent_prompt == '/' ? xstrdup(l->p.cf.agent_prompt)
+						      : path_in(l->base.dir, l->p.cf.agent_prompt);
 
 		ret = read_file(&tmpl, p, 1 << 20);
 		free(p);
@@ -447,22 +353,22 @@ static int write_prompt(struct loop *l, struct cand *c, long round, const char *
 	} else {
 		strbuf_addstr(&tmpl, loop_default_prompt);
 	}
-	for (size_t i = 0; i < l->cf.protected_paths.nr; i++)
-		strbuf_addf(&prot, "%s%s", i ? ", " : "", l->cf.protected_paths.v[i]);
-	for (size_t i = 0; i < l->cf.nr_workloads; i++)
-		strbuf_addf(&wl, "%s%s%s", i ? ", " : "", l->cf.workloads[i].name,
-			    i == l->cf.primary ? " (primary)" : "");
+	for (size_t i = 0; i < l->p.cf.protected_paths.nr; i++)
+		strbuf_addf(&prot, "%s%s", i ? ", " : "", l->p.cf.protected_paths.v[i]);
+	for (size_t i = 0; i < l->p.cf.nr_workloads; i++)
+		strbuf_addf(&wl, "%s%s%s", i ? ", " : "", l->p.cf.workloads[i].name,
+			    i == l->p.cf.primary ? " (primary)" : "");
 	snprintf(rounds, sizeof(rounds), "%ld", l->rounds);
 	snprintf(roundstr, sizeof(roundstr), "%ld", round);
-	snprintf(share, sizeof(share), "%g%%", 100 * l->cf.min_share);
-	snprintf(minimp, sizeof(minimp), "%g%%", 100 * l->cf.rules.min_improvement);
-	snprintf(guard, sizeof(guard), "%g%%", 100 * l->cf.rules.guard_regression);
+	snprintf(share, sizeof(share), "%g%%", 100 * l->p.cf.min_share);
+	snprintf(minimp, sizeof(minimp), "%g%%", 100 * l->p.cf.rules.min_improvement);
+	snprintf(guard, sizeof(guard), "%g%%", 100 * l->p.cf.rules.guard_regression);
 	{
 		const struct loop_var vars[] = {
 			{ "round", roundstr }, { "rounds", rounds }, { "min_share", share },
 			{ "targets", l->targets }, { "protected", prot.buf },
-			{ "test", *l->cf.test ? l->cf.test : "none configured" },
-			{ "build", *l->cf.build ? l->cf.build : "none" }, { "workloads", wl.buf },
+			{ "test", *l->p.cf.test ? l->p.cf.test : "none configured" },
+			{ "build", *l->p.cf.build ? l->p.cf.build : "none" }, { "workloads", wl.buf },
 			{ "min_improvement", minimp }, { "guard_regression", guard },
 			{ "lens", c->lens }, { "lens_hint", lens_hint(c->lens) },
 			{ "brief", l->brief_md }, { "kb", kb_index },
@@ -482,10 +388,8 @@ static void run_agent(struct loop *l, struct cand *c, long round)
 	char *prompt = path_in(c->dir, "prompt.md"), *brief = path_in(c->dir, "brief.md");
 	char *proposal = path_in(c->dir, "proposal.json"), *st = path_in(c->dir, "agent.status");
 	char *e[7];
-	struct strbuf out = STRBUF_INIT;
+	struct child_process cp = CHILD_PROCESS_INIT;
 	uint64_t start = now_ns();
-	int status = 0;
-	bool timed_out = false;
 	FILE *f;
 
 	e[0] = xstrfmt("HOTLOOP_PROMPT=%s", prompt);
@@ -495,18 +399,25 @@ static void run_agent(struct loop *l, struct cand *c, long round)
 	e[4] = xstrfmt("HOTLOOP_WORKTREE=%s", c->tree.dir);
 	e[5] = xstrfmt("HOTLOOP_PROPOSAL=%s", proposal);
 	e[6] = NULL;
-	if (revs_run(l->agent, c->tree.dir, l->cf.agent_timeout_s, prompt, (const char *const *)e, &out,
-		     &status, &timed_out))
-		status = 126 << 8;
-	save(c->dir, "agent.log", out.buf, out.len);
+	cp.shell = l->agent;
+	cp.dir = c->tree.dir;
+	cp.timeout = l->p.cf.agent_timeout_s;
+	cp.in = prompt;
+	cp.env = (const char *const *)e;
+	cp.cancellable = true;
+	if (run_command(&cp)) {
+		cp.status = 126 << 8;
+		strbuf_addf(&cp.out, "hotloop: %s\n", last_error());
+	}
+	save(c->dir, "agent.log", cp.out.buf, cp.out.len);
 	f = fopen(st, "w");
 	if (f) {
-		fprintf(f, "%d %d %.3f\n", status, timed_out, (double)(now_ns() - start) / 1e9);
+		fprintf(f, "%d %d %.3f\n", cp.status, cp.timed_out, (double)(now_ns() - start) / 1e9);
 		fclose(f);
 	}
 	for (int i = 0; i < 6; i++)
 		free(e[i]);
-	strbuf_release(&out);
+	child_process_release(&cp);
 	free(prompt);
 	free(brief);
 	free(proposal);
@@ -546,9 +457,9 @@ static void read_agent(struct cand *c)
 /* Stage the candidate's changes; its changed paths and the diff. */
 static int collect_diff(struct loop *l, struct cand *c, struct strbuf *names, struct strbuf *diff)
 {
-	if (revs_git(c->tree.top, NULL, "stage the candidate", "add", "-A", NULL) ||
-	    revs_git(c->tree.top, names, "list the changes", "diff", "--cached", "--name-only", NULL) ||
-	    revs_git(c->tree.top, diff, "diff the candidate", "diff", "--cached", NULL))
+	if (git_run(c->tree.top, NULL, "stage the candidate", "add", "-A", NULL) ||
+	    git_run(c->tree.top, names, "list the changes", "diff", "--cached", "--name-only", NULL) ||
+	    git_run(c->tree.top, diff, "diff the candidate", "diff", "--cached", NULL))
 		return -1;
 	save(c->dir, "diff.patch", diff->buf, diff->len);
 	return 0;
@@ -575,7 +486,7 @@ static int check_diff(struct loop *l, struct cand *c)
 	if (!nr) {
 		add_reason(c, "the agent changed nothing");
 		reject(l, c, "diff", "reject");
-	} else if ((hit = loop_protected_hit(paths, nr, l->sub, &l->cf.protected_paths))) {
+	} else if ((hit = loop_protected_hit(paths, nr, l->p.sub, &l->p.cf.protected_paths))) {
 		add_reason(c, "it touches the protected path '%s' (protected: tests, benchmarks, "
 			   "inputs and hotloop.conf may not change)", hit);
 		reject(l, c, "protected", "reject");
@@ -604,7 +515,7 @@ static bool output_changed(json_t *doc)
 /* The candidate against the best: `hotloop compare` on the two built trees. */
 static int compare_cand(struct loop *l, struct cand *c)
 {
-	char *conf = path_in(l->base.top, l->conf_rel), *out = path_in(c->dir, "compare.json");
+	char *conf = path_in(l->base.top, l->p.conf_rel), *out = path_in(c->dir, "compare.json");
 	char *log = path_in(c->dir, "compare.log");
 	const char *args[] = { "hotloop", "compare", "-f", conf, "--base", l->base.dir, "--cand",
 			       c->tree.dir, "--no-build", "--no-test", "--json", NULL };
@@ -657,7 +568,7 @@ static void evaluate(struct loop *l, struct cand *c)
 	struct strbuf tail = STRBUF_INIT;
 
 	if (c->agent_timed_out) {
-		add_reason(c, "the agent was killed after [agent] timeout (%g s)", l->cf.agent_timeout_s);
+		add_reason(c, "the agent was killed after [agent] timeout (%g s)", l->p.cf.agent_timeout_s);
 		reject(l, c, "agent", "error");
 	} else if (!WIFEXITED(c->agent_status) || WEXITSTATUS(c->agent_status)) {
 		add_reason(c, "the agent failed (%s %d; see agent.log)",
@@ -672,14 +583,14 @@ static void evaluate(struct loop *l, struct cand *c)
 	if (c->verdict || check_diff(l, c))
 		goto out;
 	fprintf(stderr, "loop: building the candidate\n");
-	if (*l->cf.build && shell_step(l->cf.build, c->tree.dir, l->cf.build_timeout_s, c->dir, "build.log", &tail)) {
+	if (*l->p.cf.build && shell_step(l->p.cf.build, c->tree.dir, l->p.cf.build_timeout_s, c->dir, "build.log", &tail)) {
 		add_reason(c, "the build failed%s", tail.buf);
 		reject(l, c, "build", "reject");
 		goto out;
 	}
 	strbuf_reset(&tail);
-	if (*l->cf.test && shell_step(l->cf.test, c->tree.dir, l->cf.gate_timeout_s, c->dir, "test.log", &tail)) {
-		add_reason(c, "tests failed ('%s')%s", l->cf.test, tail.buf);
+	if (*l->p.cf.test && shell_step(l->p.cf.test, c->tree.dir, l->p.cf.gate_timeout_s, c->dir, "test.log", &tail)) {
+		add_reason(c, "tests failed ('%s')%s", l->p.cf.test, tail.buf);
 		reject(l, c, "test", "reject");
 		goto out;
 	}
@@ -694,7 +605,7 @@ out:
 /* Commit a keep on the branch; it becomes the best (its tree the new base). */
 static int keep(struct loop *l, struct cand *c)
 {
-	const struct config_workload *w = &l->cf.workloads[l->cf.primary];
+	const struct config_workload *w = &l->p.cf.workloads[l->p.cf.primary];
 	struct strbuf msg = STRBUF_INIT;
 	char *ref = xstrfmt("refs/heads/%s", l->branch), *sha;
 	int ret = -1;
@@ -702,16 +613,16 @@ static int keep(struct loop *l, struct cand *c)
 	loop_commit_message(c->have_prop ? c->prop.function : NULL,
 			    c->have_prop && c->prop.title ? c->prop.title : (c->have_prop ? c->prop.hypothesis : NULL),
 			    w->name, c->change_pct, &msg);
-	if (l->git_identity ? revs_git(c->tree.top, NULL, "commit the candidate", "commit", "-q", "-m",
+	if (l->git_identity ? git_run(c->tree.top, NULL, "commit the candidate", "commit", "-q", "-m",
 				       msg.buf, NULL)
-			    : revs_git(c->tree.top, NULL, "commit the candidate", "-c", "user.name=hotloop",
+			    : git_run(c->tree.top, NULL, "commit the candidate", "-c", "user.name=hotloop",
 				       "-c", "user.email=hotloop@localhost", "commit", "-q", "-m", msg.buf, NULL))
 		goto out;
-	if (!(sha = rev_parse(c->tree.top, "HEAD"))) {
+	if (!(sha = git_rev_parse(c->tree.top, "HEAD"))) {
 		error("cannot read the commit just made in '%s'", c->tree.top);
 		goto out;
 	}
-	if (revs_git(l->top, NULL, "move the branch", "update-ref", ref, sha, l->best, NULL)) {
+	if (git_run(l->p.top, NULL, "move the branch", "update-ref", ref, sha, l->best, NULL)) {
 		free(sha);
 		goto out;
 	}
@@ -719,7 +630,7 @@ static int keep(struct loop *l, struct cand *c)
 	free(l->best);
 	l->best = xstrdup(sha);
 	/* the candidate's tree, built and tested, is the new baseline */
-	revs_remove(l->top, &l->base);
+	revs_remove(l->p.top, &l->base);
 	revs_tree_release(&l->base);
 	l->base = c->tree;
 	memset(&c->tree, 0, sizeof(c->tree));
@@ -808,7 +719,7 @@ static void print_cand(const struct cand *c, long round)
 static void cand_release(struct loop *l, struct cand *c)
 {
 	if (c->tree.top)
-		revs_remove(l->top, &c->tree);
+		revs_remove(l->p.top, &c->tree);
 	revs_tree_release(&c->tree);
 	free(c->dir);
 	loop_proposal_release(&c->prop);
@@ -883,7 +794,7 @@ static enum store_stage stage_of(const char *s)
 /* The numbers against what the agent expected, for the kb's Results. */
 static void results_text(const struct loop *l, const struct cand *c, struct strbuf *sb)
 {
-	const char *w = l->cf.workloads[l->cf.primary].name;
+	const char *w = l->p.cf.workloads[l->p.cf.primary].name;
 	double want = c->have_prop ? -fabs(c->prop.expected_gain_pct) : NAN;
 
 	if (!c->have_change) {
@@ -934,8 +845,8 @@ static int store_compare(struct loop *l, const struct cand *c, int64_t attempt_i
 	r.attempt_id = attempt_id;
 	r.kind = STORE_RUN_COMPARE;
 	r.commit_sha = c->commit;
-	r.workload = l->cf.workloads[l->cf.primary].name;
-	r.metric = gate_metric_name(l->cf.rules.metric);
+	r.workload = l->p.cf.workloads[l->p.cf.primary].name;
+	r.metric = gate_metric_name(l->p.cf.rules.metric);
 	r.finished_at = store_now();
 	r.summary_json = summary;
 	if (store_run_add(l->store, &r, &run_id)) {
@@ -1003,7 +914,7 @@ static void remember(struct loop *l, const struct cand *c, long round)
 	results_text(l, c, &results);
 	if (c->have_change)
 		strbuf_addf(&change, "%+.1f%% %s on %s [%+.1f, %+.1f]", c->change_pct,
-			    gate_metric_name(l->cf.rules.metric), l->cf.workloads[l->cf.primary].name,
+			    gate_metric_name(l->p.cf.rules.metric), l->p.cf.workloads[l->p.cf.primary].name,
 			    c->ci_low, c->ci_high);
 	if (c->have_prop && c->prop.title)
 		strbuf_addstr(&title, c->prop.title);
@@ -1098,7 +1009,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 		c->lens = l->lenses[((size_t)(round - 1) * k + i) % l->nr_lenses];
 		c->dir = xstrfmt("%s/%zu-%s", round_dir, i + 1, c->lens);
 		snprintf(role, sizeof(role), i ? "can%zu" : "cand", i);
-		if (mkdir(c->dir, 0777) || revs_add(l->top, role, l->best, l->sub, &c->tree) ||
+		if (mkdir(c->dir, 0777) || revs_add(l->p.top, role, l->best, l->p.sub, &c->tree) ||
 		    write_prompt(l, c, round, kb_index, &prompt)) {
 			strbuf_release(&prompt);
 			goto out;
@@ -1128,13 +1039,13 @@ static int round_run(struct loop *l, long round, bool *stop)
 
 		/* an interrupt reaches the agents: their runners stop them */
 		while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR)
-			if (interrupted && !forwarded) {
+			if (hl_cancelled() && !forwarded) {
 				for (size_t j = 0; j < k; j++)
 					kill(pids[j], SIGTERM);
 				forwarded = true;
 			}
 	}
-	for (size_t i = 0; i < k && !interrupted; i++) {
+	for (size_t i = 0; i < k && !hl_cancelled(); i++) {
 		struct cand *c = &cands[i];
 
 		read_agent(c);
@@ -1202,11 +1113,11 @@ static json_t *final_measure(struct loop *l)
 	if (!strcmp(l->orig, l->best))
 		goto out;
 	fprintf(stderr, "loop: measuring the start of the branch against the best, afresh\n");
-	if (revs_add(l->top, "orig", l->orig, l->sub, &orig) ||
-	    (*l->cf.build && shell_step(l->cf.build, orig.dir, l->cf.build_timeout_s, l->dir,
+	if (revs_add(l->p.top, "orig", l->orig, l->p.sub, &orig) ||
+	    (*l->p.cf.build && shell_step(l->p.cf.build, orig.dir, l->p.cf.build_timeout_s, l->dir,
 					"final-build.log", &tail)))
 		goto out;
-	conf = path_in(l->base.top, l->conf_rel);
+	conf = path_in(l->base.top, l->p.conf_rel);
 	{
 		const char *args[] = { "hotloop", "compare", "-f", conf, "--base", orig.dir, "--cand",
 				       l->base.dir, "--no-build", "--no-test", "--json", NULL };
@@ -1220,7 +1131,7 @@ static json_t *final_measure(struct loop *l)
 out:
 	json_decref(doc);
 	if (orig.top)
-		revs_remove(l->top, &orig);
+		revs_remove(l->p.top, &orig);
 	revs_tree_release(&orig);
 	strbuf_release(&tail);
 	free(conf);
@@ -1232,13 +1143,9 @@ out:
 static void loop_release(struct loop *l)
 {
 	if (l->base.top)
-		revs_remove(l->top, &l->base);
+		revs_remove(l->p.top, &l->base);
 	revs_tree_release(&l->base);
-	config_release(&l->cf);
-	free(l->conf_path);
-	free(l->conf_rel);
-	free(l->top);
-	free(l->sub);
+	project_release(&l->p);
 	free(l->dir);
 	free(l->branch);
 	free(l->orig);
@@ -1256,13 +1163,13 @@ static void loop_release(struct loop *l)
 static void open_store(struct loop *l)
 {
 	struct store_loop sl = STORE_LOOP_INIT;
-	char *path = xstrfmt("%s/.hotloop/hotloop.db", l->top);
+	char *path = xstrfmt("%s/.hotloop/hotloop.db", l->p.top);
 
 	if (store_open(path, &l->store)) {
 		warning("going on without the store '%s'", path);
 		l->store = NULL;
 	} else {
-		sl.repo = l->top;
+		sl.repo = l->p.top;
 		sl.branch = l->branch;
 		sl.base_commit = l->orig;
 		sl.status = STORE_LOOP_RUNNING;
@@ -1329,7 +1236,6 @@ int cmd_loop(int argc, char **argv)
 	int c, lock = -1, wlock = -1, ret = HL_EXIT_FAILURE;
 	json_t *total = NULL;
 
-	config_init(&l.cf);
 	l.attempts = json_array();
 	l.rejected_by = json_object();
 	optind = 1;
@@ -1366,19 +1272,19 @@ int cmd_loop(int argc, char **argv)
 	}
 	if (load(&l, conf_file))
 		goto out;
-	l.agent = agent ? agent : l.cf.agent_command;
+	l.agent = agent ? agent : l.p.cf.agent_command;
 	if (!*l.agent) {
 		error("no agent: set [agent] command in %s or pass --agent CMD (README: \"An agent\")",
-		      l.conf_path);
+		      l.p.conf_path);
 		goto out;
 	}
-	l.rounds = rounds ? rounds : l.cf.rounds;
+	l.rounds = rounds ? rounds : l.p.cf.rounds;
 	if (lenses) {
 		if (parse_lenses(&l, lenses, &lens_copy))
 			goto out_usage;
 	} else {
-		for (size_t i = 0; i < l.cf.lenses.nr && i < ARRAY_SIZE(l.lenses); i++)
-			l.lenses[l.nr_lenses++] = l.cf.lenses.v[i];
+		for (size_t i = 0; i < l.p.cf.lenses.nr && i < ARRAY_SIZE(l.lenses); i++)
+			l.lenses[l.nr_lenses++] = l.p.cf.lenses.v[i];
 		if (!l.nr_lenses)
 			l.lenses[l.nr_lenses++] = "algorithmic";
 	}
@@ -1389,33 +1295,32 @@ int cmd_loop(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	revs_set_cancel(&interrupted);
-	if ((l.lock_fd = lock = take_lock(&l)) < 0 || (l.wlock_fd = wlock = revs_lock(l.top)) < 0 ||
-	    revs_clean_stale(l.top) ||
-	    start_branch(&l) || make_loop_dir(&l) || !(l.kb_dir = kb_dir_of_config(&l.cf, l.conf_path))) {
-		ret = interrupted ? 130 : HL_EXIT_FAILURE;
+	if ((l.lock_fd = lock = project_lock(&l.p, PROJECT_LOCK_LOOP)) < 0 ||
+	    (l.wlock_fd = wlock = project_lock(&l.p, PROJECT_LOCK_WORKTREES)) < 0 ||
+	    revs_clean_stale(l.p.top) ||
+	    start_branch(&l) || project_new_dir(&l.p, "loop", NULL, &l.dir, NULL) || !(l.kb_dir = project_kb_dir(&l.p))) {
+		ret = hl_cancelled() ? 130 : HL_EXIT_FAILURE;
 		goto out_signals;
 	}
 	open_store(&l);
 	if (setup_base(&l)) {
-		ret = interrupted ? 130 : HL_EXIT_FAILURE;
+		ret = hl_cancelled() ? 130 : HL_EXIT_FAILURE;
 		goto out_signals;
 	}
-	for (round = 1; round <= l.rounds && !stop && !interrupted; round++) {
+	for (round = 1; round <= l.rounds && !stop && !hl_cancelled(); round++) {
 		if (round_run(&l, round, &stop))
 			goto out_signals;
-		if (!stop && l.rejects_in_a_row >= (size_t)l.cf.max_rejects_in_a_row) {
+		if (!stop && l.rejects_in_a_row >= (size_t)l.p.cf.max_rejects_in_a_row) {
 			stop = true;
 			l.stop_reason = "max-rejects-in-a-row reached";
 		}
 	}
 	/* from here on, cleanup must run to its end */
-	revs_set_cancel(NULL);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (!l.stop_reason)
-		l.stop_reason = interrupted ? "interrupted" : "all rounds done";
-	total = interrupted ? NULL : final_measure(&l);
+		l.stop_reason = hl_cancelled() ? "hl_cancelled()" : "all rounds done";
+	total = hl_cancelled() ? NULL : final_measure(&l);
 	close_store(&l, !strcmp(l.stop_reason, "all rounds done"));
 	if (json) {
 		json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:O, s:O, s:o}",
@@ -1443,9 +1348,8 @@ int cmd_loop(int argc, char **argv)
 			printf("no change kept: the branch is where it started (%.12s)\n", l.orig);
 		printf("files: %s\n", l.dir);
 	}
-	ret = interrupted ? 130 : HL_EXIT_OK;
+	ret = hl_cancelled() ? 130 : HL_EXIT_OK;
 out_signals:
-	revs_set_cancel(NULL);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	goto out;

@@ -18,7 +18,7 @@
 #include "profile.h"
 #include "profile-io.h"
 #include "push.h"
-#include "revs.h"
+#include "git.h"
 #include "strbuf.h"
 
 const char usage_push[] =
@@ -59,7 +59,7 @@ static int parse_time(const char *opt, const char *arg, int64_t *out)
 /* The latest run's profile under the repository holding the current directory. */
 static char *latest_profile(void)
 {
-	char *top = revs_find_top(".");
+	char *top = git_find_top(".");
 	char *path = top ? xstrfmt("%s/%s", top, LATEST_PROFILE) : xstrdup(LATEST_PROFILE);
 
 	free(top);

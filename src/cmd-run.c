@@ -24,7 +24,9 @@
 #include "kb.h"
 #include "profile.h"
 #include "profile-io.h"
-#include "revs.h"
+#include "git.h"
+#include "project.h"
+#include "run-command.h"
 #include "runner.h"
 #include "strbuf.h"
 
@@ -47,9 +49,7 @@ const char usage_run[] =
 "  --format md|json        print the brief as Markdown (default) or JSON\n";
 
 struct run {
-	struct config cf;
-	char *conf_path, *dir;		/* the config and its directory */
-	char *top;			/* where .hotloop/ lives */
+	struct project p;
 	char *out;			/* .hotloop/runs/<id> */
 	char *id;
 	const struct config_workload *w;
@@ -62,7 +62,7 @@ static void print_log_tail(const char *path)
 	struct strbuf sb = STRBUF_INIT, tail = STRBUF_INIT;
 
 	if (!access(path, R_OK) && read_file(&sb, path, 1 << 20) >= 0) {
-		revs_tail(&sb, 10, &tail);
+		output_tail(&sb, 10, &tail);
 		fprintf(stderr, "%s\n", tail.buf);
 	}
 	strbuf_release(&sb);
@@ -92,135 +92,45 @@ static char *in_run(const struct run *r, const char *name)
 
 static int load_config(struct run *r, const char *conf_file, const char *name)
 {
-	char *slash;
-
-	if (conf_file) {
-		r->conf_path = realpath(conf_file, NULL);
-		if (!r->conf_path)
-			return error("cannot open '%s': %s", conf_file, strerror(errno));
-	} else if (config_find(".", &r->conf_path)) {
+	if (project_open(&r->p, conf_file, 0) || !(r->w = project_workload(&r->p, name)))
 		return -1;
-	}
-	config_release(&r->cf);
-	if (config_parse_file(&r->cf, r->conf_path))
-		return -1;
-	r->dir = xstrdup(r->conf_path);
-	slash = strrchr(r->dir, '/');
-	slash[slash == r->dir] = '\0';
-	if (!name) {
-		r->w = &r->cf.workloads[r->cf.primary];
-		return 0;
-	}
-	for (size_t i = 0; i < r->cf.nr_workloads; i++)
-		if (!strcmp(r->cf.workloads[i].name, name))
-			r->w = &r->cf.workloads[i];
-	if (!r->w) {
-		struct strbuf names = STRBUF_INIT;
-
-		for (size_t i = 0; i < r->cf.nr_workloads; i++)
-			strbuf_addf(&names, "%s'%s'", i ? ", " : "", r->cf.workloads[i].name);
-		error("no workload '%s' in %s (it has %s)", name, r->conf_path, names.buf);
-		strbuf_release(&names);
-		return -1;
-	}
 	return 0;
 }
 
-/*
- * The workload's command with every {n} replaced by 'size', by default
- * the largest of its configured sizes.
- */
 static int command_line(struct run *r, const char *size)
 {
-	struct strbuf sb = STRBUF_INIT;
-	const char *p = r->w->run, *n;
-	char largest[32];
-	bool simple;
-	char *prog;
-
-	if (!strstr(p, "{n}") && size)
-		warning("workload '%s' has no {n} in its command: --size %s is not used", r->w->name, size);
-	if (strstr(p, "{n}") && !size && r->w->nr_sizes) {
-		snprintf(largest, sizeof(largest), "%llu", (unsigned long long)r->w->sizes[r->w->nr_sizes - 1]);
-		size = largest;
-	}
-	if (strstr(p, "{n}") && !size)
-		return error("workload '%s' runs '%s': give the value of {n} with --size N, or "
-			     "sizes = ... in its section", r->w->name, r->w->run);
-	while ((n = strstr(p, "{n}"))) {
-		strbuf_add(&sb, p, (size_t)(n - p));
-		strbuf_addstr(&sb, size);
-		p = n + 3;
-	}
-	strbuf_addstr(&sb, p);
-	/* exec: the profiled program is the shell's own process, its main mapping */
-	prog = runner_shell_program(sb.buf, &simple);
-	free(prog);
-	r->line = simple ? xstrfmt("exec %s", sb.buf) : xstrdup(sb.buf);
-	strbuf_release(&sb);
-	return 0;
-}
-
-/* .hotloop/runs/<date>-<time>-<workload>[-N], created. */
-static int make_run_dir(struct run *r)
-{
-	char *runs, stamp[32];
-	time_t now = time(NULL);
-	struct tm tm;
-	int ret = 0;
-
-	r->top = revs_find_top(r->dir);
-	if (!r->top)
-		r->top = xstrdup(r->dir);
-	if (!(runs = revs_state_dir(r->top, "runs")))
-		return -1;
-	localtime_r(&now, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	for (int k = 1; !r->out; k++) {
-		char *id = k == 1 ? xstrfmt("%s-%s", stamp, r->w->name)
-				  : xstrfmt("%s-%s-%d", stamp, r->w->name, k);
-		char *path = xstrfmt("%s/%s", runs, id);
-
-		if (!mkdir(path, 0777)) {
-			r->out = path;
-			r->id = id;
-		} else {
-			free(path);
-			free(id);
-			if (errno != EEXIST || k > 100) {
-				ret = error("cannot create a run directory under '%s': %s", runs, strerror(errno));
-				break;
-			}
-		}
-	}
-	free(runs);
-	return ret;
+	r->line = project_command_line(r->w, size);
+	return r->line ? 0 : -1;
 }
 
 static int build(struct run *r)
 {
-	struct strbuf out = STRBUF_INIT, tail = STRBUF_INIT;
+	struct child_process cp = CHILD_PROCESS_INIT;
+	struct strbuf tail = STRBUF_INIT;
 	char *log = in_run(r, "build.log");
-	int status, ret = 0;
-	bool timed_out;
+	int ret = 0;
 
-	fprintf(stderr, "run: building in %s: %s\n", r->dir, r->cf.build);
-	if (revs_shell(r->cf.build, r->dir, r->cf.build_timeout_s, &out, &status, &timed_out)) {
+	fprintf(stderr, "run: building in %s: %s\n", r->p.dir, r->p.cf.build);
+	cp.shell = r->p.cf.build;
+	cp.dir = r->p.dir;
+	cp.timeout = r->p.cf.build_timeout_s;
+	cp.cancellable = true;
+	if (run_command(&cp)) {
 		ret = -1;
 		goto out;
 	}
-	write_file_atomic(log, out.buf, out.len);
-	revs_tail(&out, 10, &tail);
-	if (timed_out)
-		ret = error("the build timed out after %g s ('%s' in %s)%s", r->cf.build_timeout_s,
-			    r->cf.build, r->dir, tail.buf);
-	else if (!WIFEXITED(status) || WEXITSTATUS(status))
-		ret = error("the build failed ('%s' in %s, %s %d)%s", r->cf.build, r->dir,
-			    WIFEXITED(status) ? "exit status" : "signal",
-			    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail.buf);
+	write_file_atomic(log, cp.out.buf, cp.out.len);
+	output_tail(&cp.out, 10, &tail);
+	if (cp.timed_out)
+		ret = error("the build timed out after %g s ('%s' in %s)%s", r->p.cf.build_timeout_s,
+			    r->p.cf.build, r->p.dir, tail.buf);
+	else if (!child_succeeded(&cp))
+		ret = error("the build failed ('%s' in %s, %s %d)%s", r->p.cf.build, r->p.dir,
+			    WIFEXITED(cp.status) ? "exit status" : "signal",
+			    WIFEXITED(cp.status) ? WEXITSTATUS(cp.status) : WTERMSIG(cp.status), tail.buf);
 out:
 	free(log);
-	strbuf_release(&out);
+	child_process_release(&cp);
 	strbuf_release(&tail);
 	return ret;
 }
@@ -233,8 +143,8 @@ static int record(struct run *r, const char *freq, const char *cg)
 			       "--", "/bin/sh", "-c", r->line, NULL };
 	int ret;
 
-	fprintf(stderr, "run: recording '%s' in %s: %s\n", r->w->name, r->dir, r->w->run);
-	ret = step(r, what, r->dir, args, out, log);
+	fprintf(stderr, "run: recording '%s' in %s: %s\n", r->w->name, r->p.dir, r->w->run);
+	ret = step(r, what, r->p.dir, args, out, log);
 	free(prof);
 	free(out);
 	free(log);
@@ -269,16 +179,16 @@ static int write_brief(struct run *r, size_t budget, bool json)
 	struct strbuf md = STRBUF_INIT;
 	struct profile prof;
 	struct brief b;
-	char *path = in_run(r, "profile.pb.gz"), *scale = xstrfmt("%s/.hotloop/scale/%s.json", r->top, r->w->name);
+	char *path = in_run(r, "profile.pb.gz"), *scale = project_scale_path(&r->p, r->w->name);
 	char *mdp = in_run(r, "brief.md"), *jsp = in_run(r, "brief.json"), *js = NULL;
-	char *kb_dir = kb_dir_of_config(&r->cf, r->conf_path);
+	char *kb_dir = project_kb_dir(&r->p);
 	struct kb kb = KB_INIT;
 	struct stat st;
 	json_t *doc = NULL;
 	int idx, ret = -1;
 
 	profile_init(&prof);
-	if (brief_owned_from_config(&owned, &r->cf, r->conf_path))
+	if (brief_owned_from_config(&owned, &r->p.cf, r->p.conf_path))
 		goto out;
 	bo.owned = &owned;
 	bo.context = -1;
@@ -328,25 +238,21 @@ out:
 static void git_state(struct run *r)
 {
 	struct strbuf out = STRBUF_INIT;
-	int status;
-	bool timed_out;
+	char *head;
 
-	if (!revs_shell("git rev-parse HEAD", r->dir, 10, &out, &status, &timed_out) &&
-	    WIFEXITED(status) && !WEXITSTATUS(status)) {
-		strbuf_rtrim(&out);
-		json_object_set_new(r->meta, "commit", json_string(out.buf));
-		strbuf_reset(&out);
-		if (!revs_shell("git status --porcelain --untracked-files=no", r->dir, 10, &out, &status,
-				&timed_out) && WIFEXITED(status) && !WEXITSTATUS(status))
-			json_object_set_new(r->meta, "dirty", json_boolean(out.len > 0));
-	}
+	if (!r->p.in_git || !(head = git_rev_parse(r->p.dir, "HEAD")))
+		return;
+	json_object_set_new(r->meta, "commit", json_string(head));
+	if (!git_run(r->p.dir, &out, NULL, "status", "--porcelain", "--untracked-files=no", NULL))
+		json_object_set_new(r->meta, "dirty", json_boolean(out.len > 0));
 	strbuf_release(&out);
+	free(head);
 }
 
 /* .hotloop/runs/latest -> <id>, replaced atomically. */
 static int link_latest(struct run *r)
 {
-	char *runs = xstrfmt("%s/.hotloop/runs", r->top);
+	char *runs = xstrfmt("%s/.hotloop/runs", r->p.top);
 	char *tmp = xstrfmt("%s/.latest.%ld", runs, (long)getpid()), *latest = xstrfmt("%s/latest", runs);
 	int ret = 0;
 
@@ -373,10 +279,7 @@ static int write_meta(struct run *r)
 
 static void run_release(struct run *r)
 {
-	config_release(&r->cf);
-	free(r->conf_path);
-	free(r->dir);
-	free(r->top);
+	project_release(&r->p);
 	free(r->out);
 	free(r->id);
 	free(r->line);
@@ -404,7 +307,6 @@ int cmd_run(int argc, char **argv)
 	uint64_t start = now_ns();
 	int c, ret = HL_EXIT_FAILURE;
 
-	config_init(&r.cf);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:F:", opts, NULL)) != -1) {
 		switch (c) {
@@ -452,13 +354,13 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (load_config(&r, conf_file, optind < argc ? argv[optind] : NULL) || command_line(&r, size) ||
-	    make_run_dir(&r))
+	    project_new_dir(&r.p, "runs", r.w->name, &r.out, &r.id))
 		goto out;
 	r.meta = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "id", r.id, "workload", r.w->name,
-			   "command", r.line, "dir", r.dir, "config", r.conf_path, "started",
+			   "command", r.line, "dir", r.p.dir, "config", r.p.conf_path, "started",
 			   (json_int_t)time(NULL));
 	git_state(&r);
-	if ((!no_build && *r.cf.build && build(&r)) || record(&r, freq, cg) || report_and_flame(&r) ||
+	if ((!no_build && *r.p.cf.build && build(&r)) || record(&r, freq, cg) || report_and_flame(&r) ||
 	    write_brief(&r, (size_t)budget, json))
 		goto out_meta;
 	ret = HL_EXIT_OK;

@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
-#include "revs.h"
+#include "git.h"
 #include "store.h"
 #include "strbuf.h"
 
@@ -233,7 +233,7 @@ int cmd_store(int argc, char **argv)
 		return usage_error("store", "unexpected argument '%s'", argv[optind]);
 	}
 	if (!path) {
-		char *top = revs_find_top(".");
+		char *top = git_find_top(".");
 
 		if (!top) {
 			error("not inside a git repository: run hotloop store in one, "

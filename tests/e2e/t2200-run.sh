@@ -87,7 +87,7 @@ test_expect_code 1 '{n} without --size or sizes is an error' '
 
 test_expect_code 1 'an unknown workload lists the configured ones' '
 	(cd proj && hotloop run nosuch) 2>err; rc=$?
-	expect_grep "no workload .nosuch. in .*(it has .main., .sized., .nosizes., .crash.)" err && exit $rc
+	expect_grep "unknown workload .nosuch. in .*: the configured ones are .main., .sized., .nosizes., .crash.$" err || exit 9; exit $rc
 '
 
 test_expect_code 1 'a crashing workload fails the run, meta.json says so' '
