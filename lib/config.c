@@ -1025,7 +1025,7 @@ int config_locate(const char *dir, char **out)
 {
 	struct strbuf path = STRBUF_INIT;
 	char *cur = realpath(dir, NULL);
-	int ret = 1;
+	int ret = 1, up = 0;
 
 	if (!cur)
 		return error("cannot resolve '%s': %s", dir, strerror(errno));
@@ -1035,6 +1035,15 @@ int config_locate(const char *dir, char **out)
 		strbuf_reset(&path);
 		strbuf_addf(&path, "%s/%s", strcmp(cur, "/") ? cur : "", CONFIG_FILE);
 		if (!access(path.buf, F_OK)) {
+			if (*dir != '/') {
+				/* named as the user would: "hotloop.conf", "../hotloop.conf" */
+				strbuf_reset(&path);
+				if (strcmp(dir, "."))
+					strbuf_addf(&path, "%s/", dir);
+				for (int i = 0; i < up; i++)
+					strbuf_addstr(&path, "../");
+				strbuf_addstr(&path, CONFIG_FILE);
+			}
 			*out = strbuf_detach(&path, NULL);
 			ret = 0;
 			break;
@@ -1048,6 +1057,7 @@ int config_locate(const char *dir, char **out)
 			slash[1] = '\0';
 		else
 			*slash = '\0';
+		up++;
 	}
 	free(cur);
 	strbuf_release(&path);

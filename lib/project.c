@@ -68,9 +68,11 @@ int project_open(struct project *p, const char *conf_file, unsigned flags)
 		free(found);
 		return -1;
 	}
-	free(found);
+	/* messages name the file as the user would: hotloop.conf:12: ... */
 	config_release(&p->cf);
-	if (config_parse_file(&p->cf, p->conf_path))
+	r = config_parse_file(&p->cf, conf_file);
+	free(found);
+	if (r)
 		return -1;
 	p->dir = xstrdup(p->conf_path);
 	slash = strrchr(p->dir, '/');

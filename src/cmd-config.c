@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
-#include "config.h"
+#include "project.h"
 #include "strbuf.h"
 
 const char usage_config[] =
@@ -34,7 +34,7 @@ int cmd_config(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct config c;
+	struct project p;
 	char *path = NULL;
 	bool json = false;
 	int opt, ret = HL_EXIT_FAILURE;
@@ -58,22 +58,24 @@ int cmd_config(int argc, char **argv)
 		free(path);
 		return usage_error("config", "unexpected argument '%s'", argv[optind]);
 	}
-	if (!path && config_find(".", &path) < 0)
-		return HL_EXIT_FAILURE;
-	if (config_parse_file(&c, path) < 0)
+	if (project_open(&p, path, 0) < 0)
 		goto out;
 	if (json) {
-		print_json(config_to_json(&c));
+		json_t *doc = config_to_json(&p.cf);
+
+		/* messages name the file as given; the document says which file it was */
+		json_object_set_new(doc, "file", json_string(p.conf_path));
+		print_json(doc);
 	} else {
 		struct strbuf sb = STRBUF_INIT;
 
-		config_format(&c, &sb);
+		config_format(&p.cf, &sb);
 		fwrite(sb.buf, 1, sb.len, stdout);
 		strbuf_release(&sb);
 	}
 	ret = HL_EXIT_OK;
 out:
-	config_release(&c);
+	project_release(&p);
 	free(path);
 	return ret;
 }

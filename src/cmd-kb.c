@@ -13,7 +13,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
-#include "config.h"
+#include "project.h"
 #include "kb.h"
 #include "strbuf.h"
 
@@ -55,23 +55,14 @@ struct kb_opts {
 /* The knowledge base directory to read (caller frees), or NULL after an error. */
 static char *find_dir(const struct kb_opts *o)
 {
-	struct config cf;
-	char *conf = NULL, *dir = NULL;
-	int r;
+	struct project p;
+	char *dir = NULL;
 
 	if (o->dir)
 		return xstrdup(o->dir);
-	if (o->conf_file) {
-		conf = xstrdup(o->conf_file);
-	} else if ((r = config_locate(".", &conf)) < 0) {
-		return NULL;
-	} else if (r > 0) {
-		return xstrdup("kb");
-	}
-	if (!config_parse_file(&cf, conf))
-		dir = kb_dir_of_config(&cf, conf);
-	config_release(&cf);
-	free(conf);
+	if (!project_open(&p, o->conf_file, PROJECT_CONFIG_OPTIONAL))
+		dir = p.conf_path ? project_kb_dir(&p) : xstrdup("kb");
+	project_release(&p);
 	return dir;
 }
 

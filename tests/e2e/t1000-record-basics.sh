@@ -84,7 +84,7 @@ test_expect_code 127 'a missing command exits 127 like a shell' '
 	hotloop record -o nf.pb.gz -- ./no-such-program 2>err
 	rc=$?
 	expect_grep "cannot run .\./no-such-program.: command not found" err &&
-	test ! -e nf.pb.gz &&
+	test ! -e nf.pb.gz || exit 99
 	exit $rc
 '
 
@@ -93,14 +93,14 @@ test_expect_code 126 'a file that is not executable exits 126' '
 	chmod 644 script.sh &&
 	hotloop record -o ne.pb.gz -- ./script.sh 2>err
 	rc=$?
-	expect_grep "cannot run .\./script.sh.: Permission denied" err &&
+	expect_grep "cannot run .\./script.sh.: Permission denied" err || exit 99
 	exit $rc
 '
 
 test_expect_code 143 'a command killed by a signal exits 128+N' '
 	hotloop record -o sig.pb.gz -- sh -c "kill -TERM \$\$" 2>err
 	rc=$?
-	test -s sig.pb.gz && exit $rc
+	test -s sig.pb.gz || exit 99; exit $rc
 '
 
 test_done

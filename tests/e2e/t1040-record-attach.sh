@@ -54,7 +54,7 @@ test_expect_code 1 '-p of a process that does not exist fails' '
 	sh -c "exit 0" & dead=$! && wait $dead
 	hotloop record -p $dead -o no.pb.gz 2>err
 	rc=$?
-	expect_grep "no such process" err && test ! -e no.pb.gz && exit $rc
+	expect_grep "no such process" err && test ! -e no.pb.gz || exit 99; exit $rc
 '
 
 # A background job of a non-interactive shell starts with SIGINT ignored,
@@ -67,13 +67,13 @@ test_expect_code 130 'SIGINT to record -- CMD is passed on; profile written' '
 	kill -INT $rec
 	wait $rec
 	rc=$?
-	test "$(pp_top_self cint.pb.gz)" = hot_spin && exit $rc
+	test "$(pp_top_self cint.pb.gz)" = hot_spin || exit 99; exit $rc
 '
 
 test_expect_code 143 '--duration with a command ends it with SIGTERM' '
 	hotloop record --duration 0.3 -o dur.pb.gz -- "$WORKLOADS/cpuhog" 5
 	rc=$?
-	test -s dur.pb.gz && exit $rc
+	test -s dur.pb.gz || exit 99; exit $rc
 '
 
 # Refusal is exit 3 with the reason; an unprivileged user attaching to
@@ -86,7 +86,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && [ -z "$skip_all" ]; th
 		rc=$?
 		expect_grep "perf events not permitted (kernel.perf_event_paranoid=-*[0-9]*)" err &&
 		expect_grep "CAP_PERFMON" err &&
-		test ! -e w/no.pb.gz &&
+		test ! -e w/no.pb.gz || exit 99
 		exit $rc
 	'
 else

@@ -101,7 +101,7 @@ test_expect_success '--focus keeps one function' '
 
 test_expect_code 1 '--focus on a function without samples is an error' '
 	hotloop brief $OWN --focus no_such_fn cpuhog.pb.gz >out 2>err; rc=$?
-	expect_grep "no owned function matching .no_such_fn." err && exit $rc
+	expect_grep "no owned function matching .no_such_fn." err || exit 99; exit $rc
 '
 
 test_expect_success 'a stripped binary: unknown frames, a warning, still a brief' '
@@ -115,7 +115,7 @@ test_expect_success 'a stripped binary: unknown frames, a warning, still a brief
 test_expect_code 1 'not a profile' '
 	echo "garbage that is not a profile" | gzip >bad.pb.gz
 	hotloop brief bad.pb.gz >out 2>err; rc=$?
-	test ! -s out && expect_grep "bad.pb.gz" err && exit $rc
+	test ! -s out && expect_grep "bad.pb.gz" err || exit 99; exit $rc
 '
 test_expect_code 1 'a missing profile' 'hotloop brief no-such-file.pb.gz'
 test_expect_code 1 'a missing --owned directory' 'hotloop brief --owned /no/such/dir cpuhog.pb.gz'

@@ -82,7 +82,7 @@ test_expect_success '{n} is the largest of sizes by default' '
 
 test_expect_code 1 '{n} without --size or sizes is an error' '
 	(cd proj && hotloop run nosizes --no-build) 2>err; rc=$?
-	expect_grep "give the value of {n} with --size N" err && exit $rc
+	expect_grep "give the value of {n} with --size N" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'an unknown workload lists the configured ones' '
@@ -96,18 +96,18 @@ test_expect_code 1 'a crashing workload fails the run, meta.json says so' '
 	expect_grep "recording workload .crash. failed" err &&
 	test "$(readlink proj/.hotloop/runs/latest)" = "$before" &&
 	ls -d proj/.hotloop/runs/*-crash >dirs && test $(wc -l <dirs) = 1 &&
-	jq -e ".ok == false" $(cat dirs)/meta.json && exit $rc
+	jq -e ".ok == false" $(cat dirs)/meta.json || exit 99; exit $rc
 '
 
 test_expect_code 1 'a failing build fails the run with its output' '
 	(cd proj && echo "syntax error" >>spin.c && hotloop run) >out 2>err; rc=$?
 	(cd proj && git checkout -q spin.c)
-	expect_grep "the build failed" err && expect_grep "syntax" err && exit $rc
+	expect_grep "the build failed" err && expect_grep "syntax" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'no hotloop.conf' '
 	mkdir empty && cd empty && hotloop run 2>../err; rc=$?
-	cd .. && expect_grep "no hotloop.conf" err && exit $rc
+	cd .. && expect_grep "no hotloop.conf" err || exit 99; exit $rc
 '
 
 test_expect_code 2 'a bad --call-graph' '(cd proj && hotloop run --call-graph lbr)'

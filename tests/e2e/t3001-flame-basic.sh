@@ -57,30 +57,30 @@ test_expect_success 'the output is replaced atomically' '
 test_expect_code 1 'a missing profile fails with its name' '
 	hotloop flame nosuch.pb.gz -o x.svg 2>err; rc=$?
 	expect_grep "cannot open .nosuch.pb.gz.: No such file or directory" err &&
-	test ! -e x.svg && exit $rc
+	test ! -e x.svg || exit 99; exit $rc
 '
 
 test_expect_code 1 'a missing default profile fails with its name' '
 	mkdir empty-dir && cd empty-dir &&
 	hotloop flame 2>err; rc=$?
-	expect_grep "cannot open .hotloop.pb.gz." err && exit $rc
+	expect_grep "cannot open .hotloop.pb.gz." err || exit 99; exit $rc
 '
 
 test_expect_code 1 'a profile without samples draws nothing' '
 	printf "\n\n" > blank.folded &&
 	hotloop flame blank.folded -o x.svg 2>err; rc=$?
 	expect_grep "nothing to draw: .blank.folded. has no samples" err &&
-	test ! -e x.svg && exit $rc
+	test ! -e x.svg || exit 99; exit $rc
 '
 
 test_expect_code 1 'an unknown sample type lists the choices' '
 	hotloop flame "$cpu" -o x.svg --sample-type cpu 2>err; rc=$?
-	expect_grep "no sample type .cpu. (it has: samples)" err && exit $rc
+	expect_grep "no sample type .cpu. (it has: samples)" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'a missing base fails with its name' '
 	hotloop flame "$cpu" -o x.svg --diff nosuch.folded 2>err; rc=$?
-	expect_grep "cannot open .nosuch.folded." err && exit $rc
+	expect_grep "cannot open .nosuch.folded." err || exit 99; exit $rc
 '
 
 test_expect_code 2 'an unknown option is a usage error' 'hotloop flame --bogus'

@@ -54,18 +54,18 @@ test_expect_success '--weight names a sample type; period falls back to the last
 
 test_expect_code 1 'an unknown --weight lists the sample types' '
 	hotloop convert "$in" -o x.folded --weight alloc_space 2>err; rc=$?
-	expect_grep "no sample type .alloc_space. (it has: samples)" err && exit $rc
+	expect_grep "no sample type .alloc_space. (it has: samples)" err || exit 99; exit $rc
 '
 
 test_expect_code 2 'an unknown extension asks for --to' '
 	hotloop convert "$in" -o out.svg 2>err; rc=$?
-	expect_grep "cannot tell the output format from .out.svg.: use --to pprof, folded or speedscope" err &&
+	expect_grep "cannot tell the output format from .out.svg.: use --to pprof, folded or speedscope" err || exit 99
 	exit $rc
 '
 
 test_expect_code 2 'an unknown format is a usage error' '
 	hotloop convert "$in" -o x.json --to chrome 2>err; rc=$?
-	expect_grep "unknown output format .chrome." err && exit $rc
+	expect_grep "unknown output format .chrome." err || exit 99; exit $rc
 '
 
 test_expect_code 2 'no output is a usage error' 'hotloop convert "$in"'
@@ -77,30 +77,30 @@ test_expect_code 2 'a missing option value is a usage error' 'hotloop convert "$
 
 test_expect_code 1 'a missing input fails' '
 	hotloop convert nosuch.pb.gz -o x.folded 2>err; rc=$?
-	expect_grep "cannot open .nosuch.pb.gz.: No such file or directory" err && exit $rc
+	expect_grep "cannot open .nosuch.pb.gz.: No such file or directory" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'an empty input fails' '
 	: > empty && hotloop convert empty -o x.folded 2>err; rc=$?
-	expect_grep "cannot read .empty.: the file is empty" err && exit $rc
+	expect_grep "cannot read .empty.: the file is empty" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'binary garbage fails cleanly' '
 	head -c 4096 /dev/urandom > garbage &&
 	hotloop convert garbage -o x.folded 2>err; rc=$?
-	expect_grep "cannot read .garbage." err && test ! -e x.folded && exit $rc
+	expect_grep "cannot read .garbage." err && test ! -e x.folded || exit 99; exit $rc
 '
 
 test_expect_code 1 'a NUL byte in folded text fails with its line' '
 	printf "main;a 1\nmain;b\0c 2\n" > nul.folded &&
 	hotloop convert nul.folded -o x.pb.gz 2>err; rc=$?
-	expect_grep "line 2: contains a NUL byte" err && exit $rc
+	expect_grep "line 2: contains a NUL byte" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'a huge line fails with its line' '
 	{ echo "main 1"; head -c 5000000 /dev/zero | tr "\0" a; echo " 1"; } > huge.folded &&
 	hotloop convert huge.folded -o x.pb.gz 2>err; rc=$?
-	expect_grep "line 2: longer than 4194304 bytes" err && exit $rc
+	expect_grep "line 2: longer than 4194304 bytes" err || exit 99; exit $rc
 '
 
 test_expect_success 'a deep stack within the cap converts' '
@@ -113,7 +113,7 @@ test_expect_success 'a deep stack within the cap converts' '
 test_expect_code 1 'a stack deeper than the cap fails with its line' '
 	awk "BEGIN { s = \"f\"; for (i = 0; i < 70000; i++) s = s \";f\"; print s, 3 }" > deeper.folded &&
 	hotloop convert deeper.folded -o x.pb.gz 2>err; rc=$?
-	expect_grep "line 1: stack deeper than 65536 frames" err && exit $rc
+	expect_grep "line 1: stack deeper than 65536 frames" err || exit 99; exit $rc
 '
 
 test_expect_success 'a failed conversion leaves an existing output alone' '

@@ -59,7 +59,7 @@ fi
 
 test_expect_code 2 'an unknown --to names speedscope among the choices' '
 	hotloop convert in.folded --to chrome -o x 2>err; rc=$?
-	expect_grep "use pprof, folded or speedscope" err && exit $rc
+	expect_grep "use pprof, folded or speedscope" err || exit 99; exit $rc
 '
 
 test_done

@@ -124,7 +124,7 @@ test_expect_code 1 'a truncated copy fails naming the offset' '
 	head -c 3000 perf.data >cut.data &&
 	hotloop report cut.data 2>err;
 	rc=$?;
-	expect_grep "cannot read .cut.data.: the data section (.*) is out of the file at byte 40" err &&
+	expect_grep "cannot read .cut.data.: the data section (.*) is out of the file at byte 40" err || exit 99
 	exit $rc
 '
 
@@ -132,7 +132,7 @@ test_expect_code 1 'a pipe-mode file is refused with a remedy' '
 	perf record -q -o - "$WORKLOADS/cpuhog" 0.1 >pipe.data 2>/dev/null &&
 	hotloop report pipe.data 2>err;
 	rc=$?;
-	expect_grep "pipe-mode perf.data .* not supported: convert it with .perf inject" err &&
+	expect_grep "pipe-mode perf.data .* not supported: convert it with .perf inject" err || exit 99
 	exit $rc
 '
 

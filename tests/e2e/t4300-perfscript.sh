@@ -96,7 +96,7 @@ fi
 test_expect_code 1 'a line that is neither header nor frame names its line' '
 	{ head -n 3 s.txt; echo "	what is this"; } > bad.txt &&
 	hotloop report bad.txt 2>err; rc=$?
-	expect_grep "bad.txt.: line 4: neither a sample header nor a frame" err && exit $rc
+	expect_grep "bad.txt.: line 4: neither a sample header nor a frame" err || exit 99; exit $rc
 '
 
 test_done

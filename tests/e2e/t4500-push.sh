@@ -134,26 +134,26 @@ test_expect_code 1 'a server answering 500: exit 1 with the status and its first
 	start_server srv5 500 && test_when_finished "stop_server srv5" &&
 	hotloop push "$(url srv5)" in.folded --name app 2>err >out; rc=$?
 	expect_grep "refused the profile: HTTP status 500: ingest failed: status 500 from the test server$" err &&
-	! grep -q "second line" err && test ! -s out && test "$(nr_requests srv5)" -eq 1 && exit $rc
+	! grep -q "second line" err && test ! -s out && test "$(nr_requests srv5)" -eq 1 || exit 99; exit $rc
 '
 
 test_expect_code 1 'a 400 under --json: the error document' '
 	start_server srv4 400 && test_when_finished "stop_server srv4" &&
 	hotloop push "$(url srv4)" in.folded --name app --json >out.json 2>/dev/null; rc=$?
-	jq -e ".error | test(\"HTTP status 400\")" out.json && exit $rc
+	jq -e ".error | test(\"HTTP status 400\")" out.json || exit 99; exit $rc
 '
 
 test_expect_code 1 'connection refused: a clear error' '
 	start_server srvc 200 && port=$(cat srvc/port) && stop_server srvc &&
 	while kill -0 "$(cat srvc/pid)" 2>/dev/null; do sleep 0.05; done &&
 	hotloop push "http://127.0.0.1:$port" in.folded --name app 2>err; rc=$?
-	expect_grep "cannot send the profile to .http://127.0.0.1:$port/ingest.*is the server running" err && exit $rc
+	expect_grep "cannot send the profile to .http://127.0.0.1:$port/ingest.*is the server running" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'a server that never answers: --timeout gives up' '
 	start_server srvz 0 && test_when_finished "stop_server srvz" &&
 	hotloop push "$(url srvz)" in.folded --name app --timeout 0.5 2>err; rc=$?
-	expect_grep "timed out\|Timeout" err && exit $rc
+	expect_grep "timed out\|Timeout" err || exit 99; exit $rc
 '
 
 if command -v openssl >/dev/null; then
@@ -186,7 +186,7 @@ test_expect_success 'no FILE: the latest run'"'"'s profile, else an error saying
 test_expect_code 2 'usage: no --name' 'hotloop push http://127.0.0.1:1 in.folded'
 test_expect_code 2 'usage: not an http URL' '
 	hotloop push 127.0.0.1:4040 in.folded --name app 2>err; rc=$?
-	expect_grep "not an http:// or https:// URL" err && exit $rc
+	expect_grep "not an http:// or https:// URL" err || exit 99; exit $rc
 '
 test_expect_code 2 'usage: a header without a colon' 'hotloop push http://127.0.0.1:1 in.folded --name app --header Bearer'
 test_expect_code 2 'usage: --from after --until' 'hotloop push http://127.0.0.1:1 in.folded --name app --from 20 --until 10'

@@ -13,7 +13,7 @@ test_expect_code $can 'cpuhog: frame pointers, debug info, symbols, PIE' '
 	expect_grep "^ok *debug_info *DWARF debug info present" out &&
 	expect_grep "^ok *symbols *symbol table" out &&
 	expect_grep "^ok *build_id *build id [0-9a-f]\{16,\}" out &&
-	expect_grep "^ok *libraries *needs .*libc.so.6" out
+	expect_grep "^ok *libraries *needs .*libc.so.6" out || exit 99
 	exit $rc
 '
 
@@ -67,52 +67,52 @@ test_expect_success 'a command name is found on PATH like a shell does' '
 test_expect_code $can 'a shell script: not ELF, a warning naming its interpreter' '
 	printf "#!/bin/sh\necho hi\n" >script && chmod +x script &&
 	hotloop doctor -- ./script >out; rc=$?; cat out
-	expect_grep "^warn *target *.\./script. is not an ELF file but a script for /bin/sh" out
+	expect_grep "^warn *target *.\./script. is not an ELF file but a script for /bin/sh" out || exit 99
 	exit $rc
 '
 
 test_expect_code $failed 'an executable that is neither ELF nor a script fails' '
 	printf "just some text\n" >data && chmod +x data &&
 	hotloop doctor -- ./data >out; rc=$?; cat out
-	expect_grep "^fail *target *.\./data. is not an ELF file: hotloop profiles native ELF programs" out
+	expect_grep "^fail *target *.\./data. is not an ELF file: hotloop profiles native ELF programs" out || exit 99
 	exit $rc
 '
 
 test_expect_code $failed 'a truncated ELF file fails with a clear message' '
 	head -c 20 "$WORKLOADS/cpuhog" >trunc && chmod +x trunc &&
 	hotloop doctor -- ./trunc >out; rc=$?; cat out
-	expect_grep "^fail *target *cannot read ELF file .\./trunc." out
+	expect_grep "^fail *target *cannot read ELF file .\./trunc." out || exit 99
 	exit $rc
 '
 
 test_expect_code 127 'a missing command exits 127: command not found' '
 	hotloop doctor -- no-such-command-hotloop 2>err >out; rc=$?
-	test ! -s out && expect_grep "^hotloop: no-such-command-hotloop: command not found$" err
+	test ! -s out && expect_grep "^hotloop: no-such-command-hotloop: command not found$" err || exit 99
 	exit $rc
 '
 
 test_expect_code 127 'a missing path exits 127: no such file' '
 	hotloop doctor -- ./nothing-here 2>err; rc=$?
-	expect_grep "^hotloop: \./nothing-here: No such file or directory$" err
+	expect_grep "^hotloop: \./nothing-here: No such file or directory$" err || exit 99
 	exit $rc
 '
 
 test_expect_code 126 'a file that is not executable exits 126' '
 	cp "$WORKLOADS/cpuhog" ./noexec && chmod 644 ./noexec &&
 	hotloop doctor -- ./noexec 2>err; rc=$?
-	expect_grep "^hotloop: \./noexec: Permission denied$" err
+	expect_grep "^hotloop: \./noexec: Permission denied$" err || exit 99
 	exit $rc
 '
 
 test_expect_code 126 'a directory exits 126' '
 	mkdir dir && hotloop doctor -- ./dir 2>err; rc=$?
-	expect_grep "^hotloop: \./dir: Is a directory$" err
+	expect_grep "^hotloop: \./dir: Is a directory$" err || exit 99
 	exit $rc
 '
 
 test_expect_code 127 'under --json a missing command is an error document' '
 	hotloop doctor --json -- no-such-command-hotloop >out 2>/dev/null; rc=$?
-	expect_grep "\"error\": \"no-such-command-hotloop: command not found\"" out
+	expect_grep "\"error\": \"no-such-command-hotloop: command not found\"" out || exit 99
 	exit $rc
 '
 

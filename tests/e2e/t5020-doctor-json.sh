@@ -9,7 +9,7 @@ if test_have_prereq PERF; then can=0; else can=3; fi
 
 test_expect_code $can 'doctor --json prints one document and exits like doctor' '
 	hotloop doctor --json >out; rc=$?
-	jq -e "type == \"object\"" out >/dev/null && test "$(jq -s length out)" = 1
+	jq -e "type == \"object\"" out >/dev/null && test "$(jq -s length out)" = 1 || exit 99
 	exit $rc
 '
 

@@ -28,7 +28,7 @@ test_expect_code 1 'not beyond the git top level' '
 	mkdir -p outer/repo/.git outer/repo/sub &&
 	cp "$DATA/config/full.conf" outer/hotloop.conf &&
 	cd outer/repo/sub && hotloop config 2>err; rc=$?
-	expect_grep "no hotloop.conf in .* run .hotloop init" err && exit $rc
+	expect_grep "no hotloop.conf in .* run .hotloop init" err || exit 99; exit $rc
 '
 
 test_expect_success 'the normalized form reads back to the same config' '
@@ -56,13 +56,13 @@ test_expect_code 1 'every error is reported with its file and line' '
 	expect_grep "^hotloop: hotloop.conf:3: bad value .2. for .guard-regression." err &&
 	expect_grep "^hotloop: hotloop.conf:7: \[workload \"b\"\] has no .run. command" err &&
 	expect_grep "^hotloop: hotloop.conf:8: two primary workloads" err &&
-	test $(wc -l <err) = 4 && exit $rc
+	test $(wc -l <err) = 4 || exit 99; exit $rc
 '
 
 test_expect_code 1 'under --json an error is a document' '
 	printf "[gate]\n\ttimeout = 1s\n" >hotloop.conf &&
 	hotloop config --json >out 2>/dev/null; rc=$?
-	jq -e ".error | test(\"no workload\")" out >/dev/null && exit $rc
+	jq -e ".error | test(\"no workload\")" out >/dev/null || exit 99; exit $rc
 '
 
 test_expect_success '--json has the documented keys and types' '

@@ -37,7 +37,7 @@ test_expect_code 1 'init refuses to overwrite' '
 	echo "# mine" >hotloop.conf &&
 	hotloop init 2>err; rc=$?
 	expect_grep "already exists.*--force" err &&
-	test "$(cat hotloop.conf)" = "# mine" && exit $rc
+	test "$(cat hotloop.conf)" = "# mine" || exit 99; exit $rc
 '
 
 test_expect_success 'init --force overwrites, leaving no temporary file' '
@@ -50,7 +50,7 @@ test_expect_success 'init --force overwrites, leaving no temporary file' '
 test_expect_code 1 'init --force fails when hotloop.conf cannot be replaced' '
 	mkdir dir && cd dir && mkdir hotloop.conf &&
 	hotloop init --force 2>err; rc=$?
-	test -d hotloop.conf && test -s err && exit $rc
+	test -d hotloop.conf && test -s err || exit 99; exit $rc
 '
 
 test_expect_code 2 'an unknown option is a usage error' 'hotloop init --frobnicate'

@@ -71,7 +71,7 @@ test_expect_success 'a failing exit status fails the bench' '
 
 test_expect_code 127 'a missing command is 127, before any run' '
 	$B -n 1 -- no-such-command-hl >out 2>err; rc=$?
-	test ! -s out && expect_grep "no-such-command-hl: command not found" err && exit $rc
+	test ! -s out && expect_grep "no-such-command-hl: command not found" err || exit 99; exit $rc
 '
 
 test_expect_success '--pin: runs are confined to the CPUs given' '

@@ -23,7 +23,7 @@ test_expect_success 'half the work is kept, with a change around -50%' '
 
 test_expect_code 4 'twice the work is rejected with a reason about the primary' '
 	$C "$FW 20" "$FW 40" >out; rc=$?
-	expect_grep "^verdict: reject" out && expect_grep "primary .primary. regressed" out &&
+	expect_grep "^verdict: reject" out && expect_grep "primary .primary. regressed" out || exit 99
 	exit $rc
 '
 
@@ -48,12 +48,12 @@ test_expect_success 'text: verdict, primary with interval, pairs, noise, reasons
 
 test_expect_code 127 'a missing command is an error and nothing runs' '
 	$C "$FW 1; touch ran" "no-such-command-xyz 1" 2>err; rc=$?
-	expect_grep "no-such-command-xyz: command not found" err && test ! -e ran && exit $rc
+	expect_grep "no-such-command-xyz: command not found" err && test ! -e ran || exit 99; exit $rc
 '
 
 test_expect_code 127 'a missing command under --json is an error document' '
 	$C --json "no-such-command-xyz" "$FW 1" >out.json; rc=$?
-	jq -e ".error | test(\"not found\")" out.json && exit $rc
+	jq -e ".error | test(\"not found\")" out.json || exit 99; exit $rc
 '
 
 # The candidate prints the CPUs it may run on; it matches the base's "0" only when pinned.

@@ -143,26 +143,26 @@ test_expect_code 4 'a 2x slower guard is rejected and named' '
 	jq -e ".verdict == \"reject\" and .guards[0].regressed" out.json &&
 	jq -e "[.reasons[] | test(\"guard .guard. regressed\")] | any" out.json ||
 		{ cat out.json; exit 1; }
-	untouched && exit $rc
+	untouched || exit 99; exit $rc
 '
 
 test_expect_code 4 'a different fingerprint is a correctness reject' '
 	(cd proj && $C --base base --cand otherfp) >out.json; rc=$?
 	jq -e ".verdict == \"reject\" and .correctness.ok == false" out.json &&
-	jq -e "[.reasons[] | test(\"different fingerprint\")] | any" out.json && untouched && exit $rc
+	jq -e "[.reasons[] | test(\"different fingerprint\")] | any" out.json && untouched || exit 99; exit $rc
 '
 
 test_expect_code 4 'failing tests reject before anything is measured' '
 	(cd proj && $C --base base --cand failtest) >out.json 2>err; rc=$?
 	jq -e ".verdict == \"reject\" and .pairs == 0" out.json &&
 	jq -e "[.reasons[] | test(\"tests failed\")] | any" out.json &&
-	expect_grep broken err && untouched && exit $rc
+	expect_grep broken err && untouched || exit 99; exit $rc
 '
 
 test_expect_code 4 'a candidate over the ram budget is rejected' '
 	(cd proj && $C --base base --cand fatter) >out.json; rc=$?
 	jq -e ".verdict == \"reject\" and .memory.ok == false" out.json &&
-	jq -e "[.reasons[] | test(\"ram budget\")] | any" out.json && untouched && exit $rc
+	jq -e "[.reasons[] | test(\"ram budget\")] | any" out.json && untouched || exit 99; exit $rc
 '
 
 test_expect_success '--ram-budget on the command line overrides the config' '
@@ -173,7 +173,7 @@ test_expect_success '--ram-budget on the command line overrides the config' '
 test_expect_code 4 'a declared metric dropping 20% is rejected' '
 	(cd proj && $C --base base --cand worse) >out.json; rc=$?
 	jq -e ".verdict == \"reject\"" out.json &&
-	jq -e "[.reasons[] | test(\"metric .score.\")] | any" out.json && untouched && exit $rc
+	jq -e "[.reasons[] | test(\"metric .score.\")] | any" out.json && untouched || exit 99; exit $rc
 '
 
 test_expect_success '--cand DIR measures an uncommitted change in place' '
@@ -196,18 +196,19 @@ test_expect_code 1 'a failing build names the build and its output' '
 	 git commit -q -am bad && git checkout -q main) &&
 	(cd proj && hotloop compare --base base --cand badbuild) >out 2>err; rc=$?
 	expect_grep "candidate.s build failed" err && expect_grep "syntax" err &&
-	untouched && exit $rc
+	untouched || exit 99; exit $rc
 '
 
 test_expect_code 1 'a build that hangs is killed at build-timeout' '
 	(cd proj && git checkout -q -b slowbuild base &&
 	 printf "prog: prog.c\n\tsleep 60\n\tcc -O1 -o prog prog.c\n" >Makefile &&
 	 git commit -q -am slow && git checkout -q main &&
-	 sed "s/^\tbuild = make/&\n\tbuild-timeout = 1s/" hotloop.conf >../slow.conf) &&
-	expect_grep "build-timeout = 1s" slow.conf &&
-	(cd proj && hotloop compare -f ../slow.conf --base base --cand slowbuild) >out 2>err; rc=$?
+	 sed "s/^\([[:space:]]*\)build = make\$/&\n\1build-timeout = 1s/" hotloop.conf >slow.conf) &&
+	expect_grep "build-timeout = 1s" proj/slow.conf &&
+	(cd proj && hotloop compare -f slow.conf --base base --cand slowbuild) >out 2>err; rc=$?
+	rm -f proj/slow.conf
 	expect_grep "candidate.s build timed out after 1 s" err && expect_grep "sleep 60" err &&
-	untouched && exit $rc
+	untouched || exit 99; exit $rc
 '
 
 test_expect_code 1 'a second compare on the same repository is refused' '
@@ -218,7 +219,7 @@ test_expect_code 1 'a second compare on the same repository is refused' '
 	sleep 0.2 &&
 	(cd proj && hotloop compare --base base --cand faster) >out 2>err; rc=$?
 	expect_grep "another hotloop (pid 4242) is using the worktrees" err &&
-	untouched && exit $rc
+	untouched || exit 99; exit $rc
 '
 
 test_expect_code 2 'the two forms do not mix' '

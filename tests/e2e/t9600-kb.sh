@@ -174,7 +174,7 @@ assert [a[\"slug\"] for a in d[\"attempts\"]] == [\"sorted-index-30112026\"]
 test_expect_code 1 'an unknown slug is an error naming the nearest' '
 	hotloop kb show hash-tabel-for-find-word 2>err; rc=$?
 	expect_grep "no attempt .hash-tabel-for-find-word. in .kb." err &&
-	expect_grep "^	hash-table-for-find-word-29112026$" err && exit $rc
+	expect_grep "^	hash-table-for-find-word-29112026$" err || exit 99; exit $rc
 '
 
 test_expect_code 1 'unknown slug under --json: an error document' '
@@ -182,7 +182,7 @@ test_expect_code 1 'unknown slug under --json: an error document' '
 	python3 -c "
 import json
 assert \"no attempt\" in json.load(open(\"out\"))[\"error\"]
-" && exit $rc
+" || exit 99; exit $rc
 '
 
 test_expect_success 'a damaged entry is skipped with a warning naming it' '
@@ -249,12 +249,12 @@ test_expect_success 'brief: the kb of hotloop.conf when it exists, none without'
 
 test_expect_code 1 'brief --kb: a missing directory is an error' '
 	hotloop brief --kb nowhere words.folded 2>err; rc=$?
-	expect_grep "no knowledge base at .nowhere." err && exit $rc
+	expect_grep "no knowledge base at .nowhere." err || exit 99; exit $rc
 '
 
 test_expect_code 2 'no subcommand' 'hotloop kb'
 test_expect_code 2 'a misspelled subcommand' '
-	hotloop kb serach x 2>err; rc=$?; expect_grep "did you mean .search." err && exit $rc
+	hotloop kb serach x 2>err; rc=$?; expect_grep "did you mean .search." err || exit 99; exit $rc
 '
 test_expect_code 2 'an unknown option' 'hotloop kb list --frobnicate'
 test_expect_code 2 'an option without its value' 'hotloop kb list --dir'

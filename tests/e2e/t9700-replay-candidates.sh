@@ -130,7 +130,7 @@ test_expect_code 1 'a candidate that no longer applies is refused, the tree unto
 	expect_grep "^$BANNER: round 3 of 5" out &&
 	expect_grep "candidate 3 (03-sorted-early-exit.patch) no longer applies" err &&
 	expect_grep "moved on" err &&
-	(cd wf && git status --porcelain) >after && cmp before after &&
+	(cd wf && git status --porcelain) >after && cmp before after || exit 99
 	exit $rc
 '
 

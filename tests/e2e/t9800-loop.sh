@@ -254,9 +254,9 @@ test_expect_code 1 'a second loop on the same repository is refused' '
 	(cd proj && exec "$HOTLOOP" loop --agent "$SCRATCH/agents/hangs") >/dev/null 2>first.err &
 	first=$! &&
 	test_when_finished "kill $first 2>/dev/null; wait $first" &&
-	for i in $(seq 50); do test -s proj/.hotloop/lock && break; sleep 0.1; done &&
+	for i in $(seq 100); do grep -qx "$first" proj/.hotloop/lock 2>/dev/null && break; sleep 0.1; done &&
 	(cd proj && hotloop loop --agent "$SCRATCH/agents/idle") 2>second.err; rc=$?
-	expect_grep "another hotloop loop (pid [0-9]*) is running" second.err && exit $rc
+	expect_grep "another hotloop loop (pid [0-9]*) is running" second.err || exit 99; exit $rc
 '
 
 test_expect_success 'kill -9 mid-round, then a rerun cleans up and goes on' '
@@ -272,7 +272,7 @@ test_expect_success 'kill -9 mid-round, then a rerun cleans up and goes on' '
 
 test_expect_code 1 'no agent configured' '
 	(cd proj && hotloop loop) 2>err; rc=$?
-	expect_grep "no agent: set \\[agent\\] command" err && exit $rc
+	expect_grep "no agent: set \\[agent\\] command" err || exit 99; exit $rc
 '
 test_expect_code 2 'a bad --parallel' '(cd proj && hotloop loop --parallel 0 --agent true)'
 
