@@ -72,7 +72,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	same("title", e.title, again.title, &text);
 	same("function", e.function, again.function, &text);
 	same("lens", e.lens, again.lens, &text);
-	same("verdict", e.verdict, again.verdict, &text);
+	same("verdict", verdict_kind_names[e.verdict], verdict_kind_names[again.verdict], &text);
 	same("change", e.change, again.change, &text);
 	same("commit", e.commit, again.commit, &text);
 	same("what", e.what, again.what, &text);

@@ -1239,7 +1239,6 @@ static const char *display_file(const struct brief *b, const char *file);
 static void free_kb_hit(struct brief_kb_hit *k)
 {
 	free(k->slug);
-	free(k->verdict);
 	free(k->change);
 	free(k->hypothesis);
 }
@@ -1273,7 +1272,7 @@ int brief_add_kb(struct brief *b, const struct kb *kb)
 			const struct kb_entry *e = found[j];
 
 			h->kb[j].slug = xstrdup(e->slug);
-			h->kb[j].verdict = e->verdict ? xstrdup(e->verdict) : NULL;
+			h->kb[j].verdict = e->verdict;
 			h->kb[j].change = e->change ? xstrdup(e->change) : NULL;
 			if (e->hypothesis) {
 				strbuf_reset(&sb);
@@ -1292,14 +1291,13 @@ int brief_add_kb(struct brief *b, const struct kb *kb)
 static void kb_question(const struct brief *b, const struct brief_hotspot *h, struct strbuf *sb)
 {
 	const struct brief_kb_hit *k = &h->kb[0];
-	const char *v = k->verdict ? k->verdict : "";
-
-	if (!strcmp(v, "reject"))
+	if (k->verdict == VERDICT_REJECT)
 		strbuf_addf(sb, "`%s` was tried before and rejected", h->function);
-	else if (!strcmp(v, "keep"))
+	else if (k->verdict == VERDICT_KEEP)
 		strbuf_addf(sb, "`%s` was improved before (kept)", h->function);
 	else
-		strbuf_addf(sb, "`%s` was tried before (%s)", h->function, *v ? v : "no verdict");
+		strbuf_addf(sb, "`%s` was tried before (%s)", h->function,
+			    k->verdict ? verdict_kind_name(k->verdict) : "no verdict");
 	if (k->change)
 		strbuf_addf(sb, ", %s", k->change);
 	strbuf_addf(sb, ": see %s/%s", b->kb_dir, k->slug);
@@ -1307,7 +1305,7 @@ static void kb_question(const struct brief *b, const struct brief_hotspot *h, st
 		strbuf_addstr(sb, " and the attempt before it");
 	else if (h->kb_total > 2)
 		strbuf_addf(sb, " and the %zu attempts before it", h->kb_total - 1);
-	if (!strcmp(v, "keep"))
+	if (k->verdict == VERDICT_KEEP)
 		strbuf_addstr(sb, ". What is left to gain, and where?");
 	else
 		strbuf_addstr(sb, ". What would make another attempt different?");
@@ -1434,7 +1432,7 @@ static void md_hotspot(const struct brief *b, size_t rank, const struct brief_ho
 	for (size_t i = 0; i < h->nr_kb; i++) {
 		const struct brief_kb_hit *k = &h->kb[i];
 
-		strbuf_addf(sb, "- tried before: %s", k->verdict ? k->verdict : "no verdict");
+		strbuf_addf(sb, "- tried before: %s", k->verdict ? verdict_kind_name(k->verdict) : "no verdict");
 		if (k->change)
 			strbuf_addf(sb, " (%s)", k->change);
 		strbuf_addf(sb, " %s/%s", b->kb_dir, k->slug);
@@ -1644,7 +1642,7 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 	json_object_set_new(o, "kb", tags = json_array());
 	for (size_t i = 0; i < h->nr_kb; i++)
 		json_array_append_new(tags, json_pack("{s:s, s:o, s:o, s:o}", "slug", h->kb[i].slug,
-						      "verdict", json_or_null(h->kb[i].verdict),
+						      "verdict", json_or_null(verdict_kind_names[h->kb[i].verdict]),
 						      "change", json_or_null(h->kb[i].change),
 						      "hypothesis", json_or_null(h->kb[i].hypothesis)));
 	json_object_set_new(o, "questions", tags = json_array());

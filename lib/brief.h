@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "verdict.h"
+
 struct profile;
 struct strbuf;
 struct json_t;
@@ -97,7 +99,8 @@ struct brief_tag_hit {
 #define BRIEF_KB_MAX	3	/* attempts shown per hotspot, newest first */
 struct brief_kb_hit {
 	char *slug;
-	char *verdict, *change;		/* NULL when the entry has none */
+	enum verdict_kind verdict;	/* VERDICT_NONE when the entry has none */
+	char *change;			/* NULL when the entry has none */
 	char *hypothesis;		/* on one line, cut; NULL when none */
 };
 

@@ -29,8 +29,6 @@
 #define TMP_STALE_S 3600		/* a live writer's temp dir older than this is left behind */
 #define ONE_LINE_MAX 200		/* characters of a hypothesis or reason in the index */
 
-static const char *const verdicts[] = { "keep", "reject", "inconclusive", "error", "no-candidate" };
-
 /* ---- small text helpers --------------------------------------------------- */
 
 static bool is_space(char c)
@@ -341,7 +339,6 @@ void kb_entry_release(struct kb_entry *e)
 	free(e->function);
 	free(e->lens);
 	free(e->agent);
-	free(e->verdict);
 	free(e->change);
 	free(e->commit);
 	free(e->what);
@@ -412,7 +409,8 @@ void kb_format_report(const struct kb_entry *e, struct strbuf *out)
 		strbuf_addstr(out, "\n\n");
 	}
 	add_field(out, "function", e->function);
-	add_field(out, "verdict", e->verdict);
+	if (e->verdict)
+		add_field(out, "verdict", verdict_kind_name(e->verdict));
 	if (e->when) {
 		strbuf_addstr(out, "- date: ");
 		add_date(out, e->when, e->utc_offset, false);
@@ -434,7 +432,7 @@ void kb_format_report(const struct kb_entry *e, struct strbuf *out)
 	add_section(out, "Results", e->results);
 	strbuf_addstr(out, "\n## Verdict\n\n");
 	if (e->verdict)
-		strbuf_addf(out, "**%s**\n\n", e->verdict);
+		strbuf_addf(out, "**%s**\n\n", verdict_kind_name(e->verdict));
 	for (size_t i = 0; i < e->nr_reasons; i++)
 		add_reason(out, e->reasons[i]);
 }
@@ -457,6 +455,15 @@ static void set_once(char **field, const char *v)
 		*field = xstrdup(v);
 }
 
+/* The first verdict given counts; words hotloop does not know are none. */
+static void set_verdict(struct kb_entry *e, const char *v)
+{
+	int k = verdict_kind_parse(v);
+
+	if (!e->verdict && k > 0)
+		e->verdict = (enum verdict_kind)k;
+}
+
 static void field(struct parser *ps, const char *key, const char *v)
 {
 	struct kb_entry *e = ps->e;
@@ -465,7 +472,7 @@ static void field(struct parser *ps, const char *key, const char *v)
 	if (!strcmp(key, "function")) {
 		set_once(&e->function, v);
 	} else if (!strcmp(key, "verdict")) {
-		set_once(&e->verdict, v);
+		set_verdict(e, v);
 	} else if (!strcmp(key, "lens")) {
 		set_once(&e->lens, v);
 	} else if (!strcmp(key, "agent")) {
@@ -623,7 +630,7 @@ static void verdict_section(struct kb_entry *e, const char *text)
 					b--;
 				if (b > a) {
 					v[b] = '\0';
-					set_once(&e->verdict, v + a);
+					set_verdict(e, v + a);
 					have_line = true;
 				}
 				free(v);
@@ -1101,10 +1108,8 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out)
 		return;
 	}
 	for (size_t i = 0; i < kb->nr; i++) {
-		const char *v = kb->entries[i].verdict;
-
-		kept += v && !strcmp(v, "keep");
-		rejected += v && !strcmp(v, "reject");
+		kept += kb->entries[i].verdict == VERDICT_KEEP;
+		rejected += kb->entries[i].verdict == VERDICT_REJECT;
 	}
 	strbuf_addf(out, "%zu attempt%s, newest first: %zu kept, %zu rejected, %zu other.\n\n", kb->nr,
 		    kb->nr == 1 ? "" : "s", kept, rejected, kb->nr - kept - rejected);
@@ -1115,7 +1120,7 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out)
 
 		strbuf_addf(out, "- **%s** (", e->slug);
 		kb_entry_day(e, out);
-		strbuf_addf(out, "): %s", e->verdict ? e->verdict : "no verdict");
+		strbuf_addf(out, "): %s", e->verdict ? verdict_kind_name(e->verdict) : "no verdict");
 		if (e->function)
 			strbuf_addf(out, " `%s`", e->function);
 		if (e->change)
@@ -1182,7 +1187,7 @@ static void entry_from_attempt(struct kb_entry *e, const struct kb_attempt *a,
 	e->function = one_line(a->function);
 	e->lens = one_line(a->lens);
 	e->agent = one_line(a->agent);
-	e->verdict = one_line(a->verdict);
+	e->verdict = a->verdict;
 	e->change = one_line(a->change);
 	e->commit = one_line(a->commit);
 	e->hypothesis = a->hypothesis ? trimmed(a->hypothesis, strlen(a->hypothesis)) : NULL;
@@ -1209,14 +1214,6 @@ static void entry_from_attempt(struct kb_entry *e, const struct kb_attempt *a,
 	e->what = strbuf_detach(&what, NULL);
 }
 
-static bool known_verdict(const char *v)
-{
-	for (size_t i = 0; v && i < ARRAY_SIZE(verdicts); i++)
-		if (!strcmp(v, verdicts[i]))
-			return true;
-	return false;
-}
-
 int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out)
 {
 	static unsigned counter;
@@ -1229,9 +1226,8 @@ int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out)
 	int ret = -1;
 
 	kb_entry_init(&e);
-	if (!known_verdict(a->verdict)) {
-		error("invalid verdict '%s' for the knowledge base: expected keep, reject, inconclusive, "
-		      "error or no-candidate", a->verdict ? a->verdict : "(none)");
+	if (a->verdict <= VERDICT_NONE || a->verdict >= VERDICT_NR) {
+		error("an attempt without a verdict cannot go into the knowledge base");
 		goto out;
 	}
 	if (!localtime_r(&a->when, &tm)) {
@@ -1419,7 +1415,7 @@ json_t *kb_entry_to_json(const struct kb_entry *e, const char *diff)
 	json_object_set_new(o, "dir", jstr(e->dir));
 	json_object_set_new(o, "title", jstr(e->title));
 	json_object_set_new(o, "function", jstr(e->function));
-	json_object_set_new(o, "verdict", jstr(e->verdict));
+	json_object_set_new(o, "verdict", jstr(verdict_kind_names[e->verdict]));
 	if (e->when)
 		add_date(&date, e->when, e->utc_offset, true);
 	json_object_set_new(o, "date", e->when ? json_string(date.buf) : json_null());

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "verdict.h"
+
 struct strbuf;
 struct json_t;
 struct config;
@@ -28,7 +30,7 @@ struct kb_attempt {
 	const char *agent;		/* the command that proposed it, or NULL */
 	double expected_gain_pct;	/* NAN when not said */
 	int round;			/* 0: unknown */
-	const char *verdict;		/* keep|reject|inconclusive|error|no-candidate */
+	enum verdict_kind verdict;	/* anything but VERDICT_NONE */
 	const char *const *reasons;
 	size_t nr_reasons;
 	const char *results;		/* Markdown: the numbers, vs expectation */
@@ -42,7 +44,8 @@ struct kb_attempt {
 struct kb_entry {
 	char *slug;			/* the directory's name */
 	char *dir;			/* the directory: <kb dir>/<slug> */
-	char *title, *function, *lens, *agent, *verdict, *change, *commit;
+	char *title, *function, *lens, *agent, *change, *commit;
+	enum verdict_kind verdict;	/* VERDICT_NONE when missing or not one hotloop knows */
 	char *what, *hypothesis, *results;	/* section text, trimmed */
 	char **reasons;			/* the Verdict section's list items */
 	size_t nr_reasons, alloc_reasons;

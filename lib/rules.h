@@ -17,6 +17,30 @@ enum gate_metric {
 	GATE_METRIC_INSTRUCTIONS,	/* valgrind instruction count */
 };
 
+/*
+ * The stages of the gate a candidate goes through, in order, and the
+ * loop's own around them: the one that decided is part of every attempt.
+ */
+enum gate_stage {
+	GATE_STAGE_NONE,	/* not decided yet (NULL in the store) */
+	GATE_STAGE_AGENT,	/* the agent failed, hung or had no candidate */
+	GATE_STAGE_DIFF,	/* nothing changed, or the change could not be read */
+	GATE_STAGE_PROTECTED,	/* a protected path changed */
+	GATE_STAGE_BUILD,
+	GATE_STAGE_TEST,
+	GATE_STAGE_FINGERPRINT,	/* a workload's output changed */
+	GATE_STAGE_COMPARE,	/* the measurements and the verdict */
+	GATE_STAGE_TOURNAMENT,	/* a keep that a better candidate beat */
+	GATE_STAGE_COMMIT,	/* a keep that could not be committed */
+	GATE_STAGE_NR
+};
+/* "agent" ... "commit"; NULL for GATE_STAGE_NONE. */
+extern const char *const gate_stage_names[GATE_STAGE_NR];
+/* The name; "" for GATE_STAGE_NONE. */
+const char *gate_stage_name(enum gate_stage s);
+/* The stage a name says; -1 when it names none. */
+int gate_stage_parse(const char *s);
+
 /* A workload-printed metric ("HOTLOOP_METRIC name=value") that must hold. */
 struct metric_rule {
 	char *name;

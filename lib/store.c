@@ -216,13 +216,6 @@ struct store {
 static const char *const loop_status_names[] = { "running", "finished", "stopped", "killed" };
 static const char *const run_kind_names[] = { "baseline", "candidate", "final", "run", "compare" };
 static const char *const side_names[] = { NULL, "base", "cand" };
-static const char *const verdict_names[] = {
-	NULL, "keep", "reject", "inconclusive", "error", "no-candidate",
-};
-static const char *const stage_names[] = {
-	NULL, "diff", "protected", "build", "test", "fingerprint", "compare", "agent", "tournament",
-	"commit",
-};
 static const char *const level_names[] = { "info", "warn", "error" };
 
 #define NAME_OF(table, v) ((size_t)(v) < ARRAY_SIZE(table) ? (table)[v] : \
@@ -231,8 +224,6 @@ static const char *const level_names[] = { "info", "warn", "error" };
 const char *store_loop_status_name(enum store_loop_status v) { return NAME_OF(loop_status_names, v); }
 const char *store_run_kind_name(enum store_run_kind v) { return NAME_OF(run_kind_names, v); }
 const char *store_side_name(enum store_side v) { return NAME_OF(side_names, v); }
-const char *store_verdict_name(enum store_verdict v) { return NAME_OF(verdict_names, v); }
-const char *store_stage_name(enum store_stage v) { return NAME_OF(stage_names, v); }
 const char *store_level_name(enum store_level v) { return NAME_OF(level_names, v); }
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -967,9 +958,9 @@ static void bind_attempt(struct binder *b, const struct store_attempt *a, const 
 	b_text(b, a->function);
 	b_text(b, a->hypothesis);
 	b_real(b, a->expected_gain_pct);
-	b_text(b, store_verdict_name(a->verdict));
+	b_text(b, NAME_OF(verdict_kind_names, a->verdict));
 	b_text(b, reasons);
-	b_text(b, store_stage_name(a->stage));
+	b_text(b, NAME_OF(gate_stage_names, a->stage));
 	b_real(b, a->change_pct);
 	b_real(b, a->ci_low_pct);
 	b_real(b, a->ci_high_pct);
@@ -1308,14 +1299,14 @@ static int fill_attempt(struct store *s, sqlite3_stmt *st, void *out)
 	a->function = r_text(&r);
 	a->hypothesis = r_text(&r);
 	a->expected_gain_pct = r_real(&r);
-	if (r_name(s, &r, verdict_names, ARRAY_SIZE(verdict_names), "verdict", "attempt", a->id,
+	if (r_name(s, &r, verdict_kind_names, VERDICT_NR, "verdict", "attempt", a->id,
 		   &verdict))
 		goto out_release;
 	a->verdict = verdict;
 	reasons = r_text(&r);
 	if (parse_reasons(s, a, reasons))
 		goto out_release;
-	if (r_name(s, &r, stage_names, ARRAY_SIZE(stage_names), "stage", "attempt", a->id, &stage))
+	if (r_name(s, &r, gate_stage_names, GATE_STAGE_NR, "stage", "attempt", a->id, &stage))
 		goto out_release;
 	a->stage = stage;
 	a->change_pct = r_real(&r);
@@ -1495,9 +1486,9 @@ json_t *store_attempt_json(const struct store_attempt *a, bool with_diff)
 	json_object_set_new(o, "function", json_text(a->function));
 	json_object_set_new(o, "hypothesis", json_text(a->hypothesis));
 	json_object_set_new(o, "expected_gain_pct", j_real(a->expected_gain_pct));
-	json_object_set_new(o, "verdict", j_name(store_verdict_name(a->verdict)));
+	json_object_set_new(o, "verdict", j_name(NAME_OF(verdict_kind_names, a->verdict)));
 	json_object_set_new(o, "reasons", reasons);
-	json_object_set_new(o, "stage", j_name(store_stage_name(a->stage)));
+	json_object_set_new(o, "stage", j_name(NAME_OF(gate_stage_names, a->stage)));
 	json_object_set_new(o, "change_pct", j_real(a->change_pct));
 	json_object_set_new(o, "ci_low_pct", j_real(a->ci_low_pct));
 	json_object_set_new(o, "ci_high_pct", j_real(a->ci_high_pct));

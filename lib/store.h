@@ -5,7 +5,8 @@
  * dashboard while the loop writes. A struct store owns its connection and
  * prepared statements until store_close(). Records given to a writer stay
  * the caller's; a record a reader fills owns its strings until its
- * release function. The schema is in docs/internals/store.md.
+ * release function. Verdicts and stages are the gate's enums (verdict.h,
+ * rules.h), stored by name. The schema is in docs/internals/store.md.
  */
 #ifndef HOTLOOP_STORE_H
 #define HOTLOOP_STORE_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "util.h"
+#include "verdict.h"
 
 /* The store's file under a git top level. */
 #define STORE_FILE ".hotloop/hotloop.db"
@@ -108,28 +110,6 @@ enum store_side {
 	STORE_SIDE_CAND,
 };
 
-enum store_verdict {
-	STORE_VERDICT_NONE,	/* not decided yet: NULL */
-	STORE_VERDICT_KEEP,
-	STORE_VERDICT_REJECT,
-	STORE_VERDICT_INCONCLUSIVE,
-	STORE_VERDICT_ERROR,
-	STORE_VERDICT_NO_CANDIDATE,
-};
-
-enum store_stage {
-	STORE_STAGE_NONE,	/* not decided yet: NULL */
-	STORE_STAGE_DIFF,
-	STORE_STAGE_PROTECTED,
-	STORE_STAGE_BUILD,
-	STORE_STAGE_TEST,
-	STORE_STAGE_FINGERPRINT,
-	STORE_STAGE_COMPARE,
-	STORE_STAGE_AGENT,	/* the agent failed, hung or had no candidate */
-	STORE_STAGE_TOURNAMENT,	/* a keep that a better candidate beat */
-	STORE_STAGE_COMMIT,	/* a keep that could not be committed */
-};
-
 enum store_level {
 	STORE_INFO,
 	STORE_WARN,
@@ -140,8 +120,6 @@ enum store_level {
 const char *store_loop_status_name(enum store_loop_status v);
 const char *store_run_kind_name(enum store_run_kind v);
 const char *store_side_name(enum store_side v);
-const char *store_verdict_name(enum store_verdict v);
-const char *store_stage_name(enum store_stage v);
 const char *store_level_name(enum store_level v);
 
 /*
@@ -217,10 +195,10 @@ struct store_attempt {
 	const char *function;
 	const char *hypothesis;
 	double expected_gain_pct;
-	enum store_verdict verdict;
+	enum verdict_kind verdict;
 	char **reasons;			/* every reason, as the verdict gave them */
 	size_t nr_reasons;
-	enum store_stage stage;		/* the stage that decided */
+	enum gate_stage stage;		/* the stage that decided */
 	double change_pct, ci_low_pct, ci_high_pct;	/* negative: faster */
 	const char *diff;
 	const char *commit_sha;	/* the kept change's commit, else NULL */

@@ -54,14 +54,28 @@ static void reason(struct decide *d, enum severity sev, const char *fmt, ...)
 	}
 }
 
+const char *const verdict_kind_names[VERDICT_NR] = {
+	[VERDICT_NONE] = NULL,
+	[VERDICT_KEEP] = "keep",
+	[VERDICT_REJECT] = "reject",
+	[VERDICT_INCONCLUSIVE] = "inconclusive",
+	[VERDICT_ERROR] = "error",
+	[VERDICT_NO_CANDIDATE] = "no-candidate",
+};
+
 const char *verdict_kind_name(enum verdict_kind k)
 {
-	switch (k) {
-	case VERDICT_KEEP: return "keep";
-	case VERDICT_REJECT: return "reject";
-	case VERDICT_INCONCLUSIVE: return "inconclusive";
-	}
-	return "?";
+	if ((size_t)k >= VERDICT_NR)
+		BUG("verdict %d out of range", (int)k);
+	return verdict_kind_names[k] ? verdict_kind_names[k] : "";
+}
+
+int verdict_kind_parse(const char *s)
+{
+	for (int k = 0; s && k < VERDICT_NR; k++)
+		if (verdict_kind_names[k] && !strcmp(s, verdict_kind_names[k]))
+			return k;
+	return -1;
 }
 
 /* Counts change by hundredths of a percent; times by tenths. */
@@ -510,7 +524,7 @@ static json_t *jnum(double x)
 	return isfinite(x) ? json_real(x) : json_null();
 }
 
-static json_t *estimate_json(const struct verdict *v, const struct verdict_estimate *e, bool guard)
+json_t *verdict_estimate_to_json(const struct verdict *v, const struct verdict_estimate *e, bool guard)
 {
 	json_t *o = json_object();
 
@@ -547,10 +561,10 @@ struct json_t *verdict_to_json(const struct verdict *v)
 		json_array_append_new(a, jstr(v->reasons[i]));
 	json_object_set_new(o, "reasons", a);
 	json_object_set_new(o, "suspicious", json_boolean(v->suspicious));
-	json_object_set_new(o, "primary", estimate_json(v, &v->primary, false));
+	json_object_set_new(o, "primary", verdict_estimate_to_json(v, &v->primary, false));
 	a = json_array();
 	for (size_t i = 0; i < v->nr_guards; i++)
-		json_array_append_new(a, estimate_json(v, &v->guards[i], true));
+		json_array_append_new(a, verdict_estimate_to_json(v, &v->guards[i], true));
 	json_object_set_new(o, "guards", a);
 
 	x = json_object();

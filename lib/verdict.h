@@ -81,11 +81,22 @@ struct vd_measurements {
 	double confidence;
 };
 
+/*
+ * How a candidate ended, one enum from the gate to the store, the
+ * knowledge base and every JSON document. verdict_decide() gives the
+ * first three; the loop adds the last two.
+ */
 enum verdict_kind {
+	VERDICT_NONE,		/* not decided yet (NULL in the store) */
 	VERDICT_KEEP,
 	VERDICT_REJECT,
 	VERDICT_INCONCLUSIVE,
+	VERDICT_ERROR,		/* it could not be judged: the agent, the build or a run could not run */
+	VERDICT_NO_CANDIDATE,	/* the agent said NO CANDIDATE */
+	VERDICT_NR
 };
+/* The names, "keep" ... "no-candidate"; NULL for VERDICT_NONE. */
+extern const char *const verdict_kind_names[VERDICT_NR];
 
 /* A workload's change; the percentages are (cand / base - 1) * 100, negative = faster. */
 struct verdict_estimate {
@@ -152,11 +163,16 @@ struct verdict {
 int verdict_decide(const struct vd_measurements *m, const struct gate_rules *r, struct verdict *v);
 void verdict_release(struct verdict *v);
 
-/* "keep", "reject", "inconclusive". */
+/* "keep", "reject", ...; "" for VERDICT_NONE. */
 const char *verdict_kind_name(enum verdict_kind k);
+/* The kind a name says; -1 when it names none. */
+int verdict_kind_parse(const char *s);
 
 /* The verdict as the JSON document of docs/internals/verdict.md (a new reference). */
 struct json_t;
 struct json_t *verdict_to_json(const struct verdict *v);
+/* One estimate as that document has it ("primary", "guards"). */
+struct json_t *verdict_estimate_to_json(const struct verdict *v, const struct verdict_estimate *e,
+					bool guard);
 
 #endif

@@ -81,7 +81,7 @@ static void print_lines(const struct kb_entry *const *e, size_t nr)
 	size_t wv = 7, wf = 8, wc = 6;
 
 	for (size_t i = 0; i < nr; i++) {
-		size_t v = utf8_strlen(e[i]->verdict ? e[i]->verdict : "-");
+		size_t v = utf8_strlen(e[i]->verdict ? verdict_kind_name(e[i]->verdict) : "-");
 		size_t f = utf8_strlen(e[i]->function ? e[i]->function : "-");
 		size_t c = utf8_strlen(e[i]->change ? e[i]->change : "-");
 
@@ -98,7 +98,7 @@ static void print_lines(const struct kb_entry *const *e, size_t nr)
 		strbuf_reset(&day);
 		kb_entry_day(e[i], &day);
 		pad(&sb, day.buf, 10);
-		pad(&sb, e[i]->verdict ? e[i]->verdict : "-", wv);
+		pad(&sb, e[i]->verdict ? verdict_kind_name(e[i]->verdict) : "-", wv);
 		pad(&sb, e[i]->function ? e[i]->function : "-", wf);
 		pad(&sb, e[i]->change ? e[i]->change : "-", wc);
 		strbuf_addf(&sb, "%s\n", e[i]->slug);

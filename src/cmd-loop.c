@@ -80,8 +80,8 @@ struct cand {
 	double agent_seconds;
 	struct loop_proposal prop;
 	bool have_prop;
-	const char *stage;		/* what decided: agent, diff, protected, build, test, compare */
-	const char *verdict;		/* keep, reject, inconclusive, error, no-candidate */
+	enum gate_stage stage;		/* what decided */
+	enum verdict_kind verdict;
 	struct strbuf reasons;		/* one per line */
 	bool have_change;
 	double change_pct, ci_low, ci_high;
@@ -143,14 +143,26 @@ static void add_reason(struct cand *c, const char *fmt, ...)
 	strbuf_addch(&c->reasons, '\n');
 }
 
-static void reject(struct loop *l, struct cand *c, const char *stage, const char *verdict)
+static void reject(struct loop *l, struct cand *c, enum gate_stage stage, enum verdict_kind verdict)
 {
+	const char *name = gate_stage_name(stage);
 	json_t *n;
 
 	c->stage = stage;
 	c->verdict = verdict;
-	n = json_object_get(l->rejected_by, stage);
-	json_object_set_new(l->rejected_by, stage, json_integer(n ? json_integer_value(n) + 1 : 1));
+	n = json_object_get(l->rejected_by, name);
+	json_object_set_new(l->rejected_by, name, json_integer(n ? json_integer_value(n) + 1 : 1));
+}
+
+/* An attempt that stopped before anything decided was an error at the agent. */
+static enum verdict_kind cand_verdict(const struct cand *c)
+{
+	return c->verdict ? c->verdict : VERDICT_ERROR;
+}
+
+static enum gate_stage cand_stage(const struct cand *c)
+{
+	return c->stage ? c->stage : GATE_STAGE_AGENT;
 }
 
 /* A shell command in 'dir' with its output saved; 0 when it exited 0. */
@@ -476,7 +488,7 @@ static int check_diff(struct loop *l, struct cand *c)
 
 	if (collect_diff(l, c, &names, &diff)) {
 		add_reason(c, "the candidate's changes could not be read: %s", last_error());
-		reject(l, c, "diff", "error");
+		reject(l, c, GATE_STAGE_DIFF, VERDICT_ERROR);
 		goto out;
 	}
 	for (p = strtok_r(names.buf, "\n", &save_ptr); p; p = strtok_r(NULL, "\n", &save_ptr)) {
@@ -485,11 +497,11 @@ static int check_diff(struct loop *l, struct cand *c)
 	}
 	if (!nr) {
 		add_reason(c, "the agent changed nothing");
-		reject(l, c, "diff", "reject");
+		reject(l, c, GATE_STAGE_DIFF, VERDICT_REJECT);
 	} else if ((hit = loop_protected_hit(paths, nr, l->p.sub, &l->p.cf.protected_paths))) {
 		add_reason(c, "it touches the protected path '%s' (protected: tests, benchmarks, "
 			   "inputs and hotloop.conf may not change)", hit);
-		reject(l, c, "protected", "reject");
+		reject(l, c, GATE_STAGE_PROTECTED, VERDICT_REJECT);
 	} else {
 		ret = 0;
 	}
@@ -532,7 +544,7 @@ static int compare_cand(struct loop *l, struct cand *c)
 		const char *e = doc ? json_string_value(json_object_get(doc, "error")) : NULL;
 
 		add_reason(c, "compare failed: %s", e ? e : "no verdict (see compare.log)");
-		reject(l, c, "compare", "error");
+		reject(l, c, GATE_STAGE_COMPARE, VERDICT_ERROR);
 		goto out;
 	}
 	reasons = json_object_get(doc, "reasons");
@@ -547,11 +559,11 @@ static int compare_cand(struct loop *l, struct cand *c)
 		c->ci_high = json_number_value(json_object_get(primary, "ci_high_pct"));
 	}
 	if (!strcmp(v, "keep")) {
-		c->stage = "compare";
-		c->verdict = "keep";
+		c->stage = GATE_STAGE_COMPARE;
+		c->verdict = VERDICT_KEEP;
 	} else {
-		reject(l, c, output_changed(doc) ? "fingerprint" : "compare",
-		       !strcmp(v, "reject") ? "reject" : "inconclusive");
+		reject(l, c, output_changed(doc) ? GATE_STAGE_FINGERPRINT : GATE_STAGE_COMPARE,
+		       !strcmp(v, "reject") ? VERDICT_REJECT : VERDICT_INCONCLUSIVE);
 	}
 	ret = 0;
 out:
@@ -569,34 +581,34 @@ static void evaluate(struct loop *l, struct cand *c)
 
 	if (c->agent_timed_out) {
 		add_reason(c, "the agent was killed after [agent] timeout (%g s)", l->p.cf.agent_timeout_s);
-		reject(l, c, "agent", "error");
+		reject(l, c, GATE_STAGE_AGENT, VERDICT_ERROR);
 	} else if (!WIFEXITED(c->agent_status) || WEXITSTATUS(c->agent_status)) {
 		add_reason(c, "the agent failed (%s %d; see agent.log)",
 			   WIFEXITED(c->agent_status) ? "exit status" : "signal",
 			   WIFEXITED(c->agent_status) ? WEXITSTATUS(c->agent_status) : WTERMSIG(c->agent_status));
-		reject(l, c, "agent", "error");
+		reject(l, c, GATE_STAGE_AGENT, VERDICT_ERROR);
 	} else if (c->no_candidate) {
 		add_reason(c, "the agent said NO CANDIDATE");
-		c->stage = "agent";
-		c->verdict = "no-candidate";
+		c->stage = GATE_STAGE_AGENT;
+		c->verdict = VERDICT_NO_CANDIDATE;
 	}
 	if (c->verdict || check_diff(l, c))
 		goto out;
 	fprintf(stderr, "loop: building the candidate\n");
 	if (*l->p.cf.build && shell_step(l->p.cf.build, c->tree.dir, l->p.cf.build_timeout_s, c->dir, "build.log", &tail)) {
 		add_reason(c, "the build failed%s", tail.buf);
-		reject(l, c, "build", "reject");
+		reject(l, c, GATE_STAGE_BUILD, VERDICT_REJECT);
 		goto out;
 	}
 	strbuf_reset(&tail);
 	if (*l->p.cf.test && shell_step(l->p.cf.test, c->tree.dir, l->p.cf.gate_timeout_s, c->dir, "test.log", &tail)) {
 		add_reason(c, "tests failed ('%s')%s", l->p.cf.test, tail.buf);
-		reject(l, c, "test", "reject");
+		reject(l, c, GATE_STAGE_TEST, VERDICT_REJECT);
 		goto out;
 	}
 	if (compare_cand(l, c)) {
 		add_reason(c, "compare could not run: %s", last_error());
-		reject(l, c, "compare", "error");
+		reject(l, c, GATE_STAGE_COMPARE, VERDICT_ERROR);
 	}
 out:
 	strbuf_release(&tail);
@@ -658,8 +670,8 @@ static json_t *cand_json(const struct cand *c, long round)
 	json_object_set_new(o, "hypothesis", c->have_prop && c->prop.hypothesis ? json_string(c->prop.hypothesis) : json_null());
 	json_object_set_new(o, "expected_gain_pct", c->have_prop && !isnan(c->prop.expected_gain_pct)
 				? json_real(c->prop.expected_gain_pct) : json_null());
-	json_object_set_new(o, "verdict", json_string(c->verdict ? c->verdict : "error"));
-	json_object_set_new(o, "stage", json_string(c->stage ? c->stage : "agent"));
+	json_object_set_new(o, "verdict", json_string(verdict_kind_name(cand_verdict(c))));
+	json_object_set_new(o, "stage", json_string(gate_stage_name(cand_stage(c))));
 	json_object_set_new(o, "reasons", reasons);
 	json_object_set_new(o, "change_pct", c->have_change ? json_real(c->change_pct) : json_null());
 	json_object_set_new(o, "ci_low_pct", c->have_change ? json_real(c->ci_low) : json_null());
@@ -699,10 +711,10 @@ static void print_cand(const struct cand *c, long round)
 		printf("(no proposal)");
 	if (c->have_prop && !isnan(c->prop.expected_gain_pct))
 		printf(" (expects %+.1f%%)", -fabs(c->prop.expected_gain_pct));
-	printf("\n  %s", c->verdict ? c->verdict : "error");
+	printf("\n  %s", verdict_kind_name(cand_verdict(c)));
 	if (c->have_change)
 		printf(": %+.2f%% [%+.2f, %+.2f]", c->change_pct, c->ci_low, c->ci_high);
-	printf(" (decided at: %s)\n", c->stage ? c->stage : "agent");
+	printf(" (decided at: %s)\n", gate_stage_name(cand_stage(c)));
 	{
 		const char *p = c->reasons.buf;
 
@@ -759,38 +771,6 @@ static char *kb_index_of(struct loop *l)
 	return strbuf_detach(&sb, NULL);
 }
 
-static enum store_verdict verdict_of(const char *v)
-{
-	static const char *const names[] = { "keep", "reject", "inconclusive", "error", "no-candidate" };
-	static const enum store_verdict values[] = {
-		STORE_VERDICT_KEEP, STORE_VERDICT_REJECT, STORE_VERDICT_INCONCLUSIVE,
-		STORE_VERDICT_ERROR, STORE_VERDICT_NO_CANDIDATE,
-	};
-
-	for (size_t i = 0; v && i < ARRAY_SIZE(names); i++)
-		if (!strcmp(v, names[i]))
-			return values[i];
-	return STORE_VERDICT_ERROR;
-}
-
-static enum store_stage stage_of(const char *s)
-{
-	static const char *const names[] = {
-		"diff", "protected", "build", "test", "fingerprint", "compare", "agent",
-		"tournament", "commit",
-	};
-	static const enum store_stage values[] = {
-		STORE_STAGE_DIFF, STORE_STAGE_PROTECTED, STORE_STAGE_BUILD, STORE_STAGE_TEST,
-		STORE_STAGE_FINGERPRINT, STORE_STAGE_COMPARE, STORE_STAGE_AGENT,
-		STORE_STAGE_TOURNAMENT, STORE_STAGE_COMMIT,
-	};
-
-	for (size_t i = 0; s && i < ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i]))
-			return values[i];
-	return STORE_STAGE_AGENT;
-}
-
 /* The numbers against what the agent expected, for the kb's Results. */
 static void results_text(const struct loop *l, const struct cand *c, struct strbuf *sb)
 {
@@ -798,7 +778,7 @@ static void results_text(const struct loop *l, const struct cand *c, struct strb
 	double want = c->have_prop ? -fabs(c->prop.expected_gain_pct) : NAN;
 
 	if (!c->have_change) {
-		strbuf_addf(sb, "Not measured: it stopped at the %s stage.", c->stage ? c->stage : "agent");
+		strbuf_addf(sb, "Not measured: it stopped at the %s stage.", gate_stage_name(cand_stage(c)));
 		if (!isnan(want))
 			strbuf_addf(sb, " The agent expected %+.1f%% on %s.", want, w);
 		return;
@@ -929,7 +909,7 @@ static void remember(struct loop *l, const struct cand *c, long round)
 	a.agent = l->agent;
 	a.expected_gain_pct = c->have_prop ? c->prop.expected_gain_pct : NAN;
 	a.round = (int)round;
-	a.verdict = c->verdict ? c->verdict : "error";
+	a.verdict = cand_verdict(c);
 	a.reasons = (const char *const *)reasons;
 	a.nr_reasons = nr;
 	a.results = results.buf;
@@ -947,10 +927,10 @@ static void remember(struct loop *l, const struct cand *c, long round)
 		sa.hypothesis = a.hypothesis;
 		if (c->have_prop && !isnan(c->prop.expected_gain_pct))
 			sa.expected_gain_pct = c->prop.expected_gain_pct;
-		sa.verdict = verdict_of(c->verdict);
+		sa.verdict = a.verdict;
 		sa.reasons = reasons;
 		sa.nr_reasons = nr;
-		sa.stage = stage_of(c->stage);
+		sa.stage = cand_stage(c);
 		if (c->have_change) {
 			sa.change_pct = c->change_pct;
 			sa.ci_low_pct = c->ci_low;
@@ -966,7 +946,7 @@ static void remember(struct loop *l, const struct cand *c, long round)
 		if (store_attempt_add(l->store, &sa, &attempt_id) || store_compare(l, c, attempt_id))
 			warning("the attempt of round %ld was not written whole to the store", round);
 		store_note(l, c->commit ? STORE_INFO : STORE_WARN, "verdict", "round %ld (%s): %s at %s%s%s",
-			   round, c->lens, a.verdict, c->stage ? c->stage : "agent", nr ? ": " : "",
+			   round, c->lens, verdict_kind_name(a.verdict), gate_stage_name(cand_stage(c)), nr ? ": " : "",
 			   nr ? reasons[0] : "");
 	}
 	free(slug);
@@ -1050,21 +1030,21 @@ static int round_run(struct loop *l, long round, bool *stop)
 
 		read_agent(c);
 		evaluate(l, c);
-		if (!strcmp(c->verdict, "no-candidate"))
+		if (c->verdict == VERDICT_NO_CANDIDATE)
 			nr_no++;
-		if (!strcmp(c->verdict, "keep") && (best == SIZE_MAX || c->change_pct < cands[best].change_pct))
+		if (c->verdict == VERDICT_KEEP && (best == SIZE_MAX || c->change_pct < cands[best].change_pct))
 			best = i;
 	}
 	if (best != SIZE_MAX) {
 		for (size_t i = 0; i < k; i++)
-			if (i != best && cands[i].verdict && !strcmp(cands[i].verdict, "keep")) {
+			if (i != best && cands[i].verdict == VERDICT_KEEP) {
 				add_reason(&cands[i], "a better candidate won the round (%s, %+.2f%%)",
 					   cands[best].lens, cands[best].change_pct);
-				reject(l, &cands[i], "tournament", "reject");
+				reject(l, &cands[i], GATE_STAGE_TOURNAMENT, VERDICT_REJECT);
 			}
 		if (keep(l, &cands[best])) {
 			add_reason(&cands[best], "it could not be committed: %s", last_error());
-			reject(l, &cands[best], "commit", "error");
+			reject(l, &cands[best], GATE_STAGE_COMMIT, VERDICT_ERROR);
 			best = SIZE_MAX;
 		}
 	}

@@ -88,8 +88,8 @@ static void format_attempts(struct strbuf *sb, const struct store_attempt *a, si
 			strbuf_addstr(&ci, "-");
 		}
 		strbuf_addf(sb, "%5" PRId64 "  %-12s  %-11s  %7s  %-17s  %s", a[i].round,
-			    or_dash(store_verdict_name(a[i].verdict)),
-			    or_dash(store_stage_name(a[i].stage)), pct.buf, ci.buf,
+			    or_dash(verdict_kind_names[a[i].verdict]),
+			    or_dash(gate_stage_names[a[i].stage]), pct.buf, ci.buf,
 			    or_dash(a[i].function));
 		if (a[i].lens)
 			strbuf_addf(sb, " (%s)", a[i].lens);

@@ -484,7 +484,7 @@ static void kb_fixture(struct kb *kb, char *dir)
 
 		a.title = rows[i].title;
 		a.function = rows[i].function;
-		a.verdict = rows[i].verdict;
+		a.verdict = verdict_kind_parse(rows[i].verdict);
 		a.change = rows[i].change;
 		a.hypothesis = rows[i].hypothesis;
 		a.reasons = why;
@@ -533,7 +533,7 @@ static void test_brief__kb(void **state)
 	assert_string_equal(h->kb[0].slug, "one-malloc-per-line-29112026");
 	assert_string_equal(h->kb[1].slug, "intern-tokens-29112026");
 	assert_string_equal(h->kb[2].slug, "reuse-the-token-buffer-29112026");
-	assert_string_equal(h->kb[1].verdict, "keep");
+	assert_int_equal(h->kb[1].verdict, VERDICT_KEEP);
 	assert_null(h->kb[2].hypothesis);
 	assert_string_equal(h->kb[0].change, "+3.1% cpu on big [+2.0, +4.2]");
 	assert_true(strlen(h->kb[0].hypothesis) <= 163);
@@ -577,8 +577,7 @@ static void test_brief__kb(void **state)
 	json_decref(doc);
 
 	/* a kept attempt asks what is left */
-	free(kb.entries[0].verdict);
-	kb.entries[0].verdict = xstrdup("keep");
+	kb.entries[0].verdict = VERDICT_KEEP;
 	assert_int_equal(brief_add_kb(&b, &kb), 0);
 	strbuf_reset(&md);
 	brief_format_md(&b, 0, &md);

@@ -147,7 +147,7 @@ static struct kb_attempt rejected(void)
 	a.agent = "claude -p";
 	a.expected_gain_pct = NAN;
 	a.round = 3;
-	a.verdict = "reject";
+	a.verdict = VERDICT_REJECT;
 	a.reasons = reasons;
 	a.nr_reasons = ARRAY_SIZE(reasons);
 	a.results = "| workload | change |\n|---|---|\n| big | +3.1% |\n\nExpected faster; the table misses the cache.";
@@ -170,7 +170,7 @@ static void test_kb__round_trip(void **state)
 	assert_string_equal(slug, "hash-table-for-find-word-29112026");
 
 	b.title = "keep the words in a hash set";
-	b.verdict = "keep";
+	b.verdict = VERDICT_KEEP;
 	b.expected_gain_pct = 20;
 	b.commit = "0123456789abcdef0123456789abcdef01234567";
 	b.change = "-12.3% cpu on big [-13.1, -11.4]";
@@ -203,7 +203,7 @@ static void test_kb__round_trip(void **state)
 	assert_string_equal(e->agent, "claude -p");
 	assert_true(isnan(e->expected_gain_pct));
 	assert_int_equal(e->round, 3);
-	assert_string_equal(e->verdict, "reject");
+	assert_int_equal(e->verdict, VERDICT_REJECT);
 	assert_int_equal(e->nr_reasons, ARRAY_SIZE(reasons));
 	for (size_t i = 0; i < ARRAY_SIZE(reasons); i++)
 		assert_string_equal(e->reasons[i], reasons[i]);
@@ -219,7 +219,7 @@ static void test_kb__round_trip(void **state)
 
 	e = &kb.entries[0];
 	assert_string_equal(e->slug, slug2);
-	assert_string_equal(e->verdict, "keep");
+	assert_int_equal(e->verdict, VERDICT_KEEP);
 	assert_true(e->expected_gain_pct == 20);
 	assert_string_equal(e->commit, b.commit);
 	assert_null(e->lens);
@@ -314,7 +314,7 @@ static void test_kb__index(void **state)
 	gone = xstrfmt("%s/%s", dir, slug);
 	rm_rf(gone);
 	a.title = "third";
-	a.verdict = "keep";
+	a.verdict = VERDICT_KEEP;
 	a.when += 10;
 	assert_int_equal(kb_add(dir, &a, NULL), 0);
 	text = slurp(index);
@@ -407,7 +407,7 @@ static void test_kb__damaged(void **state)
 	assert_string_equal(e->slug, "by-hand-02122026-2");
 	assert_string_equal(e->title, "Tried by hand");
 	assert_string_equal(e->function, "parse_line");
-	assert_string_equal(e->verdict, "inconclusive");
+	assert_int_equal(e->verdict, VERDICT_INCONCLUSIVE);
 	assert_int_equal(e->round, 0);
 	assert_true(e->expected_gain_pct == 12.5);
 	assert_int_equal(e->when, WHEN - 14 * 3600 - 3 * 60 - 12 + 3 * DAY);
@@ -482,7 +482,7 @@ static void test_kb__find(void **state)
 	a.title = "unroll the compare loop";
 	a.function = "compare_words";
 	a.hypothesis = "branchy inner loop";
-	a.verdict = "keep";
+	a.verdict = VERDICT_KEEP;
 	a.when += 10;
 	assert_int_equal(kb_add(dir, &a, NULL), 0);
 	assert_int_equal(kb_load(dir, &kb), 0);
@@ -555,10 +555,10 @@ static void test_kb__add_errors(void **state)
 
 	put_file(file, "x", 1);
 	strbuf_reset(&warnings);
-	a.verdict = "maybe";
+	a.verdict = VERDICT_NONE;
 	assert_int_equal(kb_add(dir, &a, NULL), -1);
-	assert_non_null(strstr(warnings.buf, "invalid verdict 'maybe'"));
-	a.verdict = "keep";
+	assert_non_null(strstr(warnings.buf, "an attempt without a verdict"));
+	a.verdict = VERDICT_KEEP;
 	assert_int_equal(kb_add(file, &a, NULL), -1);
 	assert_int_equal(kb_add(under, &a, NULL), -1);
 	set_error_routine(old);
@@ -617,7 +617,8 @@ static void test_kb__parse_cases(void **state)
 			fail_msg("case %zu: " #f " '%s'", i, e.f ? e.f : "(null)"); \
 	} while (0)
 		CHECK(title);
-		CHECK(verdict);
+		if (verdict_kind_parse(parse_cases[i].verdict) != (e.verdict ? (int)e.verdict : -1))
+			fail_msg("case %zu: verdict '%s'", i, verdict_kind_name(e.verdict));
 		CHECK(hypothesis);
 #undef CHECK
 		assert_int_equal(e.nr_reasons, parse_cases[i].nr_reasons);

@@ -737,17 +737,17 @@ static void test_store__attempt_round_trip(void **state)
 	assert_int_equal(store_attempt_add(s, &a, &id), 0);
 	b.loop_id = loop;
 	b.round = 1;
-	b.verdict = STORE_VERDICT_NO_CANDIDATE;
+	b.verdict = VERDICT_NO_CANDIDATE;
 	b.finished_at = 1700000001.5;
 	b.started_at = 1700000000.25;
 	assert_int_equal(store_attempt_add(s, &b, &id2), 0);
 
 	/* the decision comes later */
 	a.id = id;
-	a.verdict = STORE_VERDICT_KEEP;
+	a.verdict = VERDICT_KEEP;
 	a.reasons = reasons;
 	a.nr_reasons = ARRAY_SIZE(reasons);
-	a.stage = STORE_STAGE_COMPARE;
+	a.stage = GATE_STAGE_COMPARE;
 	a.change_pct = -4.2;
 	a.ci_low_pct = -5.1;
 	a.ci_high_pct = -3.3;
@@ -764,8 +764,8 @@ static void test_store__attempt_round_trip(void **state)
 	/* by round */
 	assert_int_equal(got[0].id, id2);
 	assert_int_equal(got[0].round, 1);
-	assert_int_equal(got[0].verdict, STORE_VERDICT_NO_CANDIDATE);
-	assert_int_equal(got[0].stage, STORE_STAGE_NONE);
+	assert_int_equal(got[0].verdict, VERDICT_NO_CANDIDATE);
+	assert_int_equal(got[0].stage, GATE_STAGE_NONE);
 	assert_int_equal(got[0].nr_reasons, 0);
 	assert_null(got[0].lens);
 	assert_null(got[0].function);
@@ -785,13 +785,13 @@ static void test_store__attempt_round_trip(void **state)
 	assert_string_equal(got[1].function, "tokenize");
 	assert_string_equal(got[1].hypothesis, QUOTED);
 	assert_true(got[1].expected_gain_pct == 5);
-	assert_int_equal(got[1].verdict, STORE_VERDICT_KEEP);
+	assert_int_equal(got[1].verdict, VERDICT_KEEP);
 	assert_int_equal(got[1].nr_reasons, 4);
 	assert_string_equal(got[1].reasons[0], reasons[0]);
 	assert_string_equal(got[1].reasons[1], QUOTED);
 	assert_string_equal(got[1].reasons[2], "bad \xef\xbf\xbd byte");
 	assert_string_equal(got[1].reasons[3], "");
-	assert_int_equal(got[1].stage, STORE_STAGE_COMPARE);
+	assert_int_equal(got[1].stage, GATE_STAGE_COMPARE);
 	assert_true(got[1].change_pct == -4.2 && got[1].ci_low_pct == -5.1);
 	assert_true(got[1].ci_high_pct == -3.3);
 	assert_string_equal(got[1].diff, a.diff);
@@ -826,11 +826,11 @@ static void test_store__attempt_round_trip(void **state)
 	/* an update with started_at 0 keeps the start */
 	b.id = id2;
 	b.started_at = 0;
-	b.verdict = STORE_VERDICT_ERROR;
+	b.verdict = VERDICT_ERROR;
 	assert_int_equal(store_attempt_update(s, &b), 0);
 	assert_int_equal(store_attempts_of_loop(s, loop, &got, &n), 0);
 	assert_true(got[0].started_at == 1700000000.25);
-	assert_int_equal(got[0].verdict, STORE_VERDICT_ERROR);
+	assert_int_equal(got[0].verdict, VERDICT_ERROR);
 	store_attempts_free(got, n);
 
 	b.id = 999;
