@@ -72,12 +72,6 @@ void compare_release(struct compare *c)
 	memset(c, 0, sizeof(*c));
 }
 
-void compare_interrupt(struct compare *c, const struct runner *rn)
-{
-	c->interrupted = 1;
-	runner_interrupt(rn);
-}
-
 static uint64_t next_random(uint64_t *state)
 {
 	/* xorshift64*: a coin flip per pair needs nothing stronger */
@@ -202,12 +196,13 @@ static int run_one(struct compare *c, struct runner *rn, struct plan *p,
 	const struct compare_opts *o = c->opts;
 	struct run_spec spec = { 0 };
 	struct run_result r;
-	char *what;
 	int ret = 0;
 
 	*out = NULL;
-	if (c->interrupted)
+	if (c->interrupted || hl_cancelled()) {
+		c->interrupted = true;
 		return 0;
+	}
 	spec.command = cand ? w->spec->cand_cmd : w->spec->base_cmd;
 	spec.env = o->env;
 	spec.cpus = o->cpus;
@@ -215,12 +210,8 @@ static int run_one(struct compare *c, struct runner *rn, struct plan *p,
 	spec.dir = cand ? w->spec->cand_dir : w->spec->base_dir;
 	spec.timeout = w->spec->timeout > 0 ? w->spec->timeout : o->timeout;
 	spec.instructions = o->metric == GATE_METRIC_INSTRUCTIONS && !warmup;
-	if (o->progress) {
-		what = xstrfmt("%s %s%s", w->spec->name, cand ? "candidate" : "baseline",
-			       warmup ? " (check)" : "");
-		o->progress(o->progress_data, what, p->done, p->total);
-		free(what);
-	}
+	emit_progress(o->obs, "compare", p->done, p->total, "run %zu/%zu: %s %s%s", p->done + 1,
+		      p->total, w->spec->name, cand ? "candidate" : "baseline", warmup ? " (check)" : "");
 	run_result_init(&r);
 	if (runner_run(rn, &spec, &r)) {
 		ret = -1;
@@ -228,8 +219,8 @@ static int run_one(struct compare *c, struct runner *rn, struct plan *p,
 	}
 	p->done++;
 	/* an interrupted run measured nothing: it is dropped */
-	if (r.interrupted || c->interrupted) {
-		c->interrupted = 1;
+	if (r.interrupted || hl_cancelled()) {
+		c->interrupted = true;
 		goto out;
 	}
 	*out = keep_run(c, w, cand, &r, warmup);
@@ -334,6 +325,17 @@ static int one_pair(struct compare *c, struct runner *rn, struct plan *p, size_t
 			add_pair(w, a->value, b->value);
 		else
 			add_pair(w, b->value, a->value);
+		if (c->opts->obs) {
+			const struct stats_schedule *s = &c->opts->schedule;
+			struct event ev = {
+				.kind = EV_PAIR, .source = "compare", .workload = w->spec->name,
+				.done = w->nr_pairs, .total = s->nr_looks ? s->looks[s->nr_looks - 1] : 2,
+				.base = w->base_values[w->nr_pairs - 1],
+				.cand = w->cand_values[w->nr_pairs - 1],
+			};
+
+			emit(c->opts->obs, &ev);
+		}
 	}
 	return 0;
 }

@@ -10,11 +10,11 @@
 #ifndef HOTLOOP_COMPARE_H
 #define HOTLOOP_COMPARE_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "events.h"
 #include "quiesce.h"
 #include "rules.h"
 #include "runner.h"
@@ -48,9 +48,8 @@ struct compare_opts {
 	const int *cpus;		/* pin every run to these CPUs ... */
 	size_t nr_cpus;			/* ... 0: don't pin */
 	const char *const *env;		/* extra NAME=VALUE for every run, NULL-terminated; may be NULL */
-	/* Called before each run (may be NULL): what is about to run, runs done, runs planned. */
-	void (*progress)(void *data, const char *what, size_t done, size_t total);
-	void *progress_data;
+	/* EV_PROGRESS before each run, EV_PAIR after each pair (events.h); may be NULL */
+	const struct observer *obs;
 };
 
 /* One run as kept: how it ended and what it printed that matters. */
@@ -97,7 +96,7 @@ struct compare {
 	enum stats_decision decision;	/* of the last look taken */
 	size_t looks_taken;
 	bool checked;			/* every check run exited 0 */
-	volatile sig_atomic_t interrupted;	/* compare_interrupt() stopped it */
+	bool interrupted;		/* hl_cancel() stopped it */
 	bool failed_run;		/* a paired run failed: measuring stopped there */
 	struct quiesce_state machine;	/* the last quiesce check */
 	bool machine_quiet;		/* every quiesce check found the machine quiet */
@@ -115,16 +114,13 @@ void compare_release(struct compare *c);
  * Run everything: one check run per side and workload (a run that does
  * not exit 0 stops there: the verdict rejects with its reason), warm-ups,
  * then pairs up to each look until stats_sequential_decide() decides or
- * the budget runs out. For instructions, one run per side plus a
+ * the budget runs out, or hl_cancel() stops it at the current run. For instructions, one run per side plus a
  * confirming repeat. 0 when the measurements are ready for the verdict
  * (also after a failed run or an interruption); -1 with an error when a
  * run could not be started; HL_EXIT_NOT_FOUND when a check run says the
  * shell did not find the command.
  */
 int compare_run(struct compare *c, struct runner *rn);
-
-/* Stop at the current run (async-signal-safe: for a SIGINT handler). */
-void compare_interrupt(struct compare *c, const struct runner *rn);
 
 /*
  * The measurements for verdict_decide(), pointing into c (valid until the

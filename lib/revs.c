@@ -141,3 +141,42 @@ void revs_tree_release(struct revs_tree *t)
 	free(t->dir);
 	memset(t, 0, sizeof(*t));
 }
+
+static bool is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+int revs_pair_open(struct revs_pair *rp, const struct project *p, const char *base, const char *cand)
+{
+	bool base_dir = is_dir(base), cand_dir = is_dir(cand);
+
+	/* worktrees only for revisions: two directories need no lock */
+	if (!(base_dir && cand_dir)) {
+		if (!p->in_git)
+			return error("'%s' is not in a git repository: give directories, not revisions", p->dir);
+		if ((rp->lock = project_lock(p, PROJECT_LOCK_WORKTREES)) < 0 || revs_clean_stale(p->top))
+			return -1;
+	}
+	if (base_dir ? revs_use_dir(base, &rp->base) : revs_add(p->top, "base", base, p->sub, &rp->base))
+		return -1;
+	return cand_dir ? revs_use_dir(cand, &rp->cand) : revs_add(p->top, "cand", cand, p->sub, &rp->cand);
+}
+
+int revs_pair_close(struct revs_pair *rp, const struct project *p)
+{
+	int ret = 0;
+
+	if (revs_remove(p->top, &rp->base))
+		ret = -1;
+	if (revs_remove(p->top, &rp->cand))
+		ret = -1;
+	revs_tree_release(&rp->base);
+	revs_tree_release(&rp->cand);
+	if (rp->lock >= 0)
+		close(rp->lock);
+	rp->lock = -1;
+	return ret;
+}

@@ -43,4 +43,20 @@ int revs_use_dir(const char *dir, struct revs_tree *t);
 int revs_remove(const char *top, struct revs_tree *t);
 void revs_tree_release(struct revs_tree *t);
 
+/*
+ * The two trees `compare --base REV|DIR --cand REV|DIR` measures: a
+ * directory is used as it is; a revision is checked out as a worktree,
+ * under the worktrees' lock (taken here, with stale worktrees of a killed
+ * run cleaned up first), and only in a git repository.
+ */
+struct project;
+struct revs_pair {
+	struct revs_tree base, cand;
+	int lock;
+};
+#define REVS_PAIR_INIT { .lock = -1 }
+int revs_pair_open(struct revs_pair *rp, const struct project *p, const char *base, const char *cand);
+/* Remove the worktrees, drop the lock; safe after a failed open. 0, or -1 with an error. */
+int revs_pair_close(struct revs_pair *rp, const struct project *p);
+
 #endif

@@ -635,11 +635,18 @@ static int collect(struct runner *r, int outfd, struct run_result *res, struct l
 {
 	char buf[65536];
 
+	bool cancelled = false;
+
 	for (;;) {
 		struct pollfd pfd[2] = { { r->sock, POLLIN, 0 }, { outfd, POLLIN, 0 } };
-		int n = poll(pfd, outfd >= 0 ? 2 : 1, -1);
+		/* a look at hl_cancelled() now and then: the launcher kills the run */
+		int n = poll(pfd, outfd >= 0 ? 2 : 1, 100);
 
-		if (n < 0 && errno == EINTR)
+		if (!cancelled && hl_cancelled()) {
+			runner_interrupt(r);
+			cancelled = true;
+		}
+		if ((n < 0 && errno == EINTR) || n == 0)
 			continue;
 		if (n < 0)
 			return error("cannot wait for the run: %s", strerror(errno));

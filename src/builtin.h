@@ -64,6 +64,20 @@ int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 struct strbuf;
 int write_output(const char *path, const struct strbuf *sb);
 
+/*
+ * The terminal's subscriber to the engines' events (src/progress.c): notes
+ * on stderr, progress redrawn in place when stderr is a terminal. Call
+ * terminal_done() when the engine returns, to end a progress line.
+ */
+struct observer;
+struct observer *terminal_observer(void);
+void terminal_done(void);
+/*
+ * While on, SIGINT and SIGTERM call hl_cancel() (the engine stops at its
+ * next step); off restores what was there before.
+ */
+void cancel_on_interrupt(bool on);
+
 /* Print JSON 'doc' to stdout (indented) and free it. */
 struct json_t;
 void print_json(struct json_t *doc);

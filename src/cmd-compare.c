@@ -22,10 +22,9 @@
 #include "compare.h"
 #include "config.h"
 #include "doctor.h"
-#include "git.h"
+#include "gate.h"
 #include "project.h"
 #include "revs.h"
-#include "run-command.h"
 #include "runner.h"
 #include "stats.h"
 #include "strbuf.h"
@@ -82,24 +81,6 @@ const char usage_compare[] =
 "\n"
 "Exit status: 0 keep, 4 reject, 1 inconclusive or an error, 2 usage,\n"
 "127 when a command is not found (nothing is measured), 130 interrupted.\n";
-
-static volatile sig_atomic_t interrupted;
-static struct compare *active_compare;
-static struct runner *active_runner;
-
-static void on_interrupt(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-	if (active_compare && active_runner)
-		compare_interrupt(active_compare, active_runner);
-}
-
-static void progress(void *data, const char *what, size_t done, size_t total)
-{
-	(void)data;
-	fprintf(stderr, "\r\033[Kcompare: run %zu/%zu: %s", done + 1, total, what);
-}
 
 /* "3", "3%", "0.5%" -> 0.03, 0.03, 0.005 */
 static int parse_pct(const char *opt, const char *arg, double *out)
@@ -240,31 +221,6 @@ static void print_text(const struct compare *c, const struct verdict *v)
 		printf("  - the machine was not quiet: %s\n", c->noisy);
 }
 
-static json_t *compare_json(const struct compare *c, const struct verdict *v)
-{
-	const struct compare_opts *o = c->opts;
-	json_t *doc = verdict_to_json(v), *looks = json_array(), *m;
-
-	for (size_t i = 0; i < o->schedule.nr_looks; i++)
-		json_array_append_new(looks, json_integer((json_int_t)o->schedule.looks[i]));
-	json_object_set_new(doc, "interrupted", json_boolean(c->interrupted));
-	json_object_set_new(doc, "pairs", json_integer((json_int_t)c->results[c->primary].nr_pairs));
-	json_object_set_new(doc, "looks", looks);
-	json_object_set_new(doc, "looks_taken", json_integer((json_int_t)c->looks_taken));
-	json_object_set_new(doc, "decision", json_string(stats_decision_name(c->decision)));
-	json_object_set_new(doc, "order", json_string(o->order == COMPARE_ORDER_ABBA ? "abba" : "random"));
-	json_object_set_new(doc, "confidence", json_real(c->confidence));
-	if ((m = quiesce_to_json(&c->machine))) {
-		/* quiet: every check of the run, not only the last */
-		json_object_set_new(m, "quiet", json_boolean(c->machine_quiet));
-		if (!c->machine_quiet)
-			json_object_set_new(m, "reason", json_string(c->noisy));
-	}
-	json_object_set_new(doc, "machine", m ? m : json_null());
-	json_object_set_new(doc, "runs", compare_runs_json(c));
-	return doc;
-}
-
 static json_t *tree_json(const struct revs_tree *t)
 {
 	json_t *o = json_object();
@@ -275,102 +231,58 @@ static json_t *tree_json(const struct revs_tree *t)
 	return o;
 }
 
-/* The two builds, when compare runs on revisions. */
-struct builds {
-	const struct revs_tree *base, *cand;
-};
-
 /*
- * Measure and print the verdict. With a failed test nothing runs: the
- * verdict rejects on the test alone.
+ * Run the gate and print its verdict; trees are the two builds when
+ * compare runs on revisions. A candidate that does not build is an error
+ * here (exit 1); a failed test is a reject on the test alone.
  */
-static int measure(struct compare_opts *o, const struct compare_workload_spec *w, size_t nr,
-		   const struct gate_rules *rules, enum vd_test test, bool json,
-		   const struct builds *b)
+static int judge(const struct gate_spec *spec, bool json, const struct revs_pair *trees)
 {
-	struct compare c = { 0 };
-	struct runner rn = { -1, -1 };
-	struct verdict v = VERDICT_INIT;
-	struct vd_measurements m;
-	struct sigaction sa = { 0 }, old_int, old_term;
-	bool running = false;
-	int ret = HL_EXIT_FAILURE;
+	struct gate_result r;
+	int ret;
 
-	if (rules->metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable()) {
-		error("cannot measure instructions: %s", runner_instructions_unavailable());
-		return HL_EXIT_FAILURE;
+	gate_result_init(&r);
+	cancel_on_interrupt(true);
+	ret = gate_run(spec, &r);
+	terminal_done();
+	cancel_on_interrupt(false);
+	if (ret) {
+		ret = ret < 0 ? HL_EXIT_FAILURE : ret;
+		goto out;
 	}
-	o->metric = rules->metric;
-	o->min_improvement = rules->min_improvement;
-	o->seed = now_ns();
-	if (isatty(2)) {
-		o->progress = progress;
-		o->progress_data = NULL;
-	}
-	compare_init(&c, o, w, nr);
-	if (test != VD_TEST_FAILED) {
-		if (runner_start(&rn))
-			goto out_free;
-		running = true;
-		active_runner = &rn;
-		active_compare = &c;
-		interrupted = 0;
-		sa.sa_handler = on_interrupt;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, &old_int);
-		sigaction(SIGTERM, &sa, &old_term);
-		ret = compare_run(&c, &rn);
-		if (o->progress)
-			fprintf(stderr, "\r\033[K");
-		if (ret) {
-			if (ret < 0)
-				ret = HL_EXIT_FAILURE;
-			goto out_stop;
-		}
-	}
-	compare_measurements(&c, &m);
-	m.test = test;
-	if (verdict_decide(&m, rules, &v)) {
-		ret = HL_EXIT_FAILURE;
-		goto out_stop;
+	if (r.stage == GATE_STAGE_BUILD) {
+		error("%s%s", r.reasons[0], r.detail.buf);
+		ret = r.interrupted ? 130 : HL_EXIT_FAILURE;
+		goto out;
 	}
 	if (json) {
-		json_t *doc = compare_json(&c, &v);
+		json_t *doc = gate_result_to_json(&r);
 
-		if (b) {
-			json_object_set_new(doc, "base", tree_json(b->base));
-			json_object_set_new(doc, "candidate", tree_json(b->cand));
+		if (trees) {
+			json_object_set_new(doc, "base", tree_json(&trees->base));
+			json_object_set_new(doc, "candidate", tree_json(&trees->cand));
 		}
 		print_json(doc);
 	} else {
-		if (b) {
-			printf("base:      %s (%.12s)\n", b->base->given, b->base->sha);
-			if (b->cand->sha)
-				printf("candidate: %s (%.12s)\n", b->cand->given, b->cand->sha);
+		if (trees) {
+			printf("base:      %s (%.12s)\n", trees->base.given, trees->base.sha ? trees->base.sha : "directory");
+			if (trees->cand.sha)
+				printf("candidate: %s (%.12s)\n", trees->cand.given, trees->cand.sha);
 			else
-				printf("candidate: %s (directory)\n", b->cand->dir);
+				printf("candidate: %s (directory)\n", trees->cand.dir);
 		}
-		print_text(&c, &v);
+		print_text(&r.compare, &r.v);
 	}
-	if (c.interrupted)
+	if (r.interrupted)
 		ret = 130;
-	else if (v.kind == VERDICT_KEEP)
+	else if (r.verdict == VERDICT_KEEP)
 		ret = HL_EXIT_OK;
-	else if (v.kind == VERDICT_REJECT)
+	else if (r.verdict == VERDICT_REJECT)
 		ret = HL_EXIT_REJECT;
 	else
 		ret = HL_EXIT_FAILURE;
-out_stop:
-	if (running) {
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		active_compare = NULL;
-		active_runner = NULL;
-		runner_stop(&rn);
-	}
-out_free:
-	verdict_release(&v);
-	compare_release(&c);
+out:
+	gate_result_release(&r);
 	return ret;
 }
 
@@ -413,133 +325,37 @@ static void merge_rules(const struct gate_rules *conf, const struct gate_rules *
 	}
 }
 
-/* Build one tree: 0, or -1 with an error naming the build and its last lines. */
-static int build_tree(const struct config *cf, const char *role, const struct revs_tree *t)
-{
-	struct child_process cp = CHILD_PROCESS_INIT;
-	struct strbuf tail = STRBUF_INIT;
-	int ret = 0;
-
-	if (!*cf->build)
-		return 0;
-	fprintf(stderr, "compare: building the %s in %s\n", role, t->dir);
-	cp.shell = cf->build;
-	cp.dir = t->dir;
-	cp.timeout = cf->build_timeout_s;
-	cp.cancellable = true;
-	if (run_command(&cp)) {
-		ret = -1;
-	} else if (cp.timed_out) {
-		output_tail(&cp.out, 10, &tail);
-		ret = error("the %s's build timed out after %g s ('%s' in %s; [project] build-timeout)%s",
-			    role, cf->build_timeout_s, cf->build, t->dir, tail.buf);
-	} else if (!child_succeeded(&cp)) {
-		output_tail(&cp.out, 10, &tail);
-		ret = error("the %s's build failed ('%s' in %s, %s %d)%s", role, cf->build, t->dir,
-			    WIFEXITED(cp.status) ? "exit status" : "signal",
-			    WIFEXITED(cp.status) ? WEXITSTATUS(cp.status) : WTERMSIG(cp.status), tail.buf);
-	}
-	child_process_release(&cp);
-	strbuf_release(&tail);
-	return ret;
-}
-
-/* Run [gate] test in the candidate: VD_TEST_*, or -1 when it could not run. */
-static int run_test(const struct config *cf, const struct revs_tree *t)
-{
-	struct child_process cp = CHILD_PROCESS_INIT;
-	struct strbuf tail = STRBUF_INIT;
-	int ret = VD_TEST_PASSED;
-
-	if (!*cf->test)
-		return VD_TEST_NOT_RUN;
-	fprintf(stderr, "compare: testing the candidate: %s\n", cf->test);
-	cp.shell = cf->test;
-	cp.dir = t->dir;
-	cp.timeout = cf->gate_timeout_s;
-	cp.cancellable = true;
-	if (run_command(&cp)) {
-		ret = -1;
-	} else if (!child_succeeded(&cp)) {
-		output_tail(&cp.out, 10, &tail);
-		fprintf(stderr, "compare: the test command failed%s%s\n",
-			cp.timed_out ? " (timed out)" : "", tail.buf);
-		ret = VD_TEST_FAILED;
-	}
-	child_process_release(&cp);
-	strbuf_release(&tail);
-	return ret;
-}
-
 static int compare_revs(const char *base_rev, const char *cand_arg, const char *conf_file,
-			struct compare_opts *o, const struct gate_rules *cli, unsigned set,
+			const struct compare_opts *o, const struct gate_rules *cli, unsigned set,
 			bool json)
 {
+	struct gate_spec spec = GATE_SPEC_INIT;
+	struct revs_pair trees = REVS_PAIR_INIT;
 	struct project p;
-	struct gate_rules rules = GATE_RULES_DEFAULT;
-	struct revs_tree base = { 0 }, cand = { 0 };
-	struct compare_workload_spec *w = NULL;
-	struct builds b = { &base, &cand };
-	struct stat st;
-	const struct config *cf = &p.cf;
-	char **cmds = NULL;
-	int ret = HL_EXIT_FAILURE, test, lock = -1;
-	bool base_dir, cand_dir;
+	int ret = HL_EXIT_FAILURE;
 
-	if (project_open(&p, conf_file, 0) || !project_workload(&p, NULL))
+	if (project_open(&p, conf_file, 0) || !project_workload(&p, NULL) ||
+	    revs_pair_open(&trees, &p, base_rev, cand_arg) ||
+	    gate_spec_from_project(&spec, &p, trees.base.dir, trees.cand.dir))
 		goto out;
-	merge_rules(&cf->rules, cli, set, &rules);
-	if (!(set & SET_NO_FP))
-		o->fingerprint = cf->fingerprint;
-	base_dir = !stat(base_rev, &st) && S_ISDIR(st.st_mode);
-	cand_dir = !stat(cand_arg, &st) && S_ISDIR(st.st_mode);
-	/* worktrees only for revisions: two directories need no lock */
-	if (!(base_dir && cand_dir)) {
-		if (!p.in_git) {
-			error("'%s' is not in a git repository: give directories, not revisions", p.dir);
-			goto out;
-		}
-		if ((lock = project_lock(&p, PROJECT_LOCK_WORKTREES)) < 0 || revs_clean_stale(p.top))
-			goto out;
-	}
-	if (base_dir ? revs_use_dir(base_rev, &base) : revs_add(p.top, "base", base_rev, p.sub, &base))
-		goto out_remove;
-	if (cand_dir ? revs_use_dir(cand_arg, &cand) : revs_add(p.top, "cand", cand_arg, p.sub, &cand))
-		goto out_remove;
-	if (!(set & SET_NO_BUILD) &&
-	    (build_tree(cf, "baseline", &base) || build_tree(cf, "candidate", &cand)))
-		goto out_remove;
+	spec.source = "compare";
+	spec.obs = terminal_observer();
+	merge_rules(&p.cf.rules, cli, set, &spec.rules);
+	spec.opts = *o;
+	spec.opts.fingerprint = (set & SET_NO_FP) ? false : p.cf.fingerprint;
+	if (set & SET_NO_BUILD)
+		spec.build_base = spec.build_cand = false;
 	if (set & SET_NO_TEST)
-		test = VD_TEST_NOT_RUN;
-	else if ((test = run_test(cf, &cand)) < 0)
-		goto out_remove;
-	w = xcalloc(cf->nr_workloads, sizeof(*w));
-	cmds = xcalloc(cf->nr_workloads, sizeof(*cmds));
-	for (size_t i = 0; i < cf->nr_workloads; i++) {
-		if (!(cmds[i] = project_command_line(&cf->workloads[i], NULL)))
-			goto out_remove;
-		w[i].name = cf->workloads[i].name;
-		w[i].base_cmd = cmds[i];
-		w[i].cand_cmd = cmds[i];
-		w[i].primary = i == cf->primary;
-		w[i].base_dir = base.dir;
-		w[i].cand_dir = cand.dir;
-		w[i].timeout = (set & SET_TIMEOUT) ? o->timeout : cf->workloads[i].timeout_s;
-	}
-	ret = measure(o, w, cf->nr_workloads, &rules, (enum vd_test)test, json, &b);
-out_remove:
-	if (revs_remove(p.top, &base) || revs_remove(p.top, &cand))
-		ret = ret ? ret : HL_EXIT_FAILURE;
+		spec.test = NULL;
+	if (set & SET_TIMEOUT)
+		for (size_t i = 0; i < spec.nr_workloads; i++)
+			spec.own_workloads[i].timeout = o->timeout;
+	ret = judge(&spec, json, &trees);
 out:
-	if (lock >= 0)
-		close(lock);
-	for (size_t i = 0; cmds && i < cf->nr_workloads; i++)
-		free(cmds[i]);
-	free(cmds);
-	free(w);
-	revs_tree_release(&base);
-	revs_tree_release(&cand);
-	gate_rules_release(&rules);
+	if (revs_pair_close(&trees, &p))
+		ret = ret ? ret : HL_EXIT_FAILURE;
+	gate_rules_release(&spec.rules);
+	gate_spec_release(&spec);
 	project_release(&p);
 	return ret;
 }
@@ -731,7 +547,17 @@ int cmd_compare(int argc, char **argv)
 		goto out_free;
 	w.base_cmd = base.buf;
 	w.cand_cmd = cand.buf;
-	ret = measure(&o, &w, 1, &rules, VD_TEST_NOT_RUN, json, NULL);
+	{
+		struct gate_spec spec = GATE_SPEC_INIT;
+
+		spec.source = "compare";
+		spec.obs = terminal_observer();
+		spec.workloads = &w;
+		spec.nr_workloads = 1;
+		spec.rules = rules;
+		spec.opts = o;
+		ret = judge(&spec, json, NULL);
+	}
 	goto out_free;
 out_usage:
 	ret = HL_EXIT_USAGE;

@@ -1,0 +1,320 @@
+/*
+ * gate.c: build, test, measure, decide (see gate.h). Each step is a stage;
+ * the first that fails decides, and nothing after it runs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <jansson.h>
+
+#include "events.h"
+#include "gate.h"
+#include "project.h"
+#include "run-command.h"
+#include "runner.h"
+#include "util.h"
+
+int gate_spec_from_project(struct gate_spec *s, const struct project *p, const char *base_dir,
+			   const char *cand_dir)
+{
+	const struct config *cf = &p->cf;
+
+	s->base_dir = base_dir;
+	s->cand_dir = cand_dir;
+	s->build = cf->build;
+	s->build_timeout = cf->build_timeout_s;
+	s->build_base = s->build_cand = true;
+	s->test = cf->test;
+	s->test_timeout = cf->gate_timeout_s;
+	s->rules = cf->rules;
+	s->opts.fingerprint = cf->fingerprint;
+	s->opts.warmup = 1;
+	s->opts.quiesce = (struct quiesce_opts)QUIESCE_OPTS_INIT;
+	compare_default_looks(0, &s->opts.schedule);
+	s->own_workloads = xcalloc(cf->nr_workloads + 1, sizeof(*s->own_workloads));
+	s->own_lines = xcalloc(cf->nr_workloads + 1, sizeof(*s->own_lines));
+	s->workloads = s->own_workloads;
+	s->nr_workloads = 0;
+	for (size_t i = 0; i < cf->nr_workloads; i++) {
+		struct compare_workload_spec *w = &s->own_workloads[i];
+
+		if (!(s->own_lines[i] = project_command_line(&cf->workloads[i], NULL)))
+			return -1;
+		w->name = cf->workloads[i].name;
+		w->base_cmd = w->cand_cmd = s->own_lines[i];
+		w->primary = i == cf->primary;
+		w->base_dir = base_dir;
+		w->cand_dir = cand_dir;
+		w->timeout = cf->workloads[i].timeout_s;
+		s->nr_workloads++;
+	}
+	return 0;
+}
+
+void gate_spec_release(struct gate_spec *s)
+{
+	for (size_t i = 0; s->own_lines && s->own_lines[i]; i++)
+		free(s->own_lines[i]);
+	free(s->own_lines);
+	free(s->own_workloads);
+	s->own_lines = NULL;
+	s->own_workloads = NULL;
+	s->workloads = NULL;
+	s->nr_workloads = 0;
+}
+
+void gate_result_init(struct gate_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	strbuf_init(&r->detail, 0);
+	r->v = (struct verdict)VERDICT_INIT;
+}
+
+static void clear_reasons(struct gate_result *r)
+{
+	for (size_t i = 0; i < r->nr_reasons; i++)
+		free(r->reasons[i]);
+	free(r->reasons);
+	r->reasons = NULL;
+	r->nr_reasons = r->alloc_reasons = 0;
+}
+
+void gate_result_release(struct gate_result *r)
+{
+	clear_reasons(r);
+	strbuf_release(&r->detail);
+	compare_release(&r->compare);
+	verdict_release(&r->v);
+	gate_result_init(r);
+}
+
+static void add_reason(struct gate_result *r, char *reason)
+{
+	ALLOC_GROW(r->reasons, r->nr_reasons + 1, r->alloc_reasons);
+	r->reasons[r->nr_reasons++] = reason;
+}
+
+static void stage_event(const struct gate_spec *s, enum gate_stage stage, bool passed, const char *msg)
+{
+	struct event ev = { .kind = EV_STAGE, .source = s->source, .stage = stage, .passed = passed,
+			    .message = msg };
+
+	emit(s->obs, &ev);
+}
+
+/*
+ * Run [project] build in one tree. 0 when it built; 1 when it did not,
+ * with the reason in *why and its last lines in 'tail'; -1 with an error
+ * when it could not be run.
+ */
+static int build_tree(const struct gate_spec *s, const char *role, const char *dir,
+		      const char *log, char **why, struct strbuf *tail)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	int ret = 0;
+
+	emit_note(s->obs, s->source, "building the %s in %s", role, dir);
+	cp.shell = s->build;
+	cp.dir = dir;
+	cp.timeout = s->build_timeout;
+	cp.cancellable = true;
+	if (run_command(&cp)) {
+		ret = -1;
+		goto out;
+	}
+	if (s->log_dir) {
+		char *path = xstrfmt("%s/%s", s->log_dir, log);
+
+		write_file_atomic(path, cp.out.buf, cp.out.len);
+		free(path);
+	}
+	if (child_succeeded(&cp))
+		goto out;
+	ret = 1;
+	output_tail(&cp.out, 10, tail);
+	if (cp.cancelled)
+		*why = xstrfmt("the %s's build was interrupted", role);
+	else if (cp.timed_out)
+		*why = xstrfmt("the %s's build timed out after %g s ('%s' in %s; [project] build-timeout)",
+			       role, s->build_timeout, s->build, dir);
+	else
+		*why = xstrfmt("the %s's build failed ('%s' in %s, %s %d)", role, s->build, dir,
+			       WIFEXITED(cp.status) ? "exit status" : "signal",
+			       WIFEXITED(cp.status) ? WEXITSTATUS(cp.status) : WTERMSIG(cp.status));
+out:
+	child_process_release(&cp);
+	return ret;
+}
+
+/* [gate] test in the candidate: VD_TEST_*, or -1 with an error when it could not run. */
+static int run_test(const struct gate_spec *s, struct gate_result *r)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	int ret = VD_TEST_PASSED;
+
+	emit_note(s->obs, s->source, "testing the candidate: %s", s->test);
+	cp.shell = s->test;
+	cp.dir = s->cand_dir;
+	cp.timeout = s->test_timeout;
+	cp.cancellable = true;
+	if (run_command(&cp)) {
+		ret = -1;
+		goto out;
+	}
+	if (s->log_dir) {
+		char *path = xstrfmt("%s/test.log", s->log_dir);
+
+		write_file_atomic(path, cp.out.buf, cp.out.len);
+		free(path);
+	}
+	if (!child_succeeded(&cp)) {
+		output_tail(&cp.out, 10, &r->detail);
+		if (cp.cancelled)
+			r->interrupted = true;
+		emit_note(s->obs, s->source, "the test command failed%s%s", cp.timed_out ? " (timed out)" : "",
+			  r->detail.buf);
+		ret = VD_TEST_FAILED;
+	}
+out:
+	child_process_release(&cp);
+	return ret;
+}
+
+static int measure(const struct gate_spec *s, struct gate_result *r)
+{
+	struct runner rn = { -1, -1 };
+	int ret;
+
+	if (s->rules.metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable())
+		return error("cannot measure instructions: %s", runner_instructions_unavailable());
+	if (runner_start(&rn))
+		return -1;
+	emit_note(s->obs, s->source, "measuring the candidate against the baseline");
+	ret = compare_run(&r->compare, &rn);
+	runner_stop(&rn);
+	if (ret)
+		return ret;
+	r->measured = true;
+	r->interrupted |= r->compare.interrupted;
+	return 0;
+}
+
+int gate_run(const struct gate_spec *s, struct gate_result *r)
+{
+	struct compare_opts *o = &r->opts;
+	struct vd_measurements m;
+	char *why = NULL;
+	int ret = -1, b;
+
+	gate_result_release(r);
+	*o = s->opts;
+	o->metric = s->rules.metric;
+	o->min_improvement = s->rules.min_improvement;
+	o->obs = s->obs;
+	if (!o->seed)
+		o->seed = now_ns();
+	/* the compare keeps a pointer to its options: they live in the result */
+	compare_init(&r->compare, o, s->workloads, s->nr_workloads);
+	r->test = VD_TEST_NOT_RUN;
+	if (s->build && *s->build && s->build_base) {
+		struct strbuf tail = STRBUF_INIT;
+
+		b = build_tree(s, "baseline", s->base_dir, "base-build.log", &why, &tail);
+		if (b > 0)
+			error("%s%s", why, tail.buf);
+		strbuf_release(&tail);
+		if (b)
+			goto out;
+	}
+	if (s->build && *s->build && s->build_cand) {
+		b = build_tree(s, "candidate", s->cand_dir, "build.log", &why, &r->detail);
+		if (b < 0)
+			goto out;
+		if (b > 0) {
+			r->verdict = VERDICT_REJECT;
+			r->stage = GATE_STAGE_BUILD;
+			r->interrupted = hl_cancelled();
+			stage_event(s, GATE_STAGE_BUILD, false, why);
+			add_reason(r, why);
+			why = NULL;
+			ret = 0;
+			goto out;
+		}
+		stage_event(s, GATE_STAGE_BUILD, true, NULL);
+	}
+	if (s->test && *s->test) {
+		int t = run_test(s, r);
+
+		if (t < 0)
+			goto out;
+		r->test = (enum vd_test)t;
+		stage_event(s, GATE_STAGE_TEST, t != VD_TEST_FAILED, NULL);
+	}
+	if (r->test != VD_TEST_FAILED && (ret = measure(s, r)))
+		goto out;
+	compare_measurements(&r->compare, &m);
+	m.test = r->test;
+	if (verdict_decide(&m, &s->rules, &r->v))
+		goto out;
+	r->verdict = r->v.kind;
+	for (size_t i = 0; i < r->v.nr_reasons; i++)
+		add_reason(r, xstrdup(r->v.reasons[i]));
+	if (r->test == VD_TEST_FAILED)
+		r->stage = GATE_STAGE_TEST;
+	else if (r->verdict != VERDICT_KEEP && gate_output_changed(r))
+		r->stage = GATE_STAGE_FINGERPRINT;
+	else
+		r->stage = GATE_STAGE_COMPARE;
+	if (r->test != VD_TEST_FAILED)
+		stage_event(s, r->stage, r->verdict == VERDICT_KEEP, r->nr_reasons ? r->reasons[0] : NULL);
+	ret = 0;
+out:
+	free(why);
+	return ret;
+}
+
+int gate_primary(const struct gate_result *r, const struct verdict_estimate **e)
+{
+	if (!r->measured || !r->v.primary.valid)
+		return -1;
+	*e = &r->v.primary;
+	return 0;
+}
+
+bool gate_output_changed(const struct gate_result *r)
+{
+	for (size_t i = 0; i < r->v.correctness.nr_fingerprints; i++)
+		if (!r->v.correctness.fingerprints[i].match)
+			return true;
+	return false;
+}
+
+json_t *gate_result_to_json(const struct gate_result *r)
+{
+	const struct compare *c = &r->compare;
+	const struct compare_opts *o = c->opts;
+	json_t *doc = verdict_to_json(&r->v), *looks = json_array(), *m;
+
+	for (size_t i = 0; o && i < o->schedule.nr_looks; i++)
+		json_array_append_new(looks, json_integer((json_int_t)o->schedule.looks[i]));
+	json_object_set_new(doc, "interrupted", json_boolean(r->interrupted));
+	json_object_set_new(doc, "pairs", json_integer(c->nr_results ?
+						       (json_int_t)c->results[c->primary].nr_pairs : 0));
+	json_object_set_new(doc, "looks", looks);
+	json_object_set_new(doc, "looks_taken", json_integer((json_int_t)c->looks_taken));
+	json_object_set_new(doc, "decision", json_string(stats_decision_name(c->decision)));
+	json_object_set_new(doc, "order", json_string(o && o->order == COMPARE_ORDER_RANDOM ? "random" : "abba"));
+	json_object_set_new(doc, "confidence", json_real(c->confidence));
+	if ((m = quiesce_to_json(&c->machine))) {
+		/* quiet: every check of the run, not only the last */
+		json_object_set_new(m, "quiet", json_boolean(c->machine_quiet));
+		if (!c->machine_quiet)
+			json_object_set_new(m, "reason", json_string(c->noisy));
+	}
+	json_object_set_new(doc, "machine", m ? m : json_null());
+	json_object_set_new(doc, "runs", compare_runs_json(c));
+	return doc;
+}
