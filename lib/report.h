@@ -52,4 +52,15 @@ void report_release(struct report *r);
 /* "function", "line", "file", "dso" -> enum; -1 when unknown. */
 int report_parse_by(const char *s);
 
+/*
+ * The table of `hotloop report` (the first 'top' rows, 0: all), and its
+ * JSON document (docs/report.md). The report must be sorted by 'sort'.
+ */
+struct strbuf;
+struct json_t;
+void report_format_text(const struct profile *p, const struct report *r, size_t top,
+			enum report_sort sort, struct strbuf *out);
+struct json_t *report_to_json(const struct profile *p, const struct report *r, size_t top,
+			      enum report_sort sort);
+
 #endif

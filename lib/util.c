@@ -323,3 +323,16 @@ size_t edit_distance(const char *a, const char *b)
 	}
 	return prev[lb];
 }
+
+const char *short_path(const char *path)
+{
+	const char *p = path + strlen(path);
+	int slashes = 0;
+
+	while (p > path) {
+		if (p[-1] == '/' && ++slashes == 2)
+			break;
+		p--;
+	}
+	return p;
+}

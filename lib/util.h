@@ -89,6 +89,9 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 /* Levenshtein distance, for "did you mean" hints; SIZE_MAX past 64 bytes. */
 size_t edit_distance(const char *a, const char *b);
 
+/* The last two components of a path: enough to find a source file in a table. */
+const char *short_path(const char *path);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 

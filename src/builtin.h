@@ -54,9 +54,6 @@ int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr);
 int run_self(const char *dir, const char *const *args, const char *out, const char *err,
 	     int *status);
 
-/* The last two components of a path: enough to find a source file in a table. */
-const char *short_path(const char *path);
-
 /* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 

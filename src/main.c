@@ -205,19 +205,6 @@ int run_self(const char *dir, const char *const *args, const char *out, const ch
 	return 0;
 }
 
-const char *short_path(const char *path)
-{
-	const char *p = path + strlen(path);
-	int slashes = 0;
-
-	while (p > path) {
-		if (p[-1] == '/' && ++slashes == 2)
-			break;
-		p--;
-	}
-	return p;
-}
-
 int usage_error(const char *cmd, const char *fmt, ...)
 {
 	const struct cmd *c = find_cmd(cmd);
