@@ -630,7 +630,8 @@ static int pick_hotspots(struct builder *bd)
 		h->total = fs->total;
 		h->attributed = fs->attributed;
 		h->inlined_only = !fs->outline;
-		if (fs->mapping) {
+		/* folded stacks map frames to a file without a name: no DSO */
+		if (fs->mapping && *profile_string(bd->p, fs->mapping->filename)) {
 			h->binary = profile_string(bd->p, fs->mapping->filename);
 			h->dso = strrchr(h->binary, '/') ? strrchr(h->binary, '/') + 1 : h->binary;
 		}

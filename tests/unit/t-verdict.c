@@ -1,9 +1,11 @@
 /*
- * t-verdict.c: unit tests for the gate's decision on fixed tables. A good
- * scenario (primary 10% faster, one quiet guard, fingerprints, memory and a
- * metric all fine) keeps; each case breaks one thing and checks the
- * verdict and the reason it gives. Pairs come from a fixed pseudo-random
- * sequence, so every run of the test sees the same numbers.
+ * t-verdict.c: unit tests for the gate's decision on a fixed scenario
+ * (primary 10% faster, one quiet guard, fingerprints, memory and a metric
+ * all fine): that it keeps, what no number in its JSON may be, the exact
+ * point of identical instruction counts, and measurements that are not a
+ * comparison. Pairs come from a fixed pseudo-random sequence, so every run
+ * sees the same numbers. The decisions themselves, one broken thing at a
+ * time, are cases as data: tests/data/verdict, run by t-verdict-cases.c.
  */
 #include <jansson.h>
 #include <math.h>
@@ -152,174 +154,6 @@ static void test_verdict__good_scenario_keeps(void **state)
 	verdict_release(&f.v);	/* released twice is harmless */
 }
 
-enum breakage {
-	TEST_FAILED, CAND_SEGV, CAND_TIMEOUT, CAND_EXIT, CAND_SILENT, BASE_EXIT,
-	FP_MISMATCH, PRIMARY_SMALL, PRIMARY_SLOWER, GUARD_SLOWER, RSS_OVER,
-	METRIC_FELL, METRIC_LOWER_ROSE, METRIC_MISSING, METRIC_UNDECLARED,
-};
-
-static void breakit(struct fixture *f, enum breakage b)
-{
-	switch (b) {
-	case TEST_FAILED:
-		f->m.test = VD_TEST_FAILED;
-		break;
-	case CAND_SEGV:
-		f->side[0].cand_runs[3].wait_status = 11;	/* killed by SIGSEGV */
-		f->side[0].cand_runs[5].wait_status = 11;
-		break;
-	case CAND_TIMEOUT:
-		f->side[1].cand_runs[0].timed_out = true;
-		f->side[1].cand_runs[0].wait_status = 9;
-		break;
-	case CAND_EXIT:
-		f->side[0].cand_runs[0].wait_status = 1 << 8;
-		break;
-	case CAND_SILENT:
-		f->side[0].cand_runs[7].no_output = true;
-		break;
-	case BASE_EXIT:
-		f->side[1].base_runs[2].wait_status = 2 << 8;
-		break;
-	case FP_MISMATCH:
-		f->w[1].fingerprint = VD_FINGERPRINT_MISMATCH;
-		break;
-	case PRIMARY_SMALL:
-		fill_pairs(f, 0, 12, 1.0, 0.99, 0.004);
-		break;
-	case PRIMARY_SLOWER:
-		fill_pairs(f, 0, 12, 1.0, 1.05, 0.01);
-		break;
-	case GUARD_SLOWER:
-		fill_pairs(f, 1, 12, 0.5, 1.05, 0.01);
-		break;
-	case RSS_OVER:
-		f->side[1].cand_runs[4].peak_rss_kb = 5000;
-		break;
-	case METRIC_FELL:
-		f->side[0].mcand[0] = f->side[0].mcand[1] = 950;
-		break;
-	case METRIC_LOWER_ROSE:
-		f->rule.higher_is_better = false;
-		break;
-	case METRIC_MISSING:
-		f->side[0].metric.nr_cand = 0;
-		break;
-	case METRIC_UNDECLARED:
-		f->rule.name = "latency";
-		break;
-	}
-}
-
-static const struct reject_case {
-	const char *what;
-	enum breakage b;
-	const char *reason;
-} reject_cases[] = {
-	{ "test command failed", TEST_FAILED, "tests failed: the test command failed on the candidate" },
-	{ "candidate crashed", CAND_SEGV,
-	  "candidate run 4 of workload 'big' was killed by signal 11 (Segmentation fault) (2 of 12 runs failed)" },
-	{ "candidate timed out", CAND_TIMEOUT, "candidate run 1 of workload 'small' timed out" },
-	{ "candidate exited 1", CAND_EXIT, "candidate run 1 of workload 'big' exited with status 1" },
-	{ "candidate printed nothing", CAND_SILENT, "candidate run 8 of workload 'big' printed nothing" },
-	{ "baseline broken", BASE_EXIT, "baseline run 3 of workload 'small' exited with status 2 (1 of 12 runs failed): the baseline itself is broken" },
-	{ "fingerprint mismatch", FP_MISMATCH, "workload 'small' printed a different fingerprint" },
-	{ "primary improved too little", PRIMARY_SMALL, "less than the 3% improvement required" },
-	{ "primary got slower", PRIMARY_SLOWER, "primary 'big' regressed 5." },
-	{ "guard got slower", GUARD_SLOWER, "more than 2% + 5 ms" },
-	{ "peak RSS over budget", RSS_OVER,
-	  "the candidate's peak RSS of 5000 kB is over the ram budget of 4096 kB (baseline 1001 kB)" },
-	{ "metric fell", METRIC_FELL,
-	  "metric 'events/s' of workload 'big' fell 5.0% (1000 to 950), more than its 2% tolerance (higher is better)" },
-	{ "lower-is-better metric rose", METRIC_LOWER_ROSE, "rose 10.0% (1000 to 1100)" },
-	{ "metric not printed", METRIC_MISSING, "metric 'events/s' was not printed by the candidate of workload 'big'" },
-	{ "metric printed nowhere", METRIC_UNDECLARED, "metric 'latency' is declared but no workload printed it" },
-};
-
-static void test_verdict__every_reject_reason(void **state)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(reject_cases); i++) {
-		const struct reject_case *c = &reject_cases[i];
-		struct fixture f;
-
-		setup(&f);
-		breakit(&f, c->b);
-		decide(&f);
-		if (f.v.kind != VERDICT_REJECT || !has_reason(&f.v, c->reason)) {
-			print_reasons(&f.v);
-			fail_msg("%s: want reject with \"%s\"", c->what, c->reason);
-		}
-		switch (c->b) {
-		case TEST_FAILED: case CAND_SEGV: case CAND_TIMEOUT: case CAND_EXIT:
-		case CAND_SILENT: case BASE_EXIT: case FP_MISMATCH:
-			assert_false(f.v.correctness.ok);
-			break;
-		case GUARD_SLOWER:
-			assert_true(f.v.guards[0].regressed);
-			assert_true(f.v.guards[0].ci_low_pct > 2);
-			break;
-		case RSS_OVER:
-			assert_false(f.v.memory.ok);
-			break;
-		case METRIC_FELL: case METRIC_LOWER_ROSE: case METRIC_MISSING:
-			assert_false(f.v.metrics[0].ok);
-			break;
-		default:
-			assert_true(f.v.correctness.ok);
-		}
-		verdict_release(&f.v);
-	}
-}
-
-static void test_verdict__reject_lists_every_reason(void **state)
-{
-	struct fixture f;
-
-	setup(&f);
-	breakit(&f, TEST_FAILED);
-	breakit(&f, GUARD_SLOWER);
-	breakit(&f, RSS_OVER);
-	breakit(&f, METRIC_FELL);
-	decide(&f);
-	assert_int_equal(f.v.kind, VERDICT_REJECT);
-	for (size_t i = 0; i < ARRAY_SIZE(reject_cases); i++) {
-		enum breakage b = reject_cases[i].b;
-		if (b == TEST_FAILED || b == GUARD_SLOWER || b == RSS_OVER || b == METRIC_FELL)
-			assert_true(has_reason(&f.v, reject_cases[i].reason));
-	}
-	/* the primary still improved and says so */
-	assert_true(has_reason(&f.v, "primary 'big' improved"));
-	verdict_release(&f.v);
-}
-
-static void test_verdict__inconclusive(void **state)
-{
-	static const struct {
-		const char *what;
-		size_t n;
-		double factor, jitter;
-		const char *reason;
-	} cases[] = {
-		{ "too noisy to tell", 12, 0.95, 0.6, "cannot tell whether it improved by 3%" },
-		{ "too few pairs", 5, 0.90, 0.02, "workload 'big' has 5 pairs: too few for a 95% interval" },
-		{ "no pairs", 0, 0.90, 0.02, "workload 'big' has 0 measured pairs" },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct fixture f;
-
-		setup(&f);
-		fill_pairs(&f, 0, cases[i].n, 1.0, cases[i].factor, cases[i].jitter);
-		f.w[0].nr_base_runs = f.w[0].nr_cand_runs = 12;
-		decide(&f);
-		if (f.v.kind != VERDICT_INCONCLUSIVE || !has_reason(&f.v, cases[i].reason)) {
-			print_reasons(&f.v);
-			fail_msg("%s", cases[i].what);
-		}
-		verdict_release(&f.v);
-	}
-}
-
 static void test_verdict__unusable_numbers(void **state)
 {
 	static const struct {
@@ -369,52 +203,6 @@ static void test_verdict__unusable_numbers(void **state)
 		json_decref(j);
 		verdict_release(&f.v);
 	}
-}
-
-/* 20 ms guard, 10% slower: 2 ms is under the 5 ms floor; with a 1 ms floor it fails. */
-static void test_verdict__absolute_floor(void **state)
-{
-	static const struct { double floor_s; enum verdict_kind want; bool regressed; } cases[] = {
-		{ 0.005, VERDICT_KEEP, false },
-		{ 0.001, VERDICT_REJECT, true },
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct fixture f;
-
-		setup(&f);
-		fill_pairs(&f, 1, 12, 0.020, 1.10, 0.06);
-		f.r.guard_floor_s = cases[i].floor_s;
-		decide(&f);
-		if (f.v.kind != cases[i].want) {
-			print_reasons(&f.v);
-			fail_msg("floor %g", cases[i].floor_s);
-		}
-		assert_true(f.v.guards[0].ci_low_pct > 2);
-		assert_int_equal(f.v.guards[0].regressed, cases[i].regressed);
-		if (cases[i].regressed)
-			assert_true(has_reason(&f.v, "more than 2% + 1 ms"));
-		verdict_release(&f.v);
-	}
-}
-
-static void test_verdict__suspicious_speedup(void **state)
-{
-	struct fixture f;
-
-	setup(&f);
-	fill_pairs(&f, 0, 12, 1.0, 0.03, 0.02);
-	decide(&f);
-	assert_int_equal(f.v.kind, VERDICT_KEEP);
-	assert_true(f.v.suspicious);
-	assert_true(has_reason(&f.v, "over the 20x that is suspicious"));
-	verdict_release(&f.v);
-
-	setup(&f);
-	fill_pairs(&f, 0, 12, 1.0, 0.06, 0.02);
-	decide(&f);
-	assert_false(f.v.suspicious);
-	verdict_release(&f.v);
 }
 
 static void test_verdict__instructions(void **state)
@@ -484,42 +272,6 @@ static void test_verdict__bad_measurements_are_errors(void **state)
 	decide(&f);
 	assert_string_equal(f.v.primary.workload, "big");
 	assert_int_equal(f.v.kind, VERDICT_KEEP);
-	verdict_release(&f.v);
-}
-
-static void test_verdict__memory_and_metric_edges(void **state)
-{
-	struct fixture f;
-
-	/* exactly at the budget is within it */
-	setup(&f);
-	f.side[1].cand_runs[0].peak_rss_kb = 4096;
-	decide(&f);
-	assert_int_equal(f.v.kind, VERDICT_KEEP);
-	assert_true(f.v.memory.ok);
-	verdict_release(&f.v);
-	/* a budget with nothing measured cannot be checked */
-	setup(&f);
-	for (int wi = 0; wi < 2; wi++)
-		for (int i = 0; i < MAXP; i++)
-			f.side[wi].cand_runs[i].peak_rss_kb = 0;
-	decide(&f);
-	assert_int_equal(f.v.kind, VERDICT_INCONCLUSIVE);
-	assert_true(has_reason(&f.v, "peak RSS was not measured: cannot check the ram budget of 4096 kB"));
-	verdict_release(&f.v);
-	/* a metric the baseline never printed cannot be compared */
-	setup(&f);
-	f.side[0].metric.nr_base = 0;
-	decide(&f);
-	assert_int_equal(f.v.kind, VERDICT_INCONCLUSIVE);
-	assert_true(has_reason(&f.v, "metric 'events/s' of workload 'big' has no usable baseline value"));
-	verdict_release(&f.v);
-	/* within tolerance in the wrong direction holds */
-	setup(&f);
-	f.side[0].mcand[0] = f.side[0].mcand[1] = 985;
-	decide(&f);
-	assert_int_equal(f.v.kind, VERDICT_KEEP);
-	assert_true(f.v.metrics[0].ok);
 	verdict_release(&f.v);
 }
 
@@ -598,15 +350,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_verdict__good_scenario_keeps),
-		cmocka_unit_test(test_verdict__every_reject_reason),
-		cmocka_unit_test(test_verdict__reject_lists_every_reason),
-		cmocka_unit_test(test_verdict__inconclusive),
 		cmocka_unit_test(test_verdict__unusable_numbers),
-		cmocka_unit_test(test_verdict__absolute_floor),
-		cmocka_unit_test(test_verdict__suspicious_speedup),
 		cmocka_unit_test(test_verdict__instructions),
 		cmocka_unit_test(test_verdict__bad_measurements_are_errors),
-		cmocka_unit_test(test_verdict__memory_and_metric_edges),
 		cmocka_unit_test(test_verdict__json_shape),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

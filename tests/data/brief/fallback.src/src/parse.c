@@ -1,0 +1,1 @@
+/* parser: the sources of this checkout; the profile is of another build */
