@@ -17,7 +17,7 @@
 
 #include "brief.h"
 #include "builtin.h"
-#include "config.h"
+#include "project.h"
 #include "kb.h"
 #include "profile.h"
 #include "profile-io.h"
@@ -128,16 +128,14 @@ int cmd_brief(int argc, char **argv)
 	struct brief_owned owned = { 0 };
 	struct brief_opts bo = { 0 };
 	struct kb kb = KB_INIT;
-	struct config cf;
+	struct project p = PROJECT_INIT;
 	struct profile prof;
 	struct brief b;
 	const char *file = "hotloop.pb.gz", *scale = NULL, *type = NULL, *conf_file = NULL, *kb_dir = NULL;
-	char *conf_path = NULL;
 	long budget = 4000, v;
 	bool json = false, have_kb = false;
 	int c, idx, ret = HL_EXIT_FAILURE;
 
-	config_init(&cf);
 	bo.context = -1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
@@ -200,16 +198,9 @@ int cmd_brief(int argc, char **argv)
 	}
 	if (optind < argc)
 		file = argv[optind];
-	if (conf_file)
-		conf_path = xstrdup(conf_file);
-	else if (config_locate(".", &conf_path) < 0)
+	if (project_open(&p, conf_file, PROJECT_CONFIG_OPTIONAL))
 		goto out;
-	if (conf_path) {
-		config_release(&cf);
-		if (config_parse_file(&cf, conf_path))
-			goto out;
-	}
-	if (find_owned(&owned, &cf, conf_path) || find_kb(&kb, kb_dir, &cf, conf_path, &have_kb))
+	if (find_owned(&owned, &p.cf, p.conf_path) || find_kb(&kb, kb_dir, &p.cf, p.conf_path, &have_kb))
 		goto out;
 	bo.owned = &owned;
 	profile_init(&prof);
@@ -240,7 +231,6 @@ out_usage:
 out:
 	brief_owned_release(&owned);
 	kb_release(&kb);
-	config_release(&cf);
-	free(conf_path);
+	project_release(&p);
 	return ret;
 }
