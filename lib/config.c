@@ -53,6 +53,7 @@ static const struct key_spec keys[] = {
 	{ S_PROJECT, "owned", K_LIST, C(owned), 0 },
 	{ S_PROJECT, "protected", K_LIST, C(protected_paths), 0 },
 	{ S_PROJECT, "kb", K_STRING, C(kb), 0 },
+	{ S_PROJECT, "brief-budget", K_COUNT, C(brief_budget), 10000000 },
 	{ S_GATE, "test", K_STRING, C(test), 0 },
 	{ S_GATE, "fingerprint", K_BOOL, C(fingerprint), 0 },
 	{ S_GATE, "timeout", K_TIMEOUT, C(gate_timeout_s), 0 },
@@ -136,6 +137,7 @@ void config_init(struct config *c)
 	c->build_timeout_s = 30 * 60;
 	list_add(&c->protected_paths, CONFIG_FILE, strlen(CONFIG_FILE));
 	c->kb = xstrdup("kb");
+	c->brief_budget = CONFIG_BRIEF_BUDGET;
 	c->test = xstrdup("");
 	c->fingerprint = true;
 	c->gate_timeout_s = 60;
@@ -1231,6 +1233,8 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_list(out, "owned", &c->owned, " ");
 	add_kv_list(out, "protected", &c->protected_paths, " ");
 	add_kv_str(out, "kb", c->kb);
+	snprintf(num, sizeof(num), "%ld", c->brief_budget);
+	add_kv_str(out, "brief-budget", num);
 	strbuf_addstr(out, "[gate]\n");
 	add_kv_str(out, "test", c->test);
 	add_kv_str(out, "fingerprint", c->fingerprint ? "yes" : "no");
@@ -1305,6 +1309,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "owned", list_json(&c->owned));
 	json_object_set_new(o, "protected", list_json(&c->protected_paths));
 	json_object_set_new(o, "kb", json_string(c->kb));
+	json_object_set_new(o, "brief_budget", json_integer(c->brief_budget));
 	json_object_set_new(doc, "project", o);
 	o = json_object();
 	json_object_set_new(o, "test", json_string(c->test));

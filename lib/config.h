@@ -14,6 +14,8 @@
 #include "rules.h"
 
 #define CONFIG_FILE "hotloop.conf"
+/* [project] brief-budget by default: the one budget rule of every brief */
+#define CONFIG_BRIEF_BUDGET 4000
 
 /* A whitespace-separated list of words ("src lib"). */
 struct config_list {
@@ -52,6 +54,7 @@ struct config {
 	struct config_list owned;	/* empty = everything not protected */
 	struct config_list protected_paths;
 	char *kb;
+	long brief_budget;		/* tokens of the brief run, loop and brief write */
 	/* [gate] */
 	char *test;			/* "" = no test command */
 	bool fingerprint;

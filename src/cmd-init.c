@@ -123,6 +123,7 @@ static void starter(struct strbuf *sb)
 	strbuf_addstr(sb, "\t# a change touching these is rejected before it is built\n");
 	add_words(sb, "protected", protected_dirs, ARRAY_SIZE(protected_dirs), CONFIG_FILE);
 	strbuf_addstr(sb,
+"\t# brief-budget = 4000\t# tokens of the brief that run, loop and brief write\n"
 "\n[gate]\n"
 "\t# must pass for a change to be kept\n");
 	if (test)

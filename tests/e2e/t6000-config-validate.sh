@@ -73,6 +73,7 @@ test_expect_success '--json has the documented keys and types' '
 		(.project.owned | type == \"array\") and
 		(.project.protected | type == \"array\") and
 		(.project.kb | type == \"string\") and
+		(.project.brief_budget == 4000) and
 		(.gate.test | type == \"string\") and
 		(.gate.fingerprint | type == \"boolean\") and
 		(.gate.timeout_s | type == \"number\") and
