@@ -1225,10 +1225,19 @@ static void child_exec(const struct record_options *o, const sigset_t *mask, int
 		err = CHDIR_FAILED | errno;
 		goto fail;
 	}
-	if (o->discard_stdout) {
-		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (o->discard_stdout || o->stdout_file) {
+		int fd = open(o->stdout_file ? o->stdout_file : "/dev/null",
+			      O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 
-		if (null < 0 || dup2(null, 1) < 0) {
+		if (fd < 0 || dup2(fd, 1) < 0) {
+			err = errno;
+			goto fail;
+		}
+	}
+	if (o->stderr_file) {
+		int fd = open(o->stderr_file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+
+		if (fd < 0 || dup2(fd, 2) < 0) {
 			err = errno;
 			goto fail;
 		}
@@ -1405,6 +1414,9 @@ static void handle_signals(struct run *run)
 	while (read(run->sigfd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;
+		/* whoever called record is interrupted too */
+		if (si.ssi_signo != SIGHUP)
+			hl_cancel();
 		if (run->child) {
 			/*
 			 * A terminal's ^C reached the whole process group,
@@ -1615,4 +1627,20 @@ out:
 	recording_free(run.rec);
 	sampler_free(run.s);
 	return ret;
+}
+
+void record_summary(const struct record_result *res, const char *output, struct strbuf *sb)
+{
+	const struct sampler_stats *st = &res->stats;
+
+	strbuf_addf(sb, "hotloop record: %llu samples, %llu lost, %.2f s, wrote '%s'",
+		    (unsigned long long)st->samples, (unsigned long long)st->lost,
+		    res->duration_ns / 1e9, output);
+	if (st->throttled)
+		strbuf_addf(sb, ", throttled %llu times", (unsigned long long)st->throttled);
+	if (st->corrupt)
+		strbuf_addf(sb, ", %llu corrupt buffers", (unsigned long long)st->corrupt);
+	if (st->lost || st->throttled)
+		strbuf_addstr(sb, " (raise --mmap-pages or lower -F)");
+	strbuf_addch(sb, '\n');
 }

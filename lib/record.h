@@ -28,6 +28,8 @@ struct record_options {
 	const char *output;	/* the profile to write */
 	const char *dir;	/* run the command here (NULL: where we are) */
 	bool discard_stdout;	/* the command's stdout goes to /dev/null */
+	const char *stdout_file;	/* ... or to this file (truncated); NULL: ours */
+	const char *stderr_file;	/* the command's stderr is appended to this file; NULL: ours */
 };
 
 struct record_result {
@@ -41,9 +43,18 @@ struct record_result {
  * Record and write o->output. Returns 0 when a profile was written, -1
  * on failure, -HL_EXIT_NOT_PERMITTED when perf events are refused, and
  * -HL_EXIT_NOT_FOUND / -HL_EXIT_NOT_EXECUTABLE when the command cannot
- * be run (the message says which, like a shell).
+ * be run (the message says which, like a shell). SIGINT or SIGTERM while
+ * it records is passed to the command and calls hl_cancel(), so a caller
+ * in the middle of longer work stops too.
  */
 int record_run(const struct record_options *o, struct record_result *res);
+
+/*
+ * The line `hotloop record` ends with: "hotloop record: N samples, N lost,
+ * S s, wrote 'FILE'" with what went wrong, and a newline.
+ */
+struct strbuf;
+void record_summary(const struct record_result *res, const char *output, struct strbuf *sb);
 
 /* ---- the timeline, for record_run() and tests ---- */
 

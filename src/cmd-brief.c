@@ -1,8 +1,7 @@
 /*
  * cmd-brief.c: `hotloop brief`, where the time goes in code the user owns
- * and why, as Markdown or JSON within a token budget. Decides which
- * directories are owned (--owned, hotloop.conf, the git top level, the
- * current directory) and hands the rest to lib/brief.c.
+ * and why, as Markdown or JSON within a token budget: brief_for_workload()
+ * (lib/run.c) decides what is owned and joins the kb and scale results.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,19 +14,18 @@
 
 #include <jansson.h>
 
-#include "brief.h"
+#include "run.h"
 #include "builtin.h"
 #include "project.h"
-#include "kb.h"
 #include "profile.h"
 #include "profile-io.h"
-#include "git.h"
 #include "strbuf.h"
 
 const char usage_brief[] =
 "usage: hotloop brief [FILE] [--budget TOKENS] [--format md|json] [--json]\n"
 "                     [--owned DIR]... [--focus FN] [--top N] [--context N]\n"
-"                     [--scale FILE] [--sample-type NAME] [--kb DIR] [-f CONFIG]\n"
+"                     [--scale FILE] [--workload NAME] [--sample-type NAME]\n"
+"                     [--kb DIR] [-f CONFIG]\n"
 "\n"
 "Say where the time goes in code you own, and why: hotspots ranked by the\n"
 "time attributed to them (time in libc, libstdc++, libm or the kernel is\n"
@@ -38,7 +36,8 @@ const char usage_brief[] =
 "pprof, perf.data, perf script text, callgrind.out or folded stacks,\n"
 "recognized by content; - reads standard input).\n"
 "\n"
-"  --budget TOKENS      fit in TOKENS (chars / 4; default 4000, 0: no limit);\n"
+"  --budget TOKENS      fit in TOKENS (chars / 4; default [project] brief-budget,\n"
+"                       4000; 0: no limit);\n"
 "                       source snippets go first, then the lowest hotspots\n"
 "  --format md|json     Markdown (default) or JSON (docs/brief.md); --json is\n"
 "                       --format json\n"
@@ -49,65 +48,15 @@ const char usage_brief[] =
 "  --top N              at most N hotspots (default 10)\n"
 "  --context N          source lines either side of the hottest (default 6)\n"
 "  --scale FILE         growth exponents from `hotloop scale` (its JSON)\n"
+"  --workload NAME      the configured workload the profile is of: the header\n"
+"                       names it, and its saved scale results join the brief\n"
 "  --sample-type NAME   the value to weigh by (default: the profile's default)\n"
 "  --kb DIR             the knowledge base of attempts (default: [project] kb\n"
 "                       of hotloop.conf, when it exists; docs/kb.md)\n"
 "  -f, --config FILE    the hotloop.conf to take [project] owned and kb from\n";
 
-/*
- * The roots: --owned, else [project] owned of the config (conf_path, when
- * there is one), else the git top level, else the current directory.
- */
-static int find_owned(struct brief_owned *o, const struct config *cf, const char *conf_path)
-{
-	char *top;
-	int ret;
-
-	if (o->nr_roots) {
-		o->how = xstrdup("--owned");
-		return 0;
-	}
-	if (conf_path)
-		return brief_owned_from_config(o, cf, conf_path);
-	if ((top = git_find_top("."))) {
-		o->how = xstrdup("the git top level");
-		ret = brief_owned_add(o, top, false, true);
-		free(top);
-		return ret;
-	}
-	o->how = xstrdup("the current directory");
-	return brief_owned_add(o, ".", false, true);
-}
-
-/* The knowledge base: --kb DIR (which must exist), else the config's when it exists. */
-static int find_kb(struct kb *kb, const char *dir, const struct config *cf, const char *conf_path,
-		   bool *have)
-{
-	struct stat st;
-	char *d;
-	int ret = 0;
-
-	if (dir) {
-		if (stat(dir, &st))
-			return error("no knowledge base at '%s': %s", dir, strerror(errno));
-		if (!S_ISDIR(st.st_mode))
-			return error("no knowledge base at '%s': not a directory", dir);
-		*have = true;
-		return kb_load(dir, kb);
-	}
-	if (!conf_path)
-		return 0;
-	d = kb_dir_of_config(cf, conf_path);
-	if (!stat(d, &st) && S_ISDIR(st.st_mode)) {
-		*have = true;
-		ret = kb_load(d, kb);
-	}
-	free(d);
-	return ret;
-}
-
 enum { OPT_BUDGET = 256, OPT_FORMAT, OPT_JSON, OPT_OWNED, OPT_FOCUS, OPT_TOP, OPT_CONTEXT,
-       OPT_SCALE, OPT_TYPE, OPT_KB };
+       OPT_SCALE, OPT_TYPE, OPT_KB, OPT_WORKLOAD };
 
 int cmd_brief(int argc, char **argv)
 {
@@ -122,21 +71,22 @@ int cmd_brief(int argc, char **argv)
 		{ "scale", required_argument, NULL, OPT_SCALE },
 		{ "sample-type", required_argument, NULL, OPT_TYPE },
 		{ "kb", required_argument, NULL, OPT_KB },
+		{ "workload", required_argument, NULL, OPT_WORKLOAD },
 		{ "config", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct brief_owned owned = { 0 };
-	struct brief_opts bo = { 0 };
-	struct kb kb = KB_INIT;
+	struct brief_owned given = { 0 }, owned = { 0 };
+	struct brief_request rq = { 0 };
 	struct project p = PROJECT_INIT;
 	struct profile prof;
 	struct brief b;
-	const char *file = "hotloop.pb.gz", *scale = NULL, *type = NULL, *conf_file = NULL, *kb_dir = NULL;
-	long budget = 4000, v;
-	bool json = false, have_kb = false;
-	int c, idx, ret = HL_EXIT_FAILURE;
+	const char *file = "hotloop.pb.gz", *conf_file = NULL;
+	long budget = -1, v;
+	bool json = false;
+	int c, ret = HL_EXIT_FAILURE;
 
-	bo.context = -1;
+	rq.opts.context = -1;
+	profile_init(&prof);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "f:", opts, NULL)) != -1) {
 		switch (c) {
@@ -158,30 +108,34 @@ int cmd_brief(int argc, char **argv)
 			json = true;
 			break;
 		case OPT_OWNED:
-			if (brief_owned_add(&owned, optarg, false, true))
+			if (brief_owned_add(&given, optarg, false, true))
 				goto out;
+			rq.owned = &given;
 			break;
 		case OPT_FOCUS:
-			bo.focus = optarg;
+			rq.opts.focus = optarg;
 			break;
 		case OPT_TOP:
 			if ((v = parse_count("--top", optarg, 1, 1000)) < 0)
 				goto out_usage;
-			bo.top = (size_t)v;
+			rq.opts.top = (size_t)v;
 			break;
 		case OPT_CONTEXT:
 			if ((v = parse_count("--context", optarg, 0, 100)) < 0)
 				goto out_usage;
-			bo.context = (int)v;
+			rq.opts.context = (int)v;
 			break;
 		case OPT_SCALE:
-			scale = optarg;
+			rq.scale_path = optarg;
 			break;
 		case OPT_TYPE:
-			type = optarg;
+			rq.sample_type = optarg;
 			break;
 		case OPT_KB:
-			kb_dir = optarg;
+			rq.kb_dir = optarg;
+			break;
+		case OPT_WORKLOAD:
+			rq.workload = optarg;
 			break;
 		case 'f':
 			conf_file = optarg;
@@ -198,39 +152,35 @@ int cmd_brief(int argc, char **argv)
 	}
 	if (optind < argc)
 		file = argv[optind];
+	if (given.nr_roots)
+		given.how = xstrdup("--owned");
 	if (project_open(&p, conf_file, PROJECT_CONFIG_OPTIONAL))
 		goto out;
-	if (find_owned(&owned, &p.cf, p.conf_path) || find_kb(&kb, kb_dir, &p.cf, p.conf_path, &have_kb))
+	if (rq.workload && !project_workload(&p, rq.workload))
 		goto out;
-	bo.owned = &owned;
-	profile_init(&prof);
-	if (profile_read_any(&prof, file) || (idx = profile_pick_sample_type(&prof, type)) < 0)
-		goto out_profile;
-	if (brief_build(&b, &prof, idx, &bo))
-		goto out_profile;
-	if (have_kb)
-		brief_add_kb(&b, &kb);
-	if (!scale || !brief_add_scale(&b, scale)) {
-		if (json) {
-			print_json(brief_to_json(&b, (size_t)budget));
-		} else {
-			struct strbuf sb = STRBUF_INIT;
+	rq.project = &p;
+	if (budget < 0)
+		budget = (long)brief_budget(&p);
+	if (profile_read_any(&prof, file) || brief_for_workload(&rq, &prof, &owned, &b))
+		goto out;
+	if (json) {
+		print_json(brief_to_json(&b, (size_t)budget));
+	} else {
+		struct strbuf sb = STRBUF_INIT;
 
-			brief_format_md(&b, (size_t)budget, &sb);
-			fwrite(sb.buf, 1, sb.len, stdout);
-			strbuf_release(&sb);
-		}
-		ret = HL_EXIT_OK;
+		brief_format_md(&b, (size_t)budget, &sb);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		strbuf_release(&sb);
 	}
 	brief_release(&b);
-out_profile:
-	profile_release(&prof);
+	ret = HL_EXIT_OK;
 	goto out;
 out_usage:
 	ret = HL_EXIT_USAGE;
 out:
+	brief_owned_release(&given);
 	brief_owned_release(&owned);
-	kb_release(&kb);
+	profile_release(&prof);
 	project_release(&p);
 	return ret;
 }

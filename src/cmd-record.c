@@ -13,6 +13,7 @@
 
 #include "builtin.h"
 #include "record.h"
+#include "strbuf.h"
 
 const char usage_record[] =
 "usage: hotloop record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [-p PID]\n"
@@ -68,7 +69,7 @@ int cmd_record(int argc, char **argv)
 	};
 	struct record_options o = { .output = "hotloop.pb.gz" };
 	struct record_result res;
-	const struct sampler_stats *st = &res.stats;
+	struct strbuf sb = STRBUF_INIT;
 	long v;
 	int c, ret;
 
@@ -121,15 +122,8 @@ int cmd_record(int argc, char **argv)
 	if (ret < 0)
 		return ret == -1 ? HL_EXIT_FAILURE : -ret;
 
-	fprintf(stderr, "hotloop record: %llu samples, %llu lost, %.2f s, wrote '%s'",
-		(unsigned long long)st->samples, (unsigned long long)st->lost,
-		res.duration_ns / 1e9, o.output);
-	if (st->throttled)
-		fprintf(stderr, ", throttled %llu times", (unsigned long long)st->throttled);
-	if (st->corrupt)
-		fprintf(stderr, ", %llu corrupt buffers", (unsigned long long)st->corrupt);
-	if (st->lost || st->throttled)
-		fprintf(stderr, " (raise --mmap-pages or lower -F)");
-	fputc('\n', stderr);
+	record_summary(&res, o.output, &sb);
+	fputs(sb.buf, stderr);
+	strbuf_release(&sb);
 	return o.argv ? exit_code_of(res.wait_status) : HL_EXIT_OK;
 }

@@ -15,7 +15,7 @@ _hotloop()
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
 	push)    opts="--name --from --until --header --timeout --cacert --json --help" ;;
-	brief)   opts="--budget --format --json --owned --focus --top --context --scale --sample-type --kb -f --config --help" ;;
+	brief)   opts="--budget --format --json --owned --focus --top --context --scale --workload --sample-type --kb -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
 	loop)    opts="--rounds --agent --lenses --parallel -f --config --json --help" ;;

@@ -55,6 +55,18 @@ test_expect_success 'hotloop run feeds the growth exponents into the brief' '
 	jq -e ".scale | test(\"/.hotloop/scale/grow.json$\")" "$SCRATCH/proj/.hotloop/runs/latest/meta.json" >/dev/null
 '
 
+test_expect_success 'brief --workload joins the saved exponents; without it there are none' '
+	cd proj/app &&
+	P="$SCRATCH/proj/.hotloop/runs/latest/profile.pb.gz" &&
+	hotloop brief --json --workload grow "$P" >"$SCRATCH/with.json" &&
+	jq -e ".hotspots[] | select(.function == \"count_duplicate_pairs\") | .growth.exponent > 1.3" \
+		"$SCRATCH/with.json" >/dev/null &&
+	hotloop brief --json "$P" >"$SCRATCH/without.json" &&
+	jq -e "[.hotspots[].growth] | all(. == null)" "$SCRATCH/without.json" >/dev/null &&
+	{ hotloop brief --workload nosuch "$P" 2>"$SCRATCH/err"; test $? -eq 1; } &&
+	expect_grep "unknown workload .nosuch." "$SCRATCH/err"
+'
+
 test_expect_success 'without a name the primary; --sizes over the config; a table by default' '
 	cd proj/app &&
 	hotloop scale --min-samples 1 --sizes 100,300,900 >"$SCRATCH/out" 2>"$SCRATCH/err" &&
