@@ -66,6 +66,49 @@ void gate_spec_release(struct gate_spec *s)
 	s->nr_workloads = 0;
 }
 
+/* What the compare in a result points to, owned by the result. */
+struct gate_copy {
+	struct compare_opts opts;
+	struct compare_workload_spec *workloads;
+	size_t nr;
+};
+
+static struct gate_copy *copy_spec(const struct gate_spec *s)
+{
+	struct gate_copy *c = xcalloc(1, sizeof(*c));
+
+	c->opts = s->opts;
+	c->nr = s->nr_workloads;
+	c->workloads = xcalloc(c->nr + 1, sizeof(*c->workloads));
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct compare_workload_spec *w = &s->workloads[i];
+		struct compare_workload_spec *d = &c->workloads[i];
+
+		*d = *w;
+		d->name = xstrdup(w->name);
+		d->base_cmd = xstrdup(w->base_cmd);
+		d->cand_cmd = xstrdup(w->cand_cmd);
+		d->base_dir = w->base_dir ? xstrdup(w->base_dir) : NULL;
+		d->cand_dir = w->cand_dir ? xstrdup(w->cand_dir) : NULL;
+	}
+	return c;
+}
+
+static void free_copy(struct gate_copy *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr; i++) {
+		free((char *)c->workloads[i].name);
+		free((char *)c->workloads[i].base_cmd);
+		free((char *)c->workloads[i].cand_cmd);
+		free((char *)c->workloads[i].base_dir);
+		free((char *)c->workloads[i].cand_dir);
+	}
+	free(c->workloads);
+	free(c);
+}
+
 void gate_result_init(struct gate_result *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -88,6 +131,7 @@ void gate_result_release(struct gate_result *r)
 	strbuf_release(&r->detail);
 	compare_release(&r->compare);
 	verdict_release(&r->v);
+	free_copy(r->copy);
 	gate_result_init(r);
 }
 
@@ -97,12 +141,41 @@ static void add_reason(struct gate_result *r, char *reason)
 	r->reasons[r->nr_reasons++] = reason;
 }
 
-static void stage_event(const struct gate_spec *s, enum gate_stage stage, bool passed, const char *msg)
+static void stage_event(const struct gate_spec *s, enum gate_stage stage, bool passed)
 {
-	struct event ev = { .kind = EV_STAGE, .source = s->source, .stage = stage, .passed = passed,
-			    .message = msg };
+	struct event ev = { .kind = EV_STAGE, .source = s->source, .stage = stage, .passed = passed };
 
 	emit(s->obs, &ev);
+}
+
+int gate_shell_step(const char *cmd, const char *dir, double timeout, const char *log,
+		    struct strbuf *how, struct strbuf *tail)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	int ret = 0;
+
+	cp.shell = cmd;
+	cp.dir = dir;
+	cp.timeout = timeout;
+	cp.cancellable = true;
+	if (run_command(&cp))
+		return -1;
+	if (log)
+		write_file_atomic(log, cp.out.buf, cp.out.len);
+	if (!child_succeeded(&cp)) {
+		ret = 1;
+		if (how)
+			child_describe(&cp, how);
+		if (tail)
+			output_tail(&cp.out, 10, tail);
+	}
+	child_process_release(&cp);
+	return ret;
+}
+
+static char *log_path(const struct gate_spec *s, const char *name)
+{
+	return s->log_dir ? xstrfmt("%s/%s", s->log_dir, name) : NULL;
 }
 
 /*
@@ -113,73 +186,40 @@ static void stage_event(const struct gate_spec *s, enum gate_stage stage, bool p
 static int build_tree(const struct gate_spec *s, const char *role, const char *dir,
 		      const char *log, char **why, struct strbuf *tail)
 {
-	struct child_process cp = CHILD_PROCESS_INIT;
-	int ret = 0;
+	struct strbuf how = STRBUF_INIT;
+	char *path = log_path(s, log);
+	int ret;
 
 	emit_note(s->obs, s->source, "building the %s in %s", role, dir);
-	cp.shell = s->build;
-	cp.dir = dir;
-	cp.timeout = s->build_timeout;
-	cp.cancellable = true;
-	if (run_command(&cp)) {
-		ret = -1;
-		goto out;
-	}
-	if (s->log_dir) {
-		char *path = xstrfmt("%s/%s", s->log_dir, log);
-
-		write_file_atomic(path, cp.out.buf, cp.out.len);
-		free(path);
-	}
-	if (child_succeeded(&cp))
-		goto out;
-	ret = 1;
-	output_tail(&cp.out, 10, tail);
-	if (cp.cancelled)
-		*why = xstrfmt("the %s's build was interrupted", role);
-	else if (cp.timed_out)
+	ret = gate_shell_step(s->build, dir, s->build_timeout, path, &how, tail);
+	if (ret > 0 && !strncmp(how.buf, "timed out", 9))
 		*why = xstrfmt("the %s's build timed out after %g s ('%s' in %s; [project] build-timeout)",
 			       role, s->build_timeout, s->build, dir);
-	else
-		*why = xstrfmt("the %s's build failed ('%s' in %s, %s %d)", role, s->build, dir,
-			       WIFEXITED(cp.status) ? "exit status" : "signal",
-			       WIFEXITED(cp.status) ? WEXITSTATUS(cp.status) : WTERMSIG(cp.status));
-out:
-	child_process_release(&cp);
+	else if (ret > 0)
+		*why = xstrfmt("the %s's build failed ('%s' in %s, %s)", role, s->build, dir, how.buf);
+	strbuf_release(&how);
+	free(path);
 	return ret;
 }
 
 /* [gate] test in the candidate: VD_TEST_*, or -1 with an error when it could not run. */
 static int run_test(const struct gate_spec *s, struct gate_result *r)
 {
-	struct child_process cp = CHILD_PROCESS_INIT;
-	int ret = VD_TEST_PASSED;
+	struct strbuf how = STRBUF_INIT;
+	char *path = log_path(s, "test.log");
+	int ret;
 
 	emit_note(s->obs, s->source, "testing the candidate: %s", s->test);
-	cp.shell = s->test;
-	cp.dir = s->cand_dir;
-	cp.timeout = s->test_timeout;
-	cp.cancellable = true;
-	if (run_command(&cp)) {
-		ret = -1;
-		goto out;
-	}
-	if (s->log_dir) {
-		char *path = xstrfmt("%s/test.log", s->log_dir);
-
-		write_file_atomic(path, cp.out.buf, cp.out.len);
-		free(path);
-	}
-	if (!child_succeeded(&cp)) {
-		output_tail(&cp.out, 10, &r->detail);
-		if (cp.cancelled)
-			r->interrupted = true;
-		emit_note(s->obs, s->source, "the test command failed%s%s", cp.timed_out ? " (timed out)" : "",
-			  r->detail.buf);
+	ret = gate_shell_step(s->test, s->cand_dir, s->test_timeout, path, &how, &r->detail);
+	if (ret > 0) {
+		r->interrupted = hl_cancelled();
+		emit_note(s->obs, s->source, "the test command failed (%s)%s", how.buf, r->detail.buf);
 		ret = VD_TEST_FAILED;
+	} else if (!ret) {
+		ret = VD_TEST_PASSED;
 	}
-out:
-	child_process_release(&cp);
+	strbuf_release(&how);
+	free(path);
 	return ret;
 }
 
@@ -204,20 +244,20 @@ static int measure(const struct gate_spec *s, struct gate_result *r)
 
 int gate_run(const struct gate_spec *s, struct gate_result *r)
 {
-	struct compare_opts *o = &r->opts;
+	struct compare_opts *o;
 	struct vd_measurements m;
 	char *why = NULL;
 	int ret = -1, b;
 
 	gate_result_release(r);
-	*o = s->opts;
+	r->copy = copy_spec(s);
+	o = &r->copy->opts;
 	o->metric = s->rules.metric;
 	o->min_improvement = s->rules.min_improvement;
 	o->obs = s->obs;
 	if (!o->seed)
 		o->seed = now_ns();
-	/* the compare keeps a pointer to its options: they live in the result */
-	compare_init(&r->compare, o, s->workloads, s->nr_workloads);
+	compare_init(&r->compare, o, r->copy->workloads, r->copy->nr);
 	r->test = VD_TEST_NOT_RUN;
 	if (s->build && *s->build && s->build_base) {
 		struct strbuf tail = STRBUF_INIT;
@@ -237,13 +277,13 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 			r->verdict = VERDICT_REJECT;
 			r->stage = GATE_STAGE_BUILD;
 			r->interrupted = hl_cancelled();
-			stage_event(s, GATE_STAGE_BUILD, false, why);
+			stage_event(s, GATE_STAGE_BUILD, false);
 			add_reason(r, why);
 			why = NULL;
 			ret = 0;
 			goto out;
 		}
-		stage_event(s, GATE_STAGE_BUILD, true, NULL);
+		stage_event(s, GATE_STAGE_BUILD, true);
 	}
 	if (s->test && *s->test) {
 		int t = run_test(s, r);
@@ -251,7 +291,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 		if (t < 0)
 			goto out;
 		r->test = (enum vd_test)t;
-		stage_event(s, GATE_STAGE_TEST, t != VD_TEST_FAILED, NULL);
+		stage_event(s, GATE_STAGE_TEST, t != VD_TEST_FAILED);
 	}
 	if (r->test != VD_TEST_FAILED && (ret = measure(s, r)))
 		goto out;
@@ -269,7 +309,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 	else
 		r->stage = GATE_STAGE_COMPARE;
 	if (r->test != VD_TEST_FAILED)
-		stage_event(s, r->stage, r->verdict == VERDICT_KEEP, r->nr_reasons ? r->reasons[0] : NULL);
+		stage_event(s, r->stage, r->verdict == VERDICT_KEEP);
 	ret = 0;
 out:
 	free(why);

@@ -9,7 +9,9 @@
  *
  * The caller owns the spec and what it points to (gate_spec_from_project()
  * makes the spec own its workloads; gate_spec_release() frees them); a
- * struct gate_result owns everything in it until gate_result_release().
+ * struct gate_result owns everything in it (copies of the workloads
+ * included, so it outlives the spec and may be moved) until
+ * gate_result_release().
  */
 #ifndef HOTLOOP_GATE_H
 #define HOTLOOP_GATE_H
@@ -73,7 +75,8 @@ struct gate_result {
 	bool interrupted;		/* hl_cancel() stopped it: partial */
 	struct compare compare;
 	struct verdict v;		/* when the tests ran or anything was measured */
-	struct compare_opts opts;	/* private: the options compare points to */
+	/* private: copies of what compare points to, so a result can be moved and kept */
+	struct gate_copy *copy;
 };
 
 /* Initialize before the first gate_run(); release (and reuse) after each. */
@@ -88,6 +91,16 @@ void gate_result_release(struct gate_result *r);
  * HL_EXIT_NOT_FOUND when a workload's command is not found.
  */
 int gate_run(const struct gate_spec *s, struct gate_result *r);
+
+/*
+ * One shell step of the gate on its own (a build, a test): 'cmd' in 'dir',
+ * cancellable, its output saved to 'log' (NULL: not saved). 0 when it
+ * exited 0; 1 when it did not, with how in 'how' ("exit status 2",
+ * "timed out after 60 s", "interrupted") and its last lines, indented, in
+ * 'tail' (either may be NULL); -1 with an error when it could not run.
+ */
+int gate_shell_step(const char *cmd, const char *dir, double timeout, const char *log,
+		    struct strbuf *how, struct strbuf *tail);
 
 /*
  * The primary workload's change when it was measured: 0 and e, or -1 (no

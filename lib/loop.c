@@ -1,136 +1,98 @@
 /*
- * loop.c: the prompt template, the agent's proposal, the protected-path
- * check and the commit message of `hotloop loop`.
+ * loop.c: the improve loop's rounds (see loop.h). One round: profile the
+ * best, give each agent a worktree and the prompt, wait for all of them,
+ * judge each candidate alone (agent, diff, protected, then gate_run()),
+ * commit the best keep, write every attempt up. The branch moves by
+ * compare-and-swap; the user's tree, index and HEAD are never touched.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
-#include "config.h"
+#include "events.h"
+#include "gate.h"
+#include "git.h"
+#include "kb.h"
 #include "loop.h"
+#include "project.h"
+#include "revs.h"
+#include "run-command.h"
+#include "run.h"
 #include "strbuf.h"
 #include "util.h"
 
-const char loop_default_prompt[] =
-"You are improving the performance of this project, one change at a time.\n"
-"hotloop measures every change and keeps it only when it is correct and\n"
-"measurably faster. This is round {{round}} of at most {{rounds}}.\n"
-"\n"
-"Rules:\n"
-"1. Pick ONE owned hot function from the brief below whose attributed share\n"
-"   is at least {{min_share}}: {{targets}}.\n"
-"2. Read the knowledge base below first: do not repeat an idea that was\n"
-"   rejected, unless you say what is different this time.\n"
-"3. Change only that function (and what it needs). Never touch tests,\n"
-"   benchmarks, inputs or hotloop.conf; these paths are protected and a\n"
-"   change to them is rejected before it is built: {{protected}}.\n"
-"4. Keep the output identical: every workload's output is compared with\n"
-"   the baseline's, and the tests ({{test}}) must pass.\n"
-"5. Before you finish, write your proposal as JSON to the file named in\n"
-"   $HOTLOOP_PROPOSAL: {\"function\": \"...\", \"title\": \"a few words\",\n"
-"   \"hypothesis\": \"why it will be faster\", \"expected_gain_pct\": N}.\n"
-"6. If you see nothing worth trying, change nothing and print a line\n"
-"   NO CANDIDATE.\n"
-"\n"
-"Lens for this round: {{lens}}. {{lens_hint}}\n"
-"\n"
-"The gate: build ({{build}}), tests, output fingerprints, then the\n"
-"candidate against the current best in interleaved pairs on every workload\n"
-"({{workloads}}); the primary must improve by at least {{min_improvement}}\n"
-"and no other workload may regress by more than {{guard_regression}}.\n"
-"\n"
-"# Brief of the current best\n"
-"\n"
-"{{brief}}\n"
-"\n"
-"# Knowledge base (what was tried before)\n"
-"\n"
-"{{kb}}\n";
+/* What one loop_run() holds while it runs. */
+struct loop {
+	const struct loop_spec *spec;
+	struct project *p;
+	struct loop_result *r;
+	const char *lenses[LOOP_MAX_LENSES];
+	size_t nr_lenses;
+	struct revs_tree base;		/* the current best, built and tested */
+	char *base_dir;			/* the project's directory in it */
+	char *brief_md;			/* of the current best */
+	char *targets;			/* owned functions at or above min-share */
+	char *kb_dir;
+	bool git_identity;		/* the repository has user.name and user.email */
+	int lock_fd, wlock_fd;
+};
 
-int loop_render(const char *tmpl, const struct loop_var *vars, size_t nr, struct strbuf *out)
+static double wall_now(void)
 {
-	const char *p = tmpl, *open;
+	struct timespec ts;
 
-	while ((open = strstr(p, "{{"))) {
-		const char *close = strstr(open + 2, "}}");
-		size_t len;
-		size_t i;
-
-		if (!close)
-			break;
-		strbuf_add(out, p, (size_t)(open - p));
-		len = (size_t)(close - open - 2);
-		for (i = 0; i < nr; i++)
-			if (strlen(vars[i].name) == len && !strncmp(vars[i].name, open + 2, len))
-				break;
-		if (i == nr)
-			return error("unknown placeholder '{{%.*s}}' in the prompt template", (int)len, open + 2);
-		strbuf_addstr(out, vars[i].value ? vars[i].value : "");
-		p = close + 2;
-	}
-	strbuf_addstr(out, p);
-	return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static int take_string(json_t *doc, const char *key, char **out, struct strbuf *why)
+static char *path_in(const char *dir, const char *name)
 {
-	json_t *v = json_object_get(doc, key);
-
-	if (!v || json_is_null(v))
-		return 0;
-	if (!json_is_string(v)) {
-		strbuf_addf(why, "\"%s\" is not a string", key);
-		return -1;
-	}
-	*out = xstrdup(json_string_value(v));
-	return 0;
+	return xstrfmt("%s/%s", dir, name);
 }
 
-int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, struct strbuf *why)
+static void save(const char *dir, const char *name, const char *text, size_t len)
 {
-	json_error_t jerr;
-	json_t *doc = json_loadb(text, len, 0, &jerr), *gain;
-	int ret = -1;
+	char *p = path_in(dir, name);
 
-	memset(p, 0, sizeof(*p));
-	p->expected_gain_pct = NAN;
-	if (!doc) {
-		strbuf_addf(why, "not JSON: %s (line %d)", jerr.text, jerr.line);
-		return -1;
-	}
-	if (!json_is_object(doc)) {
-		strbuf_addstr(why, "not a JSON object");
-		goto out;
-	}
-	if (take_string(doc, "function", &p->function, why) ||
-	    take_string(doc, "hypothesis", &p->hypothesis, why) ||
-	    take_string(doc, "title", &p->title, why))
-		goto out;
-	gain = json_object_get(doc, "expected_gain_pct");
-	if (gain && !json_is_null(gain)) {
-		if (!json_is_number(gain) || !isfinite(json_number_value(gain))) {
-			strbuf_addstr(why, "\"expected_gain_pct\" is not a number");
-			goto out;
-		}
-		p->expected_gain_pct = json_number_value(gain);
-	}
-	ret = 0;
-out:
-	if (ret)
-		loop_proposal_release(p);
-	json_decref(doc);
-	return ret;
+	write_file_atomic(p, text, len);
+	free(p);
 }
 
-void loop_proposal_release(struct loop_proposal *p)
+static void event(const struct loop *l, enum event_kind kind, const struct attempt *a,
+		  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void event(const struct loop *l, enum event_kind kind, const struct attempt *a,
+		  const char *fmt, ...)
 {
-	free(p->function);
-	free(p->hypothesis);
-	free(p->title);
-	memset(p, 0, sizeof(*p));
-	p->expected_gain_pct = NAN;
+	struct event ev = { .kind = kind, .source = "loop", .attempt = a, .loop = l->r };
+	char msg[1024];
+	va_list ap;
+
+	if (a) {
+		ev.round = a->round;
+		ev.stage = a->stage;
+		ev.verdict = a->verdict;
+		ev.commit = a->commit;
+		ev.gate = a->measured ? &a->gate : NULL;
+	}
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		ev.message = msg;
+	}
+	emit(l->spec->obs, &ev);
 }
+
+/* ---- the pure parts ------------------------------------------------------ */
 
 /* Is 'path' the same as or under 'dir' (both relative, '/'-separated)? */
 static bool path_under(const char *path, const char *dir, size_t dlen)
@@ -181,25 +143,847 @@ void loop_commit_message(const char *function, const char *title, const char *wo
 		    n > 100 ? 100 : n, title, n > 100 ? "..." : "", workload, change_pct);
 }
 
-bool loop_no_candidate(const char *output)
+/* ---- attempts -------------------------------------------------------------- */
+
+static void attempt_init(struct attempt *a, long round, const char *lens)
 {
-	const char *p = output;
+	memset(a, 0, sizeof(*a));
+	a->round = round;
+	a->lens = lens;
+	a->prop.expected_gain_pct = NAN;
+	strbuf_init(&a->detail, 0);
+	gate_result_init(&a->gate);
+}
 
-	while (p && *p) {
-		size_t len = strcspn(p, "\n");
-		const char *s = p;
+static void attempt_release(struct attempt *a)
+{
+	free(a->dir);
+	free(a->agent_says);
+	loop_proposal_release(&a->prop);
+	for (size_t i = 0; i < a->nr_reasons; i++)
+		free(a->reasons[i]);
+	free(a->reasons);
+	strbuf_release(&a->detail);
+	free(a->diff);
+	gate_result_release(&a->gate);
+	free(a->commit);
+	free(a->kb_slug);
+	revs_tree_release(&a->tree);
+}
 
-		while (len && (*s == ' ' || *s == '\t')) {
-			s++;
-			len--;
+static void add_reason(struct attempt *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_reason(struct attempt *a, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	ALLOC_GROW(a->reasons, a->nr_reasons + 1, a->alloc_reasons);
+	a->reasons[a->nr_reasons++] = strbuf_detach(&sb, NULL);
+}
+
+/* Decided: count it under its stage when it is not a keep. */
+static void decide(struct loop *l, struct attempt *a, enum gate_stage stage, enum verdict_kind v)
+{
+	struct loop_result *r = l->r;
+
+	a->stage = stage;
+	a->verdict = v;
+	if (v == VERDICT_KEEP)
+		return;
+	if (!r->rejected_by[stage])
+		r->rejected_order[r->nr_rejected_stages++] = stage;
+	r->rejected_by[stage]++;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+/* The branch hotloop/<date>: continued when it exists, else made at HEAD. */
+static int start_branch(struct loop *l)
+{
+	struct loop_result *r = l->r;
+	char date[16], *ref;
+	time_t now = time(NULL);
+	struct tm tm;
+	struct strbuf out = STRBUF_INIT;
+
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+	r->branch = xstrfmt("hotloop/%s", date);
+	ref = xstrfmt("refs/heads/%s", r->branch);
+	r->best = git_rev_parse(l->p->top, ref);
+	if (r->best) {
+		emit_note(l->spec->obs, "loop", "continuing branch %s at %.12s", r->branch, r->best);
+	} else {
+		if (!(r->best = git_rev_parse(l->p->top, "HEAD^{commit}")) ||
+		    git_run(l->p->top, NULL, "create the branch", "update-ref", ref, r->best, "", NULL)) {
+			free(ref);
+			return error("cannot start branch %s at HEAD (does the repository have a commit?)",
+				     r->branch);
 		}
-		while (len && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\r'))
-			len--;
-		if (len == strlen("NO CANDIDATE") && !strncmp(s, "NO CANDIDATE", len))
-			return true;
-		p = strchr(p, '\n');
-		if (p)
-			p++;
+		emit_note(l->spec->obs, "loop", "branch %s starts at HEAD (%.12s)", r->branch, r->best);
 	}
-	return false;
+	r->start = xstrdup(r->best);
+	l->git_identity = !git_run(l->p->top, &out, NULL, "config", "user.email", NULL) &&
+			  !git_run(l->p->top, &out, NULL, "config", "user.name", NULL);
+	strbuf_release(&out);
+	free(ref);
+	return 0;
+}
+
+/* A shell step of the loop's own (the baseline's build and tests): 0, or -1 with an error. */
+static int base_step(struct loop *l, const char *what, const char *cmd, double timeout,
+		     const char *log)
+{
+	struct strbuf how = STRBUF_INIT, tail = STRBUF_INIT;
+	char *path = path_in(l->r->dir, log);
+	int ret = gate_shell_step(cmd, l->base_dir, timeout, path, &how, &tail);
+
+	if (ret > 0)
+		error("%s ('%s' in %s, %s)%s", what, cmd, l->base_dir, how.buf, tail.buf);
+	strbuf_release(&how);
+	strbuf_release(&tail);
+	free(path);
+	return ret ? -1 : 0;
+}
+
+/* A fresh worktree of the best, built and tested: the baseline of the rounds. */
+static int setup_base(struct loop *l)
+{
+	const struct config *cf = &l->p->cf;
+
+	if (revs_add(l->p->top, "base", l->r->best, l->p->sub, &l->base))
+		return -1;
+	l->base_dir = xstrdup(l->base.dir);
+	emit_note(l->spec->obs, "loop", "building the baseline (%.12s)", l->r->best);
+	if (*cf->build && base_step(l, "the baseline does not build", cf->build, cf->build_timeout_s,
+				    "base-build.log"))
+		return -1;
+	if (*cf->test && base_step(l, "the baseline fails its own tests", cf->test, cf->gate_timeout_s,
+				   "base-test.log"))
+		return -1;
+	return 0;
+}
+
+/* ---- the current best, profiled ------------------------------------------ */
+
+static int profile_best(struct loop *l, const char *round_dir)
+{
+	const struct config *cf = &l->p->cf;
+	struct run_request rq = { 0 };
+	struct run_outcome out;
+	struct strbuf t = STRBUF_INIT;
+	int ret = -1;
+
+	run_outcome_init(&out);
+	rq.project = l->p;
+	rq.workload = &cf->workloads[cf->primary];
+	rq.dir = l->base_dir;
+	rq.sampler = l->spec->sampler;
+	rq.budget = brief_budget(l->p);
+	rq.out_dir = round_dir;
+	rq.source = "loop";
+	rq.obs = l->spec->obs;
+	if (run_workload(&rq, &out))
+		goto out;	/* its error names the step */
+	free(l->brief_md);
+	l->brief_md = strbuf_detach(&out.brief_md, NULL);
+	for (size_t i = 0; i < out.brief.nr_hotspots; i++) {
+		const struct brief_hotspot *h = &out.brief.hotspots[i];
+		double share = out.brief.total > 0 ? (double)h->attributed / (double)out.brief.total : 0;
+
+		if (share >= cf->min_share)
+			strbuf_addf(&t, "%s%s (%.1f%%)", t.len ? ", " : "", h->function, 100 * share);
+	}
+	free(l->targets);
+	l->targets = t.len ? strbuf_detach(&t, NULL) : xstrdup("(none reaches it: say NO CANDIDATE)");
+	ret = 0;
+out:
+	strbuf_release(&t);
+	run_outcome_release(&out);
+	return ret;
+}
+
+/* The kb index for the prompt. */
+static char *kb_index_of(const struct loop *l)
+{
+	struct kb kb;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!kb_load(l->kb_dir, &kb))
+		kb_index_text(&kb, 40, &sb);
+	kb_release(&kb);
+	if (!sb.len)
+		strbuf_addstr(&sb, "(no attempts recorded yet)");
+	return strbuf_detach(&sb, NULL);
+}
+
+static int write_prompt(const struct loop *l, const struct attempt *a, const char *kb_index,
+			struct strbuf *prompt)
+{
+	const struct config *cf = &l->p->cf;
+	struct strbuf tmpl = STRBUF_INIT, prot = STRBUF_INIT, wl = STRBUF_INIT;
+	char rounds[24], roundstr[24], share[24], minimp[24], guard[24];
+	int ret;
+
+	if (*cf->agent_prompt) {
+		char *p = *cf->agent_prompt == '/' ? xstrdup(cf->agent_prompt)
+						   : path_in(l->base_dir, cf->agent_prompt);
+
+		ret = read_file(&tmpl, p, 1 << 20);
+		free(p);
+		if (ret < 0)
+			return -1;
+	} else {
+		strbuf_addstr(&tmpl, loop_default_prompt);
+	}
+	for (size_t i = 0; i < cf->protected_paths.nr; i++)
+		strbuf_addf(&prot, "%s%s", i ? ", " : "", cf->protected_paths.v[i]);
+	for (size_t i = 0; i < cf->nr_workloads; i++)
+		strbuf_addf(&wl, "%s%s%s", i ? ", " : "", cf->workloads[i].name,
+			    i == cf->primary ? " (primary)" : "");
+	snprintf(rounds, sizeof(rounds), "%ld", l->r->rounds_planned);
+	snprintf(roundstr, sizeof(roundstr), "%ld", a->round);
+	snprintf(share, sizeof(share), "%g%%", 100 * cf->min_share);
+	snprintf(minimp, sizeof(minimp), "%g%%", 100 * cf->rules.min_improvement);
+	snprintf(guard, sizeof(guard), "%g%%", 100 * cf->rules.guard_regression);
+	{
+		const struct loop_var vars[] = {
+			{ "round", roundstr }, { "rounds", rounds }, { "min_share", share },
+			{ "targets", l->targets }, { "protected", prot.buf },
+			{ "test", *cf->test ? cf->test : "none configured" },
+			{ "build", *cf->build ? cf->build : "none" }, { "workloads", wl.buf },
+			{ "min_improvement", minimp }, { "guard_regression", guard },
+			{ "lens", a->lens }, { "lens_hint", loop_lens_hint(a->lens) },
+			{ "brief", l->brief_md }, { "kb", kb_index },
+		};
+
+		ret = loop_render(tmpl.buf, vars, ARRAY_SIZE(vars), prompt);
+	}
+	strbuf_release(&tmpl);
+	strbuf_release(&prot);
+	strbuf_release(&wl);
+	return ret;
+}
+
+/* ---- the agents ------------------------------------------------------------ */
+
+/* The agent's environment: the prompt, the brief, the round, the lens, its worktree, the proposal. */
+static char **agent_env(const struct attempt *a)
+{
+	char **e = xcalloc(7, sizeof(*e));
+
+	e[0] = xstrfmt("HOTLOOP_PROMPT=%s/prompt.md", a->dir);
+	e[1] = xstrfmt("HOTLOOP_BRIEF=%s/brief.md", a->dir);
+	e[2] = xstrfmt("HOTLOOP_ROUND=%ld", a->round);
+	e[3] = xstrfmt("HOTLOOP_LENS=%s", a->lens);
+	e[4] = xstrfmt("HOTLOOP_WORKTREE=%s", a->tree.dir);
+	e[5] = xstrfmt("HOTLOOP_PROPOSAL=%s/proposal.json", a->dir);
+	return e;
+}
+
+/* What the agent left behind: its output, NO CANDIDATE, the proposal. */
+static void read_agent(struct attempt *a, const struct child_process *cp, bool started)
+{
+	char *prop = path_in(a->dir, "proposal.json");
+	struct strbuf sb = STRBUF_INIT, why = STRBUF_INIT;
+	size_t n;
+
+	a->agent_status = started ? cp->status : 126 << 8;
+	a->agent_timed_out = cp->timed_out;
+	a->agent_seconds = cp->seconds;
+	save(a->dir, "agent.log", cp->out.buf, cp->out.len);
+	a->no_candidate = loop_no_candidate(cp->out.buf);
+	n = strcspn(cp->out.buf, "\n");
+	a->agent_says = xstrndup(cp->out.buf, n > 120 ? 120 : n);
+	if (!access(prop, R_OK) && read_file(&sb, prop, 1 << 20) >= 0) {
+		if (loop_parse_proposal(sb.buf, sb.len, &a->prop, &why))
+			add_reason(a, "the proposal in $HOTLOOP_PROPOSAL is unusable: %s", why.buf);
+		else
+			a->have_prop = true;
+	}
+	strbuf_release(&sb);
+	strbuf_release(&why);
+	free(prop);
+}
+
+/* Every agent of the round at once, each in its worktree; wait for them all. */
+static int run_agents(struct loop *l, struct attempt *a, size_t k)
+{
+	struct child_process cps[LOOP_MAX_PARALLEL], *running[LOOP_MAX_PARALLEL];
+	char **envs[LOOP_MAX_PARALLEL] = { 0 }, *prompts[LOOP_MAX_PARALLEL] = { 0 };
+	bool started[LOOP_MAX_PARALLEL] = { 0 };
+	size_t nr = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < k; i++) {
+		struct child_process *cp = &cps[i];
+
+		child_process_init(cp);
+		envs[i] = agent_env(&a[i]);
+		prompts[i] = path_in(a[i].dir, "prompt.md");
+		cp->shell = l->spec->agent;
+		cp->dir = a[i].tree.dir;
+		cp->in = prompts[i];
+		cp->env = (const char *const *)envs[i];
+		cp->timeout = l->p->cf.agent_timeout_s;
+		cp->cancellable = true;
+		cp->kill_leftovers = true;
+		a[i].started_at = wall_now();
+		if (start_command(cp)) {
+			strbuf_addf(&cp->out, "hotloop: %s\n", last_error());
+			continue;
+		}
+		started[i] = true;
+		running[nr++] = cp;
+	}
+	if (nr && finish_commands(running, nr))
+		ret = -1;
+	for (size_t i = 0; i < k; i++) {
+		read_agent(&a[i], &cps[i], started[i]);
+		event(l, EV_AGENT_FINISHED, &a[i], NULL);
+		child_process_release(&cps[i]);
+		for (size_t j = 0; envs[i] && envs[i][j]; j++)
+			free(envs[i][j]);
+		free(envs[i]);
+		free(prompts[i]);
+	}
+	return ret;
+}
+
+/* ---- judging one candidate ---------------------------------------------------- */
+
+/* Stage the candidate's changes and read them: the paths and the diff. */
+static int collect_diff(struct attempt *a, struct strbuf *names, struct strbuf *diff)
+{
+	if (git_run(a->tree.top, NULL, "stage the candidate", "add", "-A", NULL) ||
+	    git_run(a->tree.top, names, "list the changes", "diff", "--cached", "--name-only", NULL) ||
+	    git_run(a->tree.top, diff, "diff the candidate", "diff", "--cached", NULL))
+		return -1;
+	save(a->dir, "diff.patch", diff->buf, diff->len);
+	return 0;
+}
+
+/* 0 when the diff may go on to the gate. */
+static int check_diff(struct loop *l, struct attempt *a)
+{
+	struct strbuf names = STRBUF_INIT, diff = STRBUF_INIT;
+	const char **paths = NULL;
+	size_t nr = 0, alloc = 0;
+	const char *hit;
+	char *p, *save_ptr = NULL;
+	int ret = -1;
+
+	if (collect_diff(a, &names, &diff)) {
+		add_reason(a, "the candidate's changes could not be read: %s", last_error());
+		decide(l, a, GATE_STAGE_DIFF, VERDICT_ERROR);
+		goto out;
+	}
+	if (diff.len)
+		a->diff = xstrdup(diff.buf);
+	for (p = strtok_r(names.buf, "\n", &save_ptr); p; p = strtok_r(NULL, "\n", &save_ptr)) {
+		ALLOC_GROW(paths, nr + 1, alloc);
+		paths[nr++] = p;
+	}
+	if (!nr) {
+		add_reason(a, "the agent changed nothing");
+		decide(l, a, GATE_STAGE_DIFF, VERDICT_REJECT);
+	} else if ((hit = loop_protected_hit(paths, nr, l->p->sub, &l->p->cf.protected_paths))) {
+		add_reason(a, "it touches the protected path '%s' (protected: tests, benchmarks, "
+			   "inputs and hotloop.conf may not change)", hit);
+		decide(l, a, GATE_STAGE_PROTECTED, VERDICT_REJECT);
+	} else {
+		ret = 0;
+	}
+out:
+	free(paths);
+	strbuf_release(&names);
+	strbuf_release(&diff);
+	return ret;
+}
+
+/* The candidate against the best: gate_run() on the two trees (the best is built). */
+static void gate_candidate(struct loop *l, struct attempt *a)
+{
+	struct gate_spec spec = GATE_SPEC_INIT;
+	const struct verdict_estimate *e;
+	int ret;
+
+	if (gate_spec_from_project(&spec, l->p, l->base_dir, a->tree.dir)) {
+		add_reason(a, "the gate could not be set up: %s", last_error());
+		decide(l, a, GATE_STAGE_COMPARE, VERDICT_ERROR);
+		goto out;
+	}
+	spec.source = "loop";
+	spec.build_base = false;
+	spec.log_dir = a->dir;
+	spec.obs = l->spec->obs;
+	ret = gate_run(&spec, &a->gate);
+	if (ret) {
+		add_reason(a, "compare could not run: %s", last_error());
+		decide(l, a, GATE_STAGE_COMPARE, VERDICT_ERROR);
+		goto out;
+	}
+	for (size_t i = 0; i < a->gate.nr_reasons; i++)
+		add_reason(a, "%s", a->gate.reasons[i]);
+	strbuf_add(&a->detail, a->gate.detail.buf, a->gate.detail.len);
+	a->measured = a->gate.measured;
+	if (!gate_primary(&a->gate, &e)) {
+		a->have_change = true;
+		a->change_pct = e->change_pct;
+		a->ci_low = e->ci_low_pct;
+		a->ci_high = e->ci_high_pct;
+	}
+	if (a->gate.measured || a->gate.test == VD_TEST_FAILED) {
+		json_t *doc = gate_result_to_json(&a->gate);
+		char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+
+		if (text)
+			save(a->dir, "compare.json", text, strlen(text));
+		free(text);
+		json_decref(doc);
+	}
+	decide(l, a, a->gate.stage, a->gate.verdict);
+out:
+	gate_spec_release(&spec);
+}
+
+/* The agent's exit, then the diff, then the gate: the first that fails decides. */
+static void evaluate(struct loop *l, struct attempt *a)
+{
+	if (a->agent_timed_out) {
+		add_reason(a, "the agent was killed after [agent] timeout (%g s)", l->p->cf.agent_timeout_s);
+		decide(l, a, GATE_STAGE_AGENT, VERDICT_ERROR);
+	} else if (!WIFEXITED(a->agent_status) || WEXITSTATUS(a->agent_status)) {
+		add_reason(a, "the agent failed (%s %d; see agent.log)",
+			   WIFEXITED(a->agent_status) ? "exit status" : "signal",
+			   WIFEXITED(a->agent_status) ? WEXITSTATUS(a->agent_status) : WTERMSIG(a->agent_status));
+		decide(l, a, GATE_STAGE_AGENT, VERDICT_ERROR);
+	} else if (a->no_candidate) {
+		add_reason(a, "the agent said NO CANDIDATE");
+		decide(l, a, GATE_STAGE_AGENT, VERDICT_NO_CANDIDATE);
+	}
+	if (a->verdict || check_diff(l, a))
+		return;
+	gate_candidate(l, a);
+}
+
+/* Commit a keep on the branch; it becomes the best (its tree the new base). */
+static int keep(struct loop *l, struct attempt *a)
+{
+	const struct config_workload *w = &l->p->cf.workloads[l->p->cf.primary];
+	struct loop_result *r = l->r;
+	struct strbuf msg = STRBUF_INIT;
+	char *ref = xstrfmt("refs/heads/%s", r->branch), *sha;
+	int ret = -1;
+
+	loop_commit_message(a->have_prop ? a->prop.function : NULL,
+			    a->have_prop && a->prop.title ? a->prop.title : (a->have_prop ? a->prop.hypothesis : NULL),
+			    w->name, a->change_pct, &msg);
+	if (l->git_identity ? git_run(a->tree.top, NULL, "commit the candidate", "commit", "-q", "-m",
+				      msg.buf, NULL)
+			    : git_run(a->tree.top, NULL, "commit the candidate", "-c", "user.name=hotloop",
+				      "-c", "user.email=hotloop@localhost", "commit", "-q", "-m", msg.buf, NULL))
+		goto out;
+	if (!(sha = git_rev_parse(a->tree.top, "HEAD"))) {
+		error("cannot read the commit just made in '%s'", a->tree.top);
+		goto out;
+	}
+	if (git_run(l->p->top, NULL, "move the branch", "update-ref", ref, sha, r->best, NULL)) {
+		free(sha);
+		goto out;
+	}
+	a->commit = sha;
+	free(r->best);
+	r->best = xstrdup(sha);
+	/* the candidate's tree, built and tested, is the new baseline */
+	revs_remove(l->p->top, &l->base);
+	revs_tree_release(&l->base);
+	l->base = a->tree;
+	memset(&a->tree, 0, sizeof(a->tree));
+	free(l->base_dir);
+	l->base_dir = xstrdup(l->base.dir);
+	event(l, EV_KEPT, a, "kept as %.12s on %s: %s", sha, r->branch, msg.buf);
+	ret = 0;
+out:
+	strbuf_release(&msg);
+	free(ref);
+	return ret;
+}
+
+/* ---- writing an attempt up --------------------------------------------------- */
+
+void attempt_results_text(const struct attempt *a, const char *w, struct strbuf *sb)
+{
+	double want = a->have_prop ? -fabs(a->prop.expected_gain_pct) : NAN;
+
+	if (!a->have_change) {
+		strbuf_addf(sb, "Not measured: it stopped at the %s stage.",
+			    gate_stage_name(a->stage ? a->stage : GATE_STAGE_AGENT));
+		if (!isnan(want))
+			strbuf_addf(sb, " The agent expected %+.1f%% on %s.", want, w);
+		return;
+	}
+	strbuf_addf(sb, "Measured %+.2f%% on the primary workload '%s' (interval %+.2f%% to %+.2f%%).",
+		    a->change_pct, w, a->ci_low, a->ci_high);
+	if (isnan(want))
+		strbuf_addstr(sb, " The agent gave no expected gain.");
+	else if (a->ci_low <= want && want <= a->ci_high)
+		strbuf_addf(sb, " The agent expected %+.1f%%: within the interval.", want);
+	else
+		strbuf_addf(sb, " The agent expected %+.1f%%: the measurement is %.1f points %s, so the "
+			    "hypothesis %s.", want, fabs(a->change_pct - want),
+			    a->change_pct > want ? "worse" : "better",
+			    a->change_pct > want ? "overestimated the gain (or the change does not do what it says)"
+						 : "underestimated the gain");
+}
+
+/* The kb entry; then EV_ATTEMPT, for the store and whoever else keeps attempts. */
+static void remember(struct loop *l, struct attempt *a)
+{
+	const struct config *cf = &l->p->cf;
+	const char *w = cf->workloads[cf->primary].name;
+	struct kb_attempt ka = { 0 };
+	struct strbuf results = STRBUF_INIT, change = STRBUF_INIT, title = STRBUF_INIT;
+
+	attempt_results_text(a, w, &results);
+	if (a->have_change)
+		strbuf_addf(&change, "%+.1f%% %s on %s [%+.1f, %+.1f]", a->change_pct,
+			    gate_metric_name(cf->rules.metric), w, a->ci_low, a->ci_high);
+	if (a->have_prop && a->prop.title)
+		strbuf_addstr(&title, a->prop.title);
+	else if (a->have_prop && a->prop.function)
+		strbuf_addf(&title, "%s, %s lens", a->prop.function, a->lens);
+	else
+		strbuf_addf(&title, "round %ld %s lens", a->round, a->lens);
+	ka.title = title.buf;
+	ka.function = a->have_prop ? a->prop.function : NULL;
+	ka.hypothesis = a->have_prop ? a->prop.hypothesis : NULL;
+	ka.lens = a->lens;
+	ka.agent = l->spec->agent;
+	ka.expected_gain_pct = a->have_prop ? a->prop.expected_gain_pct : NAN;
+	ka.round = (int)a->round;
+	ka.verdict = a->verdict;
+	ka.reasons = (const char *const *)a->reasons;
+	ka.nr_reasons = a->nr_reasons;
+	ka.results = results.buf;
+	ka.change = change.len ? change.buf : NULL;
+	ka.diff = a->diff;
+	ka.commit = a->commit;
+	ka.when = time(NULL);
+	if (kb_add(l->kb_dir, &ka, &a->kb_slug))
+		warning("the attempt of round %ld was not written to the knowledge base", a->round);
+	a->finished_at = wall_now();
+	event(l, EV_ATTEMPT, a, NULL);
+	strbuf_release(&results);
+	strbuf_release(&change);
+	strbuf_release(&title);
+}
+
+/* ---- rounds -------------------------------------------------------------- */
+
+/* One round: K agents at once, then each candidate judged alone; *stop on NO CANDIDATE from all. */
+static int round_run(struct loop *l, long round, bool *stop)
+{
+	struct loop_result *r = l->r;
+	size_t k = l->spec->parallel ? l->spec->parallel : 1, best = SIZE_MAX, nr_no = 0;
+	struct attempt a[LOOP_MAX_PARALLEL];
+	char *round_dir = xstrfmt("%s/round-%02ld", r->dir, round), *kb_index = NULL;
+	const char *role_names[LOOP_MAX_PARALLEL] = { "cand", "can1", "can2", "can3", "can4", "can5",
+						      "can6", "can7" };
+	int ret = -1;
+
+	for (size_t i = 0; i < k; i++)
+		attempt_init(&a[i], round, l->lenses[((size_t)(round - 1) * k + i) % l->nr_lenses]);
+	if (mkdir(round_dir, 0777) && errno != EEXIST) {
+		error("cannot create '%s': %s", round_dir, strerror(errno));
+		goto out;
+	}
+	if (profile_best(l, round_dir))
+		goto out;
+	kb_index = kb_index_of(l);
+	{
+		struct event ev = { .kind = EV_ROUND_STARTED, .source = "loop", .round = round,
+				    .total = k, .loop = r };
+		char msg[128];
+
+		snprintf(msg, sizeof(msg), "round %ld: %zu agent%s at work", round, k, k == 1 ? "" : "s");
+		ev.message = msg;
+		emit(l->spec->obs, &ev);
+	}
+	for (size_t i = 0; i < k; i++) {
+		struct strbuf prompt = STRBUF_INIT;
+
+		a[i].dir = xstrfmt("%s/%zu-%s", round_dir, i + 1, a[i].lens);
+		if (mkdir(a[i].dir, 0777)) {
+			error("cannot create '%s': %s", a[i].dir, strerror(errno));
+			goto out;
+		}
+		if (revs_add(l->p->top, role_names[i], r->best, l->p->sub, &a[i].tree) ||
+		    write_prompt(l, &a[i], kb_index, &prompt)) {
+			strbuf_release(&prompt);
+			goto out;
+		}
+		save(a[i].dir, "prompt.md", prompt.buf, prompt.len);
+		save(a[i].dir, "brief.md", l->brief_md, strlen(l->brief_md));
+		strbuf_release(&prompt);
+	}
+	if (run_agents(l, a, k))
+		goto out;
+	for (size_t i = 0; i < k && !hl_cancelled(); i++) {
+		evaluate(l, &a[i]);
+		event(l, EV_VERDICT, &a[i], NULL);
+		if (a[i].verdict == VERDICT_NO_CANDIDATE)
+			nr_no++;
+		if (a[i].verdict == VERDICT_KEEP && (best == SIZE_MAX || a[i].change_pct < a[best].change_pct))
+			best = i;
+	}
+	if (hl_cancelled())
+		goto done;
+	if (best != SIZE_MAX) {
+		for (size_t i = 0; i < k; i++)
+			if (i != best && a[i].verdict == VERDICT_KEEP) {
+				add_reason(&a[i], "a better candidate won the round (%s, %+.2f%%)",
+					   a[best].lens, a[best].change_pct);
+				decide(l, &a[i], GATE_STAGE_TOURNAMENT, VERDICT_REJECT);
+			}
+		if (keep(l, &a[best])) {
+			add_reason(&a[best], "it could not be committed: %s", last_error());
+			decide(l, &a[best], GATE_STAGE_COMMIT, VERDICT_ERROR);
+			best = SIZE_MAX;
+		}
+	}
+	for (size_t i = 0; i < k; i++) {
+		json_t *doc = attempt_to_json(&a[i]);
+		char *s = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
+
+		if (s)
+			save(a[i].dir, "attempt.json", s, strlen(s));
+		free(s);
+		json_decref(doc);
+		remember(l, &a[i]);
+	}
+	if (best != SIZE_MAX)
+		r->kept++;
+	if (nr_no == k) {
+		*stop = true;
+		r->stop_reason = "the agent said NO CANDIDATE";
+	}
+done:
+	ret = 0;
+out:
+	/* the attempts judged go to the result; their worktrees go */
+	for (size_t i = 0; i < k; i++) {
+		if (a[i].tree.top)
+			revs_remove(l->p->top, &a[i].tree);
+		revs_tree_release(&a[i].tree);
+		if (!ret && a[i].verdict && !hl_cancelled()) {
+			ALLOC_GROW(r->attempts, r->nr_attempts + 1, r->alloc_attempts);
+			r->attempts[r->nr_attempts++] = a[i];
+		} else {
+			attempt_release(&a[i]);
+		}
+	}
+	free(kb_index);
+	free(round_dir);
+	return ret;
+}
+
+/* The whole gain: a fresh worktree of where the branch started against the best. */
+static void final_measure(struct loop *l)
+{
+	struct loop_result *r = l->r;
+	struct gate_spec spec = GATE_SPEC_INIT;
+	struct revs_tree orig = { 0 };
+
+	if (!strcmp(r->start, r->best))
+		return;
+	emit_note(l->spec->obs, "loop", "measuring the start of the branch against the best, afresh");
+	if (revs_add(l->p->top, "orig", r->start, l->p->sub, &orig) ||
+	    gate_spec_from_project(&spec, l->p, orig.dir, l->base_dir))
+		goto out;
+	spec.source = "loop";
+	spec.build_cand = false;
+	spec.test = NULL;
+	spec.log_dir = r->dir;
+	spec.obs = l->spec->obs;
+	if (!gate_run(&spec, &r->total) && r->total.measured)
+		r->have_total = true;
+out:
+	gate_spec_release(&spec);
+	if (orig.top)
+		revs_remove(l->p->top, &orig);
+	revs_tree_release(&orig);
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+void loop_result_init(struct loop_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	gate_result_init(&r->total);
+}
+
+void loop_result_release(struct loop_result *r)
+{
+	for (size_t i = 0; i < r->nr_attempts; i++)
+		attempt_release(&r->attempts[i]);
+	free(r->attempts);
+	free(r->repo);
+	free(r->branch);
+	free(r->start);
+	free(r->best);
+	free(r->dir);
+	gate_result_release(&r->total);
+	loop_result_init(r);
+}
+
+static int pick_lenses(struct loop *l)
+{
+	const struct loop_spec *s = l->spec;
+	const struct config_list *cl = &l->p->cf.lenses;
+
+	if (s->nr_lenses) {
+		if (s->nr_lenses > LOOP_MAX_LENSES)
+			return error("too many lenses: at most %d", LOOP_MAX_LENSES);
+		for (size_t i = 0; i < s->nr_lenses; i++)
+			l->lenses[l->nr_lenses++] = s->lenses[i];
+		return 0;
+	}
+	for (size_t i = 0; i < cl->nr && i < LOOP_MAX_LENSES; i++)
+		l->lenses[l->nr_lenses++] = cl->v[i];
+	if (!l->nr_lenses)
+		l->lenses[l->nr_lenses++] = "algorithmic";
+	return 0;
+}
+
+static void loop_started(struct loop *l)
+{
+	struct loop_result *r = l->r;
+
+	event(l, EV_LOOP_STARTED, NULL, "loop on %s from %.12s, %ld rounds at most, agent: %s",
+	      r->branch, r->start, r->rounds_planned, r->agent);
+}
+
+int loop_run(const struct loop_spec *s, struct loop_result *r)
+{
+	struct loop l = { .spec = s, .p = s->project, .r = r, .lock_fd = -1, .wlock_fd = -1 };
+	const struct config *cf = &s->project->cf;
+	bool stop = false, started = false;
+	size_t rejects_in_a_row = 0;
+	int ret = -1;
+
+	loop_result_release(r);
+	r->agent = s->agent;
+	r->rounds_planned = s->rounds ? s->rounds : cf->rounds;
+	if (!l.p->in_git)
+		return error("'%s' is not in a git repository: the loop keeps its changes on a branch",
+			     l.p->dir);
+	if (!s->agent || !*s->agent)
+		return error("no agent: set [agent] command in %s or pass --agent CMD (README: \"An agent\")",
+			     l.p->conf_path);
+	if (!cf->nr_workloads)
+		return error("no [workload] in %s to measure", l.p->conf_path);
+	if (s->parallel > LOOP_MAX_PARALLEL)
+		return error("at most %d agents at once", LOOP_MAX_PARALLEL);
+	if (pick_lenses(&l))
+		return -1;
+	r->repo = xstrdup(l.p->top);
+	if ((l.lock_fd = project_lock(l.p, PROJECT_LOCK_LOOP)) < 0 ||
+	    (l.wlock_fd = project_lock(l.p, PROJECT_LOCK_WORKTREES)) < 0 ||
+	    revs_clean_stale(l.p->top) || start_branch(&l) ||
+	    project_new_dir(l.p, "loop", NULL, &r->dir, NULL))
+		goto out;
+	l.kb_dir = project_kb_dir(l.p);
+	loop_started(&l);
+	started = true;
+	if (setup_base(&l))
+		goto out_end;
+	for (long round = 1; round <= r->rounds_planned && !stop && !hl_cancelled(); round++) {
+		size_t kept = r->kept;
+
+		if (round_run(&l, round, &stop))
+			goto out_end;
+		r->rounds = round;
+		rejects_in_a_row = r->kept > kept ? 0 : rejects_in_a_row + 1;
+		if (!stop && rejects_in_a_row >= (size_t)cf->max_rejects_in_a_row) {
+			stop = true;
+			r->stop_reason = "max-rejects-in-a-row reached";
+		}
+	}
+	r->interrupted = hl_cancelled();
+	if (!r->stop_reason)
+		r->stop_reason = r->interrupted ? "interrupted" : "all rounds done";
+	r->finished = !strcmp(r->stop_reason, "all rounds done");
+	if (!r->interrupted)
+		final_measure(&l);
+	ret = 0;
+out_end:
+	if (started) {
+		if (ret && !r->stop_reason)
+			r->stop_reason = last_error();
+		r->interrupted = hl_cancelled();
+		event(&l, EV_LOOP_ENDED, NULL, NULL);
+	}
+out:
+	/* cleanup runs to its end: git is never cancelled */
+	if (l.base.top)
+		revs_remove(l.p->top, &l.base);
+	revs_tree_release(&l.base);
+	free(l.base_dir);
+	free(l.brief_md);
+	free(l.targets);
+	free(l.kb_dir);
+	if (l.wlock_fd >= 0)
+		close(l.wlock_fd);
+	if (l.lock_fd >= 0)
+		close(l.lock_fd);
+	return ret;
+}
+
+/* ---- JSON -------------------------------------------------------------------- */
+
+json_t *attempt_to_json(const struct attempt *a)
+{
+	json_t *o = json_object(), *reasons = json_array();
+
+	for (size_t i = 0; i < a->nr_reasons; i++)
+		json_array_append_new(reasons, json_string(a->reasons[i]));
+	json_object_set_new(o, "round", json_integer(a->round));
+	json_object_set_new(o, "lens", json_string(a->lens));
+	json_object_set_new(o, "function", a->have_prop && a->prop.function ? json_string(a->prop.function) : json_null());
+	json_object_set_new(o, "title", a->have_prop && a->prop.title ? json_string(a->prop.title) : json_null());
+	json_object_set_new(o, "hypothesis", a->have_prop && a->prop.hypothesis ? json_string(a->prop.hypothesis) : json_null());
+	json_object_set_new(o, "expected_gain_pct", a->have_prop && !isnan(a->prop.expected_gain_pct)
+				? json_real(a->prop.expected_gain_pct) : json_null());
+	json_object_set_new(o, "verdict", json_string(verdict_kind_name(a->verdict ? a->verdict : VERDICT_ERROR)));
+	json_object_set_new(o, "stage", json_string(gate_stage_name(a->stage ? a->stage : GATE_STAGE_AGENT)));
+	json_object_set_new(o, "reasons", reasons);
+	json_object_set_new(o, "change_pct", a->have_change ? json_real(a->change_pct) : json_null());
+	json_object_set_new(o, "ci_low_pct", a->have_change ? json_real(a->ci_low) : json_null());
+	json_object_set_new(o, "ci_high_pct", a->have_change ? json_real(a->ci_high) : json_null());
+	json_object_set_new(o, "commit", a->commit ? json_string(a->commit) : json_null());
+	json_object_set_new(o, "agent_seconds", json_real(a->agent_seconds));
+	json_object_set_new(o, "dir", json_string(a->dir));
+	return o;
+}
+
+json_t *loop_result_to_json(const struct loop_result *r)
+{
+	json_t *attempts = json_array(), *by = json_object(), *total = json_null();
+
+	for (size_t i = 0; i < r->nr_attempts; i++)
+		json_array_append_new(attempts, attempt_to_json(&r->attempts[i]));
+	for (size_t i = 0; i < r->nr_rejected_stages; i++)
+		json_object_set_new(by, gate_stage_name(r->rejected_order[i]),
+				    json_integer((json_int_t)r->rejected_by[r->rejected_order[i]]));
+	if (r->have_total)
+		total = verdict_estimate_to_json(&r->total.v, &r->total.v.primary, false);
+	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:o, s:o}",
+			 "branch", r->branch, "start_commit", r->start, "best_commit", r->best,
+			 "stop_reason", r->stop_reason, "rounds", (json_int_t)r->rounds,
+			 "kept", (json_int_t)r->kept, "rejected_by", by, "attempts", attempts,
+			 "total", total);
 }

@@ -1,9 +1,20 @@
 /*
- * loop.h: the pure parts of `hotloop loop`: the prompt an agent gets (a
- * template with {{placeholders}}), the proposal it may write, the check
- * that a change leaves protected paths alone, and the commit message of a
- * kept change. src/cmd-loop.c runs the rounds with them. Callers own every
- * buffer they pass in; a struct loop_proposal owns its strings.
+ * loop.h: the improve loop as a library call. loop_run() keeps a branch
+ * hotloop/<date>; each round it profiles the current best (run.c), has
+ * one agent or several (one per lens) edit fresh worktrees of it, judges
+ * each candidate (the agent's exit, the diff, protected paths, then the
+ * gate: build, tests, fingerprints, interleaved pairs, verdict), commits
+ * the best keep on the branch, and writes every attempt up in the
+ * knowledge base. Everything it does is told through events (events.h):
+ * the store's activity feed (store-feed.c) and the terminal are
+ * subscribers. The user's working tree, index and branch are never
+ * touched. src/cmd-loop.c parses options, calls it, prints the result.
+ *
+ * prompt.c holds the agent's side: the prompt template, the proposal the
+ * agent may write, NO CANDIDATE.
+ *
+ * A struct loop_result owns its attempts and everything in them until
+ * loop_result_release(); the spec and the project stay the caller's.
  */
 #ifndef HOTLOOP_LOOP_H
 #define HOTLOOP_LOOP_H
@@ -11,8 +22,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct strbuf;
+#include "gate.h"
+#include "revs.h"
+#include "rules.h"
+#include "sampler.h"
+#include "strbuf.h"
+#include "verdict.h"
+
 struct config_list;
+struct observer;
+struct project;
+struct json_t;
+
+/* ---- the agent's side (prompt.c) ---- */
 
 /* The default prompt; [agent] prompt = FILE replaces it. */
 extern const char loop_default_prompt[];
@@ -29,6 +51,9 @@ struct loop_var {
  */
 int loop_render(const char *tmpl, const struct loop_var *vars, size_t nr, struct strbuf *out);
 
+/* The hint of a lens for the prompt ("" for a lens hotloop has no hint for). */
+const char *loop_lens_hint(const char *lens);
+
 /* What an agent may say it tried ($HOTLOOP_PROPOSAL). */
 struct loop_proposal {
 	char *function, *hypothesis, *title;
@@ -42,6 +67,11 @@ struct loop_proposal {
 int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, struct strbuf *why);
 void loop_proposal_release(struct loop_proposal *p);
 
+/* Does the agent's output have a line saying NO CANDIDATE? */
+bool loop_no_candidate(const char *output);
+
+/* ---- the loop (loop.c) ---- */
+
 /*
  * The first of the changed paths (relative to the repository's top) that
  * lies under a protected path (relative to the project directory 'sub'
@@ -54,7 +84,90 @@ const char *loop_protected_hit(const char *const *changed, size_t nr, const char
 void loop_commit_message(const char *function, const char *title, const char *workload,
 			 double change_pct, struct strbuf *out);
 
-/* Does the agent's output have a line saying NO CANDIDATE? */
-bool loop_no_candidate(const char *output);
+#define LOOP_MAX_PARALLEL 8
+#define LOOP_MAX_LENSES 32
+
+struct loop_spec {
+	struct project *project;
+	const char *agent;		/* a /bin/sh line, run in each candidate's worktree */
+	long rounds;			/* at most this many; 0: [improve] rounds */
+	const char *const *lenses;	/* cycled through; NULL: [improve] lenses (else algorithmic) */
+	size_t nr_lenses;
+	size_t parallel;		/* agents at once per round: 1 to LOOP_MAX_PARALLEL */
+	struct sampler_config sampler;	/* how the best is profiled each round */
+	const struct observer *obs;	/* may be NULL */
+};
+
+/* One candidate of one round, from the agent's edit to how it ended. */
+struct attempt {
+	long round;			/* from 1 */
+	const char *lens;
+	char *dir;			/* its files: .hotloop/loop/<id>/round-NN/<k>-<lens> */
+	/* the agent */
+	int agent_status;		/* as from waitpid(); 126 << 8 when it could not start */
+	bool agent_timed_out;
+	double agent_seconds;
+	bool no_candidate;
+	char *agent_says;		/* the first line of its output (a replay says it is one) */
+	struct loop_proposal prop;
+	bool have_prop;
+	/* the judgement */
+	enum verdict_kind verdict;
+	enum gate_stage stage;		/* the stage that decided */
+	char **reasons;			/* every reason, those that decided first */
+	size_t nr_reasons, alloc_reasons;
+	struct strbuf detail;		/* the failed step's last lines, indented */
+	char *diff;			/* what it changed, NULL when nothing could be read */
+	bool measured;			/* the gate measured it: gate holds every run */
+	struct gate_result gate;
+	bool have_change;		/* the primary's change, negative = faster */
+	double change_pct, ci_low, ci_high;
+	char *commit;			/* the commit on the branch, when kept */
+	char *kb_slug;			/* its entry in the knowledge base, once written */
+	double started_at, finished_at;	/* UTC seconds */
+	/* private */
+	struct revs_tree tree;
+};
+
+struct loop_result {
+	char *repo;			/* the git top level */
+	char *branch;			/* hotloop/YYYY-MM-DD */
+	char *start;			/* the commit the branch stood on when the loop began */
+	char *best;			/* its tip now */
+	char *dir;			/* .hotloop/loop/<id>: every round's files */
+	const char *agent;
+	long rounds_planned, rounds;	/* at most, and run */
+	struct attempt *attempts;	/* in the order they were judged */
+	size_t nr_attempts, alloc_attempts;
+	size_t kept;
+	/* rejections by the stage that decided, in the order the stages first appeared */
+	size_t rejected_by[GATE_STAGE_NR];
+	enum gate_stage rejected_order[GATE_STAGE_NR];
+	size_t nr_rejected_stages;
+	const char *stop_reason;
+	bool finished;			/* every planned round ran */
+	bool interrupted;		/* hl_cancel() stopped it */
+	bool have_total;		/* the branch's start measured afresh against the best */
+	struct gate_result total;
+};
+
+void loop_result_init(struct loop_result *r);
+void loop_result_release(struct loop_result *r);
+
+/*
+ * Run the loop. 0 when it ran to a stop (rounds, rejects in a row, NO
+ * CANDIDATE, or an interrupt: r->interrupted), or -1 with an error when
+ * it could not start (another loop, no commit, a baseline that does not
+ * build or pass its tests) or a round could not run. The worktrees are
+ * removed either way.
+ */
+int loop_run(const struct loop_spec *s, struct loop_result *r);
+
+/* The summary of docs/loop.md, and one attempt of it (new references). */
+struct json_t *loop_result_to_json(const struct loop_result *r);
+struct json_t *attempt_to_json(const struct attempt *a);
+
+/* The numbers against what the agent expected, for the kb's Results. */
+void attempt_results_text(const struct attempt *a, const char *workload, struct strbuf *sb);
 
 #endif

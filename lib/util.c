@@ -122,9 +122,13 @@ int hl_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	char msg[sizeof(last_msg)];
+
+	/* formatted apart: an argument may be last_error() itself */
 	va_start(ap, fmt);
-	vsnprintf(last_msg, sizeof(last_msg), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(last_msg, msg, sizeof(msg));
 	error_routine("hotloop: ", last_msg);
 	return -1;
 }

@@ -46,14 +46,6 @@ int parse_seconds(const char *opt, const char *arg, double *out);
 /* Parse a CPU list "1" or "0,2" (numbers 0-1023); *cpus is the caller's to free. */
 int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr);
 
-/*
- * Run hotloop itself (args[0] is ignored; NULL-terminated) in 'dir' (NULL:
- * here), stdin from /dev/null, stdout to the file 'out' (truncated) and
- * stderr appended to 'err' (NULL: inherited). *status as from waitpid().
- */
-int run_self(const char *dir, const char *const *args, const char *out, const char *err,
-	     int *status);
-
 /* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
 

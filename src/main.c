@@ -6,10 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,33 +171,6 @@ int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr)
 		*nr = 0;
 		return error("invalid value '%s' for %s: expected CPU numbers like 1 or 0,1", arg, opt);
 	}
-	return 0;
-}
-
-int run_self(const char *dir, const char *const *args, const char *out, const char *err,
-		      int *status)
-{
-	/* the running image, even when its file was replaced since (a rebuild) */
-	static const char self[] = "/proc/self/exe";
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int ret;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (out)
-		posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-	if (err)
-		posix_spawn_file_actions_addopen(&fa, 2, err, O_WRONLY | O_CREAT | O_APPEND, 0666);
-	if (dir)
-		posix_spawn_file_actions_addchdir_np(&fa, dir);
-	ret = posix_spawn(&pid, self, &fa, NULL, (char *const *)args, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	if (ret)
-		return error("cannot run hotloop itself (%s): %s", self, strerror(ret));
-	while (waitpid(pid, status, 0) < 0)
-		if (errno != EINTR)
-			return error("cannot wait for 'hotloop %s': %s", args[1], strerror(errno));
 	return 0;
 }
 
