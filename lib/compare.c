@@ -107,6 +107,24 @@ int compare_default_looks(size_t pairs, struct stats_schedule *s)
 	return 0;
 }
 
+int compare_schedule(size_t pairs, bool have_looks, struct stats_schedule *s)
+{
+	size_t last;
+
+	if (!have_looks)
+		return compare_default_looks(pairs, s) ?
+		       error("--pairs %zu is over %d", pairs, STATS_MAX_PAIRS) : 0;
+	last = s->looks[s->nr_looks - 1];
+	if (pairs && last > pairs)
+		return error("the last look (%zu) is beyond --pairs %zu", last, pairs);
+	if (pairs && last < pairs) {
+		if (s->nr_looks == STATS_MAX_LOOKS)
+			return error("too many looks: at most %d with --pairs", STATS_MAX_LOOKS);
+		s->looks[s->nr_looks++] = pairs;
+	}
+	return 0;
+}
+
 static bool run_failed(const struct run_result *r)
 {
 	return r->exit_status || r->signal || r->timed_out || r->interrupted;

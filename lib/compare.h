@@ -139,6 +139,14 @@ bool compare_base_first(enum compare_order order, size_t k, uint64_t *rng);
 int compare_default_looks(size_t pairs, struct stats_schedule *s);
 
 /*
+ * The schedule of --pairs N (0: none given) and --looks (in s, when
+ * have_looks): the looks given, then N when it is past the last; or the
+ * defaults for N. -1 with an error when the last look is past N or there
+ * is no room for N.
+ */
+int compare_schedule(size_t pairs, bool have_looks, struct stats_schedule *s);
+
+/*
  * Every run kept, as JSON (docs/compare.md "runs"): workload, side, pair,
  * position, warm-up, times, peak RSS, instructions, how it ended, value.
  */

@@ -358,3 +358,57 @@ json_t *gate_result_to_json(const struct gate_result *r)
 	json_object_set_new(doc, "runs", compare_runs_json(c));
 	return doc;
 }
+
+int gate_exit_status(const struct gate_result *r)
+{
+	if (r->interrupted)
+		return 130;
+	if (r->verdict == VERDICT_KEEP)
+		return HL_EXIT_OK;
+	return r->verdict == VERDICT_REJECT ? HL_EXIT_REJECT : HL_EXIT_FAILURE;
+}
+
+static void format_estimate(struct strbuf *out, const char *role, const struct verdict_estimate *e,
+			    enum gate_metric m)
+{
+	if (!e->valid)
+		strbuf_addf(out, "%-9s '%s': no usable pairs\n", role, e->workload ? e->workload : "?");
+	else if (e->exact)
+		strbuf_addf(out, "%-9s '%s': %+.2f%% %s (exact, %zu runs per side)\n", role, e->workload,
+			    e->change_pct, gate_metric_name(m), e->pairs);
+	else
+		strbuf_addf(out, "%-9s '%s': %+.2f%% %s (interval %+.2f%% to %+.2f%%), %zu pairs, noise %.2f%%\n",
+			    role, e->workload, e->change_pct, gate_metric_name(m), e->ci_low_pct,
+			    e->ci_high_pct, e->pairs, e->noise_pct);
+}
+
+void gate_result_format_text(const struct gate_result *r, struct strbuf *out)
+{
+	const struct compare *c = &r->compare;
+	const struct verdict *v = &r->v;
+
+	strbuf_addf(out, "verdict: %s%s\n", verdict_kind_name(v->kind),
+		    r->interrupted ? " (interrupted: partial)" : "");
+	format_estimate(out, "primary", &v->primary, v->metric);
+	for (size_t i = 0; i < v->nr_guards; i++)
+		format_estimate(out, "guard", &v->guards[i], v->metric);
+	strbuf_addf(out, "memory:   peak RSS base %llu KiB, candidate %llu KiB",
+		    (unsigned long long)v->memory.base_peak_rss_kb,
+		    (unsigned long long)v->memory.cand_peak_rss_kb);
+	if (v->memory.budget_kb)
+		strbuf_addf(out, ", budget %llu KiB", (unsigned long long)v->memory.budget_kb);
+	strbuf_addf(out, "\nschedule: %s after %zu look%s\n", stats_decision_name(c->decision),
+		    c->looks_taken, c->looks_taken == 1 ? "" : "s");
+	if (c->machine.probes) {
+		strbuf_addstr(out, "machine:  ");
+		quiesce_describe(&c->machine, out);
+		strbuf_addstr(out, c->machine_quiet ? " (quiet)\n" : " (not quiet)\n");
+	} else {
+		strbuf_addstr(out, "machine:  not checked (nothing was measured)\n");
+	}
+	strbuf_addstr(out, "reasons:\n");
+	for (size_t i = 0; i < v->nr_reasons; i++)
+		strbuf_addf(out, "  - %s\n", v->reasons[i]);
+	if (!c->machine_quiet)
+		strbuf_addf(out, "  - the machine was not quiet: %s\n", c->noisy);
+}

@@ -117,5 +117,11 @@ bool gate_output_changed(const struct gate_result *r);
  * tests or measured (r->v).
  */
 struct json_t *gate_result_to_json(const struct gate_result *r);
+/* The same for people: the verdict, each estimate, memory, schedule, machine, reasons. */
+void gate_result_format_text(const struct gate_result *r, struct strbuf *out);
+
+/* compare's exit status for a result: 0 keep, 4 reject, 1 inconclusive, 130 interrupted. */
+int gate_exit_status(const struct gate_result *r);
+
 
 #endif

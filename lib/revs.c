@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "git.h"
 #include "project.h"
 #include "revs.h"
@@ -179,4 +181,23 @@ int revs_pair_close(struct revs_pair *rp, const struct project *p)
 		close(rp->lock);
 	rp->lock = -1;
 	return ret;
+}
+
+json_t *revs_tree_to_json(const struct revs_tree *t)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "given", json_string(t->given));
+	json_object_set_new(o, "commit", t->sha ? json_string(t->sha) : json_null());
+	json_object_set_new(o, "dir", json_string(t->dir));
+	return o;
+}
+
+void revs_pair_describe(const struct revs_pair *rp, struct strbuf *sb)
+{
+	strbuf_addf(sb, "base:      %s (%.12s)\n", rp->base.given, rp->base.sha ? rp->base.sha : "directory");
+	if (rp->cand.sha)
+		strbuf_addf(sb, "candidate: %s (%.12s)\n", rp->cand.given, rp->cand.sha);
+	else
+		strbuf_addf(sb, "candidate: %s (directory)\n", rp->cand.dir);
 }

@@ -12,6 +12,8 @@
 
 #include <stdbool.h>
 
+struct strbuf;
+
 #define REVS_DIR ".hotloop/worktrees"
 
 struct revs_tree {
@@ -42,6 +44,9 @@ int revs_use_dir(const char *dir, struct revs_tree *t);
 /* Remove t's worktree when revs_add() made it. 0, or -1 with an error. */
 int revs_remove(const char *top, struct revs_tree *t);
 void revs_tree_release(struct revs_tree *t);
+/* {"given", "commit" (null for a directory), "dir"} (a new reference). */
+struct json_t;
+struct json_t *revs_tree_to_json(const struct revs_tree *t);
 
 /*
  * The two trees `compare --base REV|DIR --cand REV|DIR` measures: a
@@ -56,6 +61,8 @@ struct revs_pair {
 };
 #define REVS_PAIR_INIT { .lock = -1 }
 int revs_pair_open(struct revs_pair *rp, const struct project *p, const char *base, const char *cand);
+/* "base:      main (1a2b3c4d5e6f)\ncandidate: DIR (directory)\n" */
+void revs_pair_describe(const struct revs_pair *rp, struct strbuf *sb);
 /* Remove the worktrees, drop the lock; safe after a failed open. 0, or -1 with an error. */
 int revs_pair_close(struct revs_pair *rp, const struct project *p);
 

@@ -1,6 +1,8 @@
 /*
  * rules.c: the gate's rules (see rules.h).
  */
+#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,4 +59,77 @@ int gate_stage_parse(const char *s)
 		if (gate_stage_names[k] && !strcmp(s, gate_stage_names[k]))
 			return k;
 	return -1;
+}
+
+void gate_rules_override(const struct gate_rules *conf, const struct gate_rules *cli, unsigned set,
+			 struct gate_rules *out)
+{
+	*out = *conf;
+	if (set & RULE_SET_METRIC)
+		out->metric = cli->metric;
+	if (set & RULE_SET_MIN)
+		out->min_improvement = cli->min_improvement;
+	if (set & RULE_SET_GUARD)
+		out->guard_regression = cli->guard_regression;
+	if (set & RULE_SET_RAM)
+		out->ram_budget = cli->ram_budget;
+	out->nr_metrics = 0;
+	out->metrics = xcalloc(conf->nr_metrics + cli->nr_metrics + 1, sizeof(*out->metrics));
+	for (size_t i = 0; i < conf->nr_metrics + cli->nr_metrics; i++) {
+		const struct metric_rule *r = i < conf->nr_metrics ? &conf->metrics[i] :
+					      &cli->metrics[i - conf->nr_metrics];
+		struct metric_rule *dst = NULL;
+
+		for (size_t j = 0; j < out->nr_metrics; j++)
+			if (!strcmp(out->metrics[j].name, r->name))
+				dst = &out->metrics[j];
+		if (!dst) {
+			dst = &out->metrics[out->nr_metrics++];
+			dst->name = xstrdup(r->name);
+		}
+		dst->higher_is_better = r->higher_is_better;
+		dst->tolerance = r->tolerance;
+	}
+}
+
+int gate_parse_percent(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (*end == '%')
+		end++;
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v >= 100)
+		return error("invalid value '%s' for %s: expected a percentage from 0 to 100", arg, opt);
+	*out = v / 100;
+	return 0;
+}
+
+int metric_rule_parse(const char *arg, struct gate_rules *r)
+{
+	const char *c1 = strchr(arg, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+	struct metric_rule *m;
+	bool higher;
+	double tol;
+
+	if (!c1 || !c2 || c1 == arg)
+		goto bad;
+	if ((size_t)(c2 - c1 - 1) == 6 && !strncmp(c1 + 1, "higher", 6))
+		higher = true;
+	else if ((size_t)(c2 - c1 - 1) == 5 && !strncmp(c1 + 1, "lower", 5))
+		higher = false;
+	else
+		goto bad;
+	if (gate_parse_percent("--metric-rule", c2 + 1, &tol))
+		return -1;
+	r->metrics = xrealloc(r->metrics, (r->nr_metrics + 1) * sizeof(*r->metrics));
+	m = &r->metrics[r->nr_metrics++];
+	m->name = xstrfmt("%.*s", (int)(c1 - arg), arg);
+	m->higher_is_better = higher;
+	m->tolerance = tol;
+	return 0;
+bad:
+	return error("invalid value '%s' for --metric-rule: expected NAME:higher:PCT or NAME:lower:PCT", arg);
 }

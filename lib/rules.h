@@ -62,6 +62,23 @@ struct gate_rules {
 #define GATE_RULES_DEFAULT { GATE_METRIC_CPU, 0.03, 0.02, 0.005, 0, 20.0, NULL, 0 }
 
 void gate_rules_release(struct gate_rules *r);
+
+/* Which rules a command line set, to be laid over a config's. */
+enum gate_rule_set {
+	RULE_SET_METRIC = 1, RULE_SET_MIN = 2, RULE_SET_GUARD = 4, RULE_SET_RAM = 8,
+};
+/*
+ * The config's rules with the command line's on top into 'out' (which the
+ * caller releases): the fields 'set' names, and every metric rule of
+ * either, the command line's replacing a config's of the same name.
+ */
+void gate_rules_override(const struct gate_rules *conf, const struct gate_rules *cli, unsigned set,
+			 struct gate_rules *out);
+
+/* "3", "3%", "0.5%" -> 0.03, 0.03, 0.005, for option 'opt'; -1 with an error. */
+int gate_parse_percent(const char *opt, const char *arg, double *out);
+/* NAME:higher:PCT or NAME:lower:PCT (--metric-rule), added to r; -1 with an error. */
+int metric_rule_parse(const char *arg, struct gate_rules *r);
 const char *gate_metric_name(enum gate_metric m);
 /* "cpu", "wall", "instructions" -> enum; -1 when unknown. */
 int gate_metric_parse(const char *s);

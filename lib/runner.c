@@ -860,3 +860,19 @@ char *runner_shell_program(const char *cmd, bool *simple)
 			return NULL;
 	return xstrfmt("%.*s", (int)(e - p), p);
 }
+
+int runner_check_program(const char *name)
+{
+	char *path = NULL;
+	int r = doctor_resolve_command(name, &path);
+
+	free(path);
+	if (!r)
+		return 0;
+	if (r == -ENOENT) {
+		error("%s: command not found", name);
+		return HL_EXIT_NOT_FOUND;
+	}
+	error("%s: %s", name, strerror(-r));
+	return HL_EXIT_NOT_EXECUTABLE;
+}

@@ -110,6 +110,13 @@ void runner_quote_argv(struct strbuf *sb, const char *const *argv, size_t argc);
  */
 char *runner_shell_program(const char *cmd, bool *simple);
 
+/*
+ * Can program 'name' (a command's first word, as the shell would look it
+ * up) be run? 0; else HL_EXIT_NOT_FOUND or HL_EXIT_NOT_EXECUTABLE with an
+ * error, as a shell would say it ("prog: command not found").
+ */
+int runner_check_program(const char *name);
+
 /* Feed stdout bytes: hashed, kept up to the cap, parsed line by line. */
 void run_result_feed(struct run_result *r, const char *buf, size_t len);
 /* The end of stdout: parse a last line without newline. */

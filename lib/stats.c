@@ -4,6 +4,7 @@
  * deterministic counts (see stats.h). The exact null distribution of the
  * signed-rank statistic is counted by dynamic programming over ranks.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -342,4 +343,29 @@ int stats_sequential_decide(const struct stats_schedule *s, const double *d, siz
 	if (out)
 		*out = iv;
 	return 0;
+}
+
+int stats_parse_looks(const char *arg, struct stats_schedule *s)
+{
+	const char *p = arg;
+
+	s->nr_looks = 0;
+	while (*p) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(p, &end, 10);
+		if (errno || end == p || v < 1 || v > STATS_MAX_PAIRS || (*end && *end != ',') ||
+		    s->nr_looks == STATS_MAX_LOOKS)
+			goto bad;
+		s->looks[s->nr_looks++] = (size_t)v;
+		p = *end ? end + 1 : end;
+	}
+	if (stats_schedule_check(s))
+		goto bad;
+	return 0;
+bad:
+	return error("invalid value '%s' for --looks: expected at most %d increasing pair "
+		     "counts up to %d, like 12,24,36", arg, STATS_MAX_LOOKS, STATS_MAX_PAIRS);
 }

@@ -127,6 +127,8 @@ struct stats_schedule {
 
 /* -1 when looks are empty, not increasing, over STATS_MAX_PAIRS or the level is not in (0, 1). */
 int stats_schedule_check(const struct stats_schedule *s);
+/* "12,24,36" (--looks) into s->looks; -1 with an error naming the option when it is not a schedule. */
+int stats_parse_looks(const char *arg, struct stats_schedule *s);
 double stats_schedule_look_confidence(const struct stats_schedule *s);
 
 enum stats_decision {
