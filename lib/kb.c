@@ -8,7 +8,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -743,18 +742,6 @@ static int read_capped(struct strbuf *sb, const char *path, size_t cap)
 	return ret;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	if (flag == FTW_DP ? rmdir(path) : unlink(path))
-		return error("cannot remove '%s': %s", path, strerror(errno));
-	return 0;
-}
-
-static int rm_tree(const char *path)
-{
-	return nftw(path, rm_entry, 8, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
-}
-
 static int fsync_dir(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
@@ -835,7 +822,7 @@ static void clean_tmp(const char *kb_dir)
 			free(path);
 			continue;	/* its writer may still be at work */
 		}
-		if (rm_tree(path))
+		if (remove_tree(path))
 			warning("cannot remove the leftover '%s'", path);
 		free(path);
 	}
@@ -1283,7 +1270,7 @@ int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out)
 	ret = 0;
 out:
 	if (tmp)
-		rm_tree(tmp);
+		remove_tree(tmp);
 	for (size_t i = 0; i < nr_files; i++)
 		free(files[i].path);
 	free(files);

@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +17,6 @@
 #include "revs.h"
 #include "strbuf.h"
 #include "util.h"
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
-{
-	(void)st;
-	(void)f;
-	if (flag == FTW_DP ? rmdir(path) : unlink(path))
-		return error("cannot remove '%s': %s", path, strerror(errno));
-	return 0;
-}
-
-static int rm_tree(const char *path)
-{
-	struct stat st;
-
-	if (lstat(path, &st))
-		return errno == ENOENT ? 0 : error("cannot stat '%s': %s", path, strerror(errno));
-	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
-}
 
 int revs_clean_stale(const char *top)
 {
@@ -57,7 +38,7 @@ int revs_clean_stale(const char *top)
 		path = xstrfmt("%s/%s", dir, e->d_name);
 		if (git_run(top, NULL, "remove a stale worktree", "worktree", "remove", "--force", path, NULL)) {
 			/* not a worktree git knows: the files go, git's record is pruned below */
-			if (rm_tree(path))
+			if (remove_tree(path))
 				ret = -1;
 		}
 		free(path);
@@ -128,7 +109,7 @@ int revs_remove(const char *top, struct revs_tree *t)
 	if (!t->added)
 		return 0;
 	if (git_run(top, NULL, "remove the worktree", "worktree", "remove", "--force", t->top, NULL)) {
-		ret = rm_tree(t->top);
+		ret = remove_tree(t->top);
 		git_run(top, NULL, "prune worktrees", "worktree", "prune", NULL);
 	}
 	t->added = false;

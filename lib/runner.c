@@ -398,7 +398,7 @@ void runner_quote_argv(struct strbuf *sb, const char *const *argv, size_t argc)
 
 		for (const char *p = a; *p && plain; p++)
 			plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				       "0123456789_./:=@%+,-", *p) != NULL;
+				       "0123456789_./:=@%+,-{}", *p) != NULL;
 		if (i)
 			strbuf_addch(sb, ' ');
 		if (plain) {

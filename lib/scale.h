@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sampler.h"
+
 struct profile;
 struct strbuf;
 struct json_t;
@@ -112,5 +114,39 @@ void scale_set_run(struct scale *s, size_t idx, double wall_seconds, const char 
 
 /* The document docs/scale.md describes; 'command' as the user gave it. */
 struct json_t *scale_to_json(const struct scale *s, const char *workload, const char *command);
+
+/* ---- the driver (scale-run.c) ---- */
+
+struct observer;
+
+struct scale_spec {
+	const char *workload;		/* the result's name: a workload's, or "cmd" */
+	const char *command;		/* as given, {n} included, for the result */
+	char *const *argv;		/* a command's arguments, {n} in them; or NULL ... */
+	const char *run;		/* ... a workload's /bin/sh line with {n} */
+	const char *dir;		/* where it runs; NULL: here */
+	double timeout;			/* a workload's, seconds; 0: none */
+	const uint64_t *sizes;		/* ascending, distinct */
+	size_t nr_sizes;
+	struct sampler_config sampler;
+	long repeat;			/* recordings per size, added up */
+	uint64_t min_samples;		/* a size counts for a function with this many */
+	const char *top;		/* results go under <top>/.hotloop/scale/ */
+	const char *output;		/* the JSON here instead; "-": nowhere (the caller prints it) */
+	const struct observer *obs;	/* EV_PROGRESS per run; may be NULL */
+};
+
+/*
+ * Record each size (a run that fails stops everything: the message names
+ * the size), fit every function, and save the profiles to
+ * .hotloop/scale/<workload>/n<size>.pb.gz and the JSON to
+ * .hotloop/scale/<workload>.json (or s->output), replacing the last
+ * complete result only when this one is complete. s is initialized here:
+ * release it either way.
+ * 0 and *doc (the JSON, a new reference), or -1 with an error, or
+ * HL_EXIT_NOT_PERMITTED / NOT_FOUND / NOT_EXECUTABLE from record.
+ */
+struct json_t;
+int scale_run(const struct scale_spec *spec, struct scale *s, struct json_t **doc);
 
 #endif

@@ -2,8 +2,10 @@
  * util.c: allocation wrappers, the error reporter, atomic file writes.
  * Out of memory is not an error hotloop can recover from: it aborts.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -339,4 +341,22 @@ const char *short_path(const char *path)
 		p--;
 	}
 	return p;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)f;
+	if (flag == FTW_DP ? rmdir(path) : unlink(path))
+		return error("cannot remove '%s': %s", path, strerror(errno));
+	return 0;
+}
+
+int remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return errno == ENOENT ? 0 : error("cannot stat '%s': %s", path, strerror(errno));
+	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
 }

@@ -113,6 +113,12 @@ ssize_t read_small_file(const char *path, char *buf, size_t size);
 /* The integer a small file starts with; false when absent or not a number. */
 bool read_int64_file(const char *path, int64_t *out);
 
+/*
+ * Remove 'path' and everything under it, not following links: 0 (also
+ * when it is not there), or -1 with an error naming what could not go.
+ */
+int remove_tree(const char *path);
+
 /* Read a whole file (at most 'cap' bytes, else an error). */
 struct strbuf;
 int read_file(struct strbuf *sb, const char *path, size_t cap);

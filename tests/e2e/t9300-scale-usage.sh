@@ -71,7 +71,7 @@ test_expect_success 'without a name, the primary workload' '
 
 test_expect_success 'an unknown workload: the configured ones are listed' '
 	{ hotloop scale nosuch 2>err; test $? -eq 1; } &&
-	expect_grep "no workload .nosuch. in .*hotloop.conf.: it has .grow., .fixed., .nosizes." err
+	expect_grep "unknown workload .nosuch. in .*hotloop.conf.: the configured ones are .grow., .fixed., .nosizes.$" err
 '
 
 test_expect_success 'a workload without sizes: say how to give them' '

@@ -101,11 +101,11 @@ static void test_runner__env_is_fixed(void **state)
 
 static void test_runner__quote_argv(void **state)
 {
-	const char *argv[] = { "/bin/echo", "a b", "it's", "", "x=1,y" };
+	const char *argv[] = { "/bin/echo", "a b", "it's", "", "x=1,y", "{n}" };
 	struct strbuf sb = STRBUF_INIT;
 
 	runner_quote_argv(&sb, argv, ARRAY_SIZE(argv));
-	assert_string_equal(sb.buf, "/bin/echo 'a b' 'it'\\''s' '' x=1,y");
+	assert_string_equal(sb.buf, "/bin/echo 'a b' 'it'\\''s' '' x=1,y {n}");
 	strbuf_release(&sb);
 }
 
