@@ -151,7 +151,7 @@ void run_outcome_release(struct run_outcome *o)
 	free(o->dir);
 	free(o->id);
 	free(o->command);
-	run_outcome_init(o);
+	memset(o, 0, sizeof(*o));
 }
 
 static char *in_dir(const struct run_outcome *o, const char *name)
@@ -367,6 +367,7 @@ int run_workload(const struct run_request *rq, struct run_outcome *o)
 	int ret = -1;
 
 	run_outcome_release(o);
+	run_outcome_init(o);
 	if (!(o->command = project_command_line(rq->workload, rq->size)))
 		return -1;
 	if (rq->out_dir) {

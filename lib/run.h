@@ -82,10 +82,12 @@ struct run_outcome {
 };
 
 void run_outcome_init(struct run_outcome *o);
+/* Free what it holds (it may be reused after run_outcome_init()). */
 void run_outcome_release(struct run_outcome *o);
 
 /*
- * Build (when asked), record, report, draw and brief. 0, or -1 with an
+ * Build (when asked), record, report, draw and brief into o (initialized,
+ * and released first). 0, or -1 with an
  * error naming the step that failed (and, for a new run directory,
  * meta.json saying ok: false). In the directory: build.log, stdout.txt
  * and record.log (the workload's output), profile.pb.gz, report.txt,
