@@ -515,3 +515,81 @@ json_t *scale_to_json(const struct scale *s, const char *workload, const char *c
 	json_object_set_new(doc, "functions", fns);
 	return doc;
 }
+
+/* ---- the table `hotloop scale` prints ---- */
+
+/* The functions the table shows: --min-samples at one size at least, --top of them. */
+static size_t pick_rows(const struct scale *s, size_t top, size_t *rows)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_fns && (!top || n < top); i++)
+		if (s->fns[i].fit.points)
+			rows[n++] = i;
+	return n;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static void format_row(struct strbuf *out, const char *name, const char *file, int wname, int wfile,
+		      const struct scale_fit *fit, const double *cost, size_t nr_sizes)
+{
+	struct strbuf verdict = STRBUF_INIT;
+	char expo[64] = "-", r2[16] = "-";
+
+	if (fit->fitted) {
+		snprintf(expo, sizeof(expo), "%.2f [%.2f, %.2f]", fit->exponent, fit->ci_low, fit->ci_high);
+		snprintf(r2, sizeof(r2), "%.3f", fit->r2);
+	}
+	scale_describe(fit, &verdict);
+	strbuf_addf(out, "%-*.*s  %-*.*s  %-22s  %5s  %-20s", wname, wname, name, wfile, wfile,
+	       base_name(file), expo, r2, verdict.buf);
+	for (size_t k = 0; k < nr_sizes; k++)
+		strbuf_addf(out, "  %9.3fs", cost[k]);
+	strbuf_addf(out, "\n");
+	strbuf_release(&verdict);
+}
+
+void scale_format_table(const struct scale *s, const char *workload, size_t top,
+			uint64_t min_samples, struct strbuf *out)
+{
+	size_t *rows = xcalloc(s->nr_fns + 1, sizeof(*rows)), shown = pick_rows(s, top, rows);
+	size_t wname = strlen("(program)"), wfile = 4;
+
+	for (size_t i = 0; i < shown; i++) {
+		const struct scale_fn *f = &s->fns[rows[i]];
+		size_t n = strlen(f->function), b = strlen(base_name(f->file));
+
+		wname = n > wname ? n : wname;
+		wfile = b > wfile ? b : wfile;
+	}
+	wname = wname > 40 ? 40 : wname;
+	wfile = wfile > 24 ? 24 : wfile;
+	strbuf_addf(out, "# '%s' at %zu sizes, %llu to %llu; cost: total (inclusive) CPU seconds\n",
+	       workload, s->nr_sizes, (unsigned long long)s->sizes[0],
+	       (unsigned long long)s->sizes[s->nr_sizes - 1]);
+	strbuf_addf(out, "%-*s  %-*s  %-22s  %5s  %-20s", (int)wname, "function", (int)wfile, "file",
+	       "exponent [95%]", "R^2", "verdict");
+	for (size_t k = 0; k < s->nr_sizes; k++) {
+		char head[32];
+
+		snprintf(head, sizeof(head), "n=%llu", (unsigned long long)s->sizes[k]);
+		strbuf_addf(out, "  %10s", head);
+	}
+	strbuf_addf(out, "\n");
+	for (size_t i = 0; i < shown; i++) {
+		const struct scale_fn *f = &s->fns[rows[i]];
+
+		format_row(out, f->function, f->file, (int)wname, (int)wfile, &f->fit, f->cost, s->nr_sizes);
+	}
+	if (shown < s->nr_fns)
+		strbuf_addf(out, "# %zu more functions: fewer than %llu samples at every size, or past --top\n",
+		       s->nr_fns - shown, (unsigned long long)min_samples);
+	format_row(out, "(program)", "", (int)wname, (int)wfile, &s->program, s->seconds, s->nr_sizes);
+	free(rows);
+}

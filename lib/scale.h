@@ -115,6 +115,14 @@ void scale_set_run(struct scale *s, size_t idx, double wall_seconds, const char 
 /* The document docs/scale.md describes; 'command' as the user gave it. */
 struct json_t *scale_to_json(const struct scale *s, const char *workload, const char *command);
 
+/*
+ * The table of `hotloop scale`: the functions fitted over at least one
+ * size (the first 'top' of them, 0: all), each with its exponent, R^2,
+ * verdict and cost per size, then the whole program.
+ */
+void scale_format_table(const struct scale *s, const char *workload, size_t top,
+			uint64_t min_samples, struct strbuf *out);
+
 /* ---- the driver (scale-run.c) ---- */
 
 struct observer;

@@ -1,5 +1,5 @@
 /*
- * cli.c: the run options bench and compare share (see cli.h).
+ * cli.c: the options several commands share (see cli.h).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -7,6 +7,7 @@
 
 #include "builtin.h"
 #include "cli.h"
+#include "config.h"
 
 int run_options_parse(struct run_options *o, const char *cmd, int c, const char *arg)
 {
@@ -49,4 +50,26 @@ void run_options_release(struct run_options *o)
 	free(o->env);
 	free(o->cpus);
 	memset(o, 0, sizeof(*o));
+}
+
+int rule_options_parse(struct gate_rules *r, unsigned *set, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_RULE_MIN:
+		*set |= RULE_SET_MIN;
+		return gate_parse_percent("--min-improvement", arg, &r->min_improvement) ? HL_EXIT_USAGE : 0;
+	case OPT_RULE_GUARD:
+		*set |= RULE_SET_GUARD;
+		return gate_parse_percent("--guard-regression", arg, &r->guard_regression) ? HL_EXIT_USAGE : 0;
+	case OPT_RULE_RAM:
+		*set |= RULE_SET_RAM;
+		if (config_parse_size(arg, &r->ram_budget)) {
+			error("invalid value '%s' for --ram-budget: expected a size like 512M or 2G", arg);
+			return HL_EXIT_USAGE;
+		}
+		return 0;
+	case OPT_RULE_METRIC:
+		return metric_rule_parse(arg, r) ? HL_EXIT_USAGE : 0;
+	}
+	return 1;
 }

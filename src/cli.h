@@ -1,8 +1,10 @@
 /*
- * cli.h: the options `bench` and `compare` share, because both measure
- * runs the same way: --metric, --timeout, --env, --pin and --max-wait.
- * A command lists RUN_OPTIONS in its getopt table and hands each option
- * to run_options_parse() before its own switch.
+ * cli.h: options more than one command parses the same way. RUN_OPTIONS
+ * (bench, compare): how each run is made: --metric, --timeout, --env,
+ * --pin and --max-wait. RULE_OPTIONS (compare): the rules a change must
+ * pass, over hotloop.conf's: --min-improvement, --guard-regression,
+ * --ram-budget, --metric-rule. A command lists them in its getopt table
+ * and hands each option to the parser before its own switch.
  */
 #ifndef HOTLOOP_CLI_H
 #define HOTLOOP_CLI_H
@@ -12,7 +14,10 @@
 
 #include "rules.h"
 
-enum { OPT_RUN_PIN = 0x1000, OPT_RUN_MAX_WAIT };
+enum {
+	OPT_RUN_PIN = 0x1000, OPT_RUN_MAX_WAIT,
+	OPT_RULE_MIN = 0x1100, OPT_RULE_GUARD, OPT_RULE_RAM, OPT_RULE_METRIC,
+};
 
 #define RUN_OPTIONS \
 	{ "metric", required_argument, NULL, 'm' }, \
@@ -37,5 +42,17 @@ struct run_options {
  */
 int run_options_parse(struct run_options *o, const char *cmd, int c, const char *arg);
 void run_options_release(struct run_options *o);
+
+#define RULE_OPTIONS \
+	{ "min-improvement", required_argument, NULL, OPT_RULE_MIN }, \
+	{ "guard-regression", required_argument, NULL, OPT_RULE_GUARD }, \
+	{ "ram-budget", required_argument, NULL, OPT_RULE_RAM }, \
+	{ "metric-rule", required_argument, NULL, OPT_RULE_METRIC }
+
+/*
+ * The same for RULE_OPTIONS, into r with what was set in *set (enum
+ * gate_rule_set; metric rules are added to r->metrics).
+ */
+int rule_options_parse(struct gate_rules *r, unsigned *set, int c, const char *arg);
 
 #endif

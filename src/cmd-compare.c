@@ -151,6 +151,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 			bool json)
 {
 	struct gate_spec spec = GATE_SPEC_INIT;
+	struct gate_rules rules = GATE_RULES_DEFAULT;
 	struct revs_pair trees = REVS_PAIR_INIT;
 	struct project p;
 	int ret = HL_EXIT_FAILURE;
@@ -161,7 +162,8 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 		goto out;
 	spec.source = "compare";
 	spec.obs = terminal_observer();
-	gate_rules_override(&p.cf.rules, cli, set, &spec.rules);
+	gate_rules_override(&p.cf.rules, cli, set, &rules);
+	spec.rules = rules;
 	spec.opts = *o;
 	spec.opts.fingerprint = (set & SET_NO_FP) ? false : p.cf.fingerprint;
 	if (set & SET_NO_BUILD)
@@ -175,28 +177,25 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 out:
 	if (revs_pair_close(&trees, &p))
 		ret = ret ? ret : HL_EXIT_FAILURE;
-	gate_rules_release(&spec.rules);
+	gate_rules_release(&rules);
 	gate_spec_release(&spec);
 	project_release(&p);
 	return ret;
 }
 
 enum {
-	OPT_MIN_IMPROVEMENT = 256, OPT_GUARD, OPT_RAM, OPT_LOOKS, OPT_ORDER, OPT_RULE, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND, OPT_NO_BUILD, OPT_NO_TEST,
+	OPT_LOOKS = 256, OPT_ORDER, OPT_NO_FP, OPT_JSON, OPT_BASE, OPT_CAND, OPT_NO_BUILD, OPT_NO_TEST,
 };
 
 int cmd_compare(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		RUN_OPTIONS,
-		{ "min-improvement", required_argument, NULL, OPT_MIN_IMPROVEMENT },
-		{ "guard-regression", required_argument, NULL, OPT_GUARD },
-		{ "ram-budget", required_argument, NULL, OPT_RAM },
+		RULE_OPTIONS,
 		{ "pairs", required_argument, NULL, 'n' },
 		{ "looks", required_argument, NULL, OPT_LOOKS },
 		{ "warmup", required_argument, NULL, 'w' },
 		{ "order", required_argument, NULL, OPT_ORDER },
-		{ "metric-rule", required_argument, NULL, OPT_RULE },
 		{ "no-fingerprint", no_argument, NULL, OPT_NO_FP },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "base", required_argument, NULL, OPT_BASE },
@@ -223,30 +222,14 @@ int cmd_compare(int argc, char **argv)
 	o.quiesce = qdefault;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "+m:n:w:t:e:f:", opts, NULL)) != -1) {
-		if ((ret = run_options_parse(&ro, "compare", ch, optarg)) <= 0) {
+		if ((ret = run_options_parse(&ro, "compare", ch, optarg)) <= 0 ||
+		    (ret = rule_options_parse(&rules, &set, ch, optarg)) <= 0) {
 			if (ret)
 				goto out_free;
 			continue;
 		}
 		ret = HL_EXIT_FAILURE;
 		switch (ch) {
-		case OPT_MIN_IMPROVEMENT:
-			if (gate_parse_percent("--min-improvement", optarg, &rules.min_improvement))
-				goto out_usage;
-			set |= RULE_SET_MIN;
-			break;
-		case OPT_GUARD:
-			if (gate_parse_percent("--guard-regression", optarg, &rules.guard_regression))
-				goto out_usage;
-			set |= RULE_SET_GUARD;
-			break;
-		case OPT_RAM:
-			if (config_parse_size(optarg, &rules.ram_budget)) {
-				error("invalid value '%s' for --ram-budget: expected a size like 512M or 2G", optarg);
-				goto out_usage;
-			}
-			set |= RULE_SET_RAM;
-			break;
 		case 'n':
 			if ((pairs = parse_count("--pairs", optarg, 1, STATS_MAX_PAIRS)) < 0)
 				goto out_usage;
@@ -270,10 +253,6 @@ int cmd_compare(int argc, char **argv)
 				ret = usage_error("compare", "unknown order '%s': expected abba or random", optarg);
 				goto out_free;
 			}
-			break;
-		case OPT_RULE:
-			if (metric_rule_parse(optarg, &rules))
-				goto out_usage;
 			break;
 		case OPT_NO_FP:
 			o.fingerprint = false;

@@ -62,81 +62,6 @@ struct job {
 	bool json;
 };
 
-/* The functions the table shows: --min-samples at one size at least, --top of them. */
-static size_t pick_rows(const struct job *j, const struct scale *s, size_t *rows)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < s->nr_fns && (j->top <= 0 || n < (size_t)j->top); i++)
-		if (s->fns[i].fit.points)
-			rows[n++] = i;
-	return n;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
-static void print_row(const char *name, const char *file, int wname, int wfile,
-		      const struct scale_fit *fit, const double *cost, size_t nr_sizes)
-{
-	struct strbuf verdict = STRBUF_INIT;
-	char expo[64] = "-", r2[16] = "-";
-
-	if (fit->fitted) {
-		snprintf(expo, sizeof(expo), "%.2f [%.2f, %.2f]", fit->exponent, fit->ci_low, fit->ci_high);
-		snprintf(r2, sizeof(r2), "%.3f", fit->r2);
-	}
-	scale_describe(fit, &verdict);
-	printf("%-*.*s  %-*.*s  %-22s  %5s  %-20s", wname, wname, name, wfile, wfile,
-	       base_name(file), expo, r2, verdict.buf);
-	for (size_t k = 0; k < nr_sizes; k++)
-		printf("  %9.3fs", cost[k]);
-	printf("\n");
-	strbuf_release(&verdict);
-}
-
-static void print_table(const struct job *j, const struct scale *s)
-{
-	size_t *rows = xcalloc(s->nr_fns + 1, sizeof(*rows)), shown = pick_rows(j, s, rows);
-	size_t wname = strlen("(program)"), wfile = 4;
-
-	for (size_t i = 0; i < shown; i++) {
-		const struct scale_fn *f = &s->fns[rows[i]];
-		size_t n = strlen(f->function), b = strlen(base_name(f->file));
-
-		wname = n > wname ? n : wname;
-		wfile = b > wfile ? b : wfile;
-	}
-	wname = wname > 40 ? 40 : wname;
-	wfile = wfile > 24 ? 24 : wfile;
-	printf("# '%s' at %zu sizes, %llu to %llu; cost: total (inclusive) CPU seconds\n",
-	       j->spec.workload, s->nr_sizes, (unsigned long long)s->sizes[0],
-	       (unsigned long long)s->sizes[s->nr_sizes - 1]);
-	printf("%-*s  %-*s  %-22s  %5s  %-20s", (int)wname, "function", (int)wfile, "file",
-	       "exponent [95%]", "R^2", "verdict");
-	for (size_t k = 0; k < s->nr_sizes; k++) {
-		char head[32];
-
-		snprintf(head, sizeof(head), "n=%llu", (unsigned long long)s->sizes[k]);
-		printf("  %10s", head);
-	}
-	printf("\n");
-	for (size_t i = 0; i < shown; i++) {
-		const struct scale_fn *f = &s->fns[rows[i]];
-
-		print_row(f->function, f->file, (int)wname, (int)wfile, &f->fit, f->cost, s->nr_sizes);
-	}
-	if (shown < s->nr_fns)
-		printf("# %zu more functions: fewer than %llu samples at every size, or past --top\n",
-		       s->nr_fns - shown, (unsigned long long)j->spec.min_samples);
-	print_row("(program)", "", (int)wname, (int)wfile, &s->program, s->seconds, s->nr_sizes);
-	free(rows);
-}
-
 static int run(struct job *j)
 {
 	const struct scale_spec *s = &j->spec;
@@ -159,7 +84,11 @@ static int run(struct job *j)
 		print_json(doc);	/* -o -: the document once, on stdout */
 		doc = NULL;
 	} else {
-		print_table(j, &sc);
+		struct strbuf sb = STRBUF_INIT;
+
+		scale_format_table(&sc, s->workload, j->top > 0 ? (size_t)j->top : 0, s->min_samples, &sb);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		strbuf_release(&sb);
 	}
 	json_decref(doc);
 	scale_release(&sc);
