@@ -16,14 +16,11 @@
 #include "report.h"
 #include "strbuf.h"
 
+static const char *const by_names[] = { "function", "line", "file", "dso" };
+
 int report_parse_by(const char *s)
 {
-	static const char *names[] = { "function", "line", "file", "dso" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (!strcmp(s, names[i]))
-			return (int)i;
-	return -1;
+	return name_index(by_names, ARRAY_SIZE(by_names), s);
 }
 
 /* Row keys are string indexes of the profile, so equal keys mean equal text. */
@@ -238,8 +235,6 @@ void report_release(struct report *r)
 }
 
 /* ---- output ---- */
-
-static const char *const by_names[] = { "function", "line", "file", "dso" };
 
 static double pct(int64_t v, int64_t total)
 {

@@ -9,7 +9,7 @@
 #include "util.h"
 #include "rules.h"
 
-static const char *metric_names[] = { "cpu", "wall", "instructions" };
+static const char *const metric_names[] = { "cpu", "wall", "instructions" };
 
 void gate_rules_release(struct gate_rules *r)
 {
@@ -27,10 +27,7 @@ const char *gate_metric_name(enum gate_metric m)
 
 int gate_metric_parse(const char *s)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(metric_names); i++)
-		if (!strcmp(s, metric_names[i]))
-			return (int)i;
-	return -1;
+	return name_index(metric_names, ARRAY_SIZE(metric_names), s);
 }
 
 const char *const gate_stage_names[GATE_STAGE_NR] = {
@@ -55,10 +52,7 @@ const char *gate_stage_name(enum gate_stage s)
 
 int gate_stage_parse(const char *s)
 {
-	for (int k = 0; s && k < GATE_STAGE_NR; k++)
-		if (gate_stage_names[k] && !strcmp(s, gate_stage_names[k]))
-			return k;
-	return -1;
+	return name_index(gate_stage_names, GATE_STAGE_NR, s);
 }
 
 void gate_rules_override(const struct gate_rules *conf, const struct gate_rules *cli, unsigned set,

@@ -360,3 +360,11 @@ int remove_tree(const char *path)
 		return errno == ENOENT ? 0 : error("cannot stat '%s': %s", path, strerror(errno));
 	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS) ? -1 : 0;
 }
+
+int name_index(const char *const *names, size_t nr, const char *s)
+{
+	for (size_t i = 0; s && i < nr; i++)
+		if (names[i] && !strcmp(names[i], s))
+			return (int)i;
+	return -1;
+}

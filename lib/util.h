@@ -86,6 +86,9 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 	return r;
 }
 
+/* The index of 's' in a table of names (NULL entries never match), or -1. */
+int name_index(const char *const *names, size_t nr, const char *s);
+
 /* Levenshtein distance, for "did you mean" hints; SIZE_MAX past 64 bytes. */
 size_t edit_distance(const char *a, const char *b);
 

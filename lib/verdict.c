@@ -72,10 +72,7 @@ const char *verdict_kind_name(enum verdict_kind k)
 
 int verdict_kind_parse(const char *s)
 {
-	for (int k = 0; s && k < VERDICT_NR; k++)
-		if (verdict_kind_names[k] && !strcmp(s, verdict_kind_names[k]))
-			return k;
-	return -1;
+	return name_index(verdict_kind_names, VERDICT_NR, s);
 }
 
 /* Counts change by hundredths of a percent; times by tenths. */
