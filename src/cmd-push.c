@@ -18,7 +18,7 @@
 #include "profile.h"
 #include "profile-io.h"
 #include "push.h"
-#include "git.h"
+#include "project.h"
 #include "strbuf.h"
 
 const char usage_push[] =
@@ -56,13 +56,17 @@ static int parse_time(const char *opt, const char *arg, int64_t *out)
 	return 0;
 }
 
-/* The latest run's profile under the repository holding the current directory. */
+/* The latest run's profile of the project here (where `hotloop run` keeps it). */
 static char *latest_profile(void)
 {
-	char *top = git_find_top(".");
-	char *path = top ? xstrfmt("%s/%s", top, LATEST_PROFILE) : xstrdup(LATEST_PROFILE);
+	struct project p;
+	char *path = NULL;
 
-	free(top);
+	if (!project_open(&p, NULL, PROJECT_CONFIG_OPTIONAL))
+		path = xstrfmt("%s/%s", p.top, LATEST_PROFILE);
+	project_release(&p);
+	if (!path)
+		return NULL;
 	if (access(path, R_OK)) {
 		error("no profile given, and no '%s' to send: give FILE, or make one with 'hotloop run'",
 		      path);
