@@ -33,7 +33,7 @@
 /* What one loop_run() holds while it runs. */
 struct loop {
 	const struct loop_spec *spec;
-	struct project *p;
+	const struct project *p;
 	struct loop_result *r;
 	const char *lenses[LOOP_MAX_LENSES];
 	size_t nr_lenses;

@@ -88,7 +88,7 @@ void loop_commit_message(const char *function, const char *title, const char *wo
 #define LOOP_MAX_LENSES 32
 
 struct loop_spec {
-	struct project *project;
+	const struct project *project;
 	const char *agent;		/* a /bin/sh line, run in each candidate's worktree */
 	long rounds;			/* at most this many; 0: [improve] rounds */
 	const char *const *lenses;	/* cycled through; NULL: [improve] lenses (else algorithmic) */

@@ -37,10 +37,25 @@ static void note(struct store_feed *f, enum store_level level, const char *kind,
 		failed(f, "the activity");
 }
 
+/* The store, opened (a warning, not an error, when it cannot be). */
+static bool open_store(struct store_feed *f)
+{
+	char *path = store_repo_path(f->top);
+
+	if (!path || store_open(path, &f->store)) {
+		warning("going on without the store '%s/%s'", f->top, STORE_FILE);
+		f->store = NULL;
+	}
+	free(path);
+	return f->store != NULL;
+}
+
 static void loop_started(struct store_feed *f, const struct loop_result *r)
 {
 	struct store_loop sl = STORE_LOOP_INIT;
 
+	if (!f->store && !open_store(f))
+		return;
 	sl.repo = r->repo;
 	sl.branch = r->branch;
 	sl.base_commit = r->start;
@@ -168,12 +183,11 @@ static void notify(const struct event *ev, void *data)
 	const struct attempt *a = ev->attempt;
 	const struct loop_result *r = ev->loop;
 
+	if (ev->kind == EV_LOOP_STARTED)
+		loop_started(f, r);
 	if (!f->store)
 		return;
 	switch (ev->kind) {
-	case EV_LOOP_STARTED:
-		loop_started(f, r);
-		break;
 	case EV_ROUND_STARTED:
 		note(f, STORE_INFO, "round-start", "round %ld: %zu agent%s", ev->round, ev->total,
 		     ev->total == 1 ? "" : "s");
@@ -203,19 +217,13 @@ static void notify(const struct event *ev, void *data)
 	}
 }
 
-void store_feed_open(struct store_feed *f, const struct project *p)
+void store_feed_init(struct store_feed *f, const struct project *p)
 {
-	char *path = store_repo_path(p->top);
-
 	memset(f, 0, sizeof(*f));
 	f->obs.notify = notify;
 	f->obs.data = f;
+	f->top = xstrdup(p->top);
 	f->loop_id = STORE_NULL_INT;
-	if (!path || store_open(path, &f->store)) {
-		warning("going on without the store '%s/%s'", p->top, STORE_FILE);
-		f->store = NULL;
-	}
-	free(path);
 }
 
 void store_feed_close(struct store_feed *f)
@@ -223,4 +231,6 @@ void store_feed_close(struct store_feed *f)
 	if (f->store)
 		store_close(f->store);
 	f->store = NULL;
+	free(f->top);
+	f->top = NULL;
 }

@@ -4,8 +4,9 @@
  * attempt with the compare run and every measurement behind it, and the
  * activity feed the dashboard streams: loop-start, round-start,
  * agent-done, verdict, kept, loop-end. The store is a record: when it
- * cannot be written the loop goes on, with one warning.
- * A struct store_feed owns its connection until store_feed_close().
+ * cannot be written the loop goes on, with one warning. The store is
+ * opened when a loop starts, so a loop that refuses to start leaves none.
+ * A struct store_feed owns its path and connection until store_feed_close().
  */
 #ifndef HOTLOOP_STORE_FEED_H
 #define HOTLOOP_STORE_FEED_H
@@ -20,13 +21,14 @@ struct store;
 
 struct store_feed {
 	struct observer obs;	/* subscribe with this */
-	struct store *store;	/* NULL: it could not be opened; the events are dropped */
+	char *top;		/* the repository whose .hotloop/hotloop.db it writes */
+	struct store *store;	/* NULL: not open (yet), or it could not be; the events are dropped */
 	int64_t loop_id;	/* the loop's row, once EV_LOOP_STARTED came */
 	bool warned;
 };
 
-/* Open <top>/.hotloop/hotloop.db for project p (a warning, not an error, when it cannot be). */
-void store_feed_open(struct store_feed *f, const struct project *p);
+/* Subscribe to a loop in project p: <top>/.hotloop/hotloop.db opens at EV_LOOP_STARTED. */
+void store_feed_init(struct store_feed *f, const struct project *p);
 void store_feed_close(struct store_feed *f);
 
 #endif

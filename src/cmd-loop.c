@@ -171,7 +171,7 @@ int cmd_loop(int argc, char **argv)
 	if (!spec.agent)
 		spec.agent = p.cf.agent_command;
 	/* subscribers: the terminal, the store, and the attempts on stdout */
-	store_feed_open(&feed, &p);
+	store_feed_init(&feed, &p);
 	term.next = &feed.obs;
 	feed.obs.next = json ? NULL : &printer;
 	spec.obs = &term;
