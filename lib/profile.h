@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindex.h"
 #include "intern.h"
 
 struct strbuf;
@@ -57,12 +58,6 @@ struct pf_function {
 	int64_t name, system_name, filename, start_line;
 };
 
-/* Open-addressing index from a hash to an element id (profile.c). */
-struct pf_index {
-	uint64_t *slots;	/* (hash & ~0xffffffff) | id, 0 = empty */
-	size_t nslots, nr;
-};
-
 struct profile {
 	struct strtab strings;
 
@@ -94,7 +89,7 @@ struct profile {
 	int64_t period;
 	int64_t default_sample_type;
 
-	struct pf_index fn_index, loc_index, map_index;
+	struct hindex fn_index, loc_index, map_index;	/* dedup: hash -> id - 1 */
 };
 
 void profile_init(struct profile *p);
