@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindex.h"
+
 struct profile;
 struct strbuf;
 struct json_t;
@@ -78,9 +80,7 @@ struct scale {
 	struct scale_fit program;
 	struct scale_fn *fns;
 	size_t nr_fns, alloc_fns;
-	/* private: (function, file) -> index + 1 */
-	uint32_t *slots;
-	size_t nslots;
+	struct hindex index;	/* private: (function, file) -> fns[] */
 };
 
 #define SCALE_INIT { 0 }
