@@ -13,6 +13,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
 #include "profile.h"
 #include "perfscript.h"
 
@@ -48,8 +49,7 @@ struct seqtab {
 		uint64_t hash;
 	} *seqs;
 	size_t nr, alloc;
-	uint64_t *slots;	/* (hash & ~0xffffffff) | (id + 1), 0 = empty */
-	size_t nslots;
+	struct hindex index;
 };
 
 struct event {
@@ -82,8 +82,7 @@ struct ps {
 	 * cache here, not scattered over the whole input.
 	 */
 	struct strbuf keys;
-	uint64_t *fslots;
-	size_t nfslots;
+	struct hindex findex;
 
 	struct seqtab chains, stacks;
 	int64_t *count, *period;
@@ -149,52 +148,33 @@ static uint64_t hash_words(const uint32_t *w, size_t n)
 	return mix64(h);
 }
 
-static void slots_grow(uint64_t **slots, size_t *nslots, size_t nr)
+struct words {
+	const uint32_t *w;
+	size_t n;
+};
+
+static inline bool seq_eq(const void *table, size_t i, const void *key_)
 {
-	size_t n = *nslots ? *nslots * 2 : 1024;
-	uint64_t *s = xcalloc(n, sizeof(*s));
+	const struct seqtab *t = table;
+	const struct seq *q = &t->seqs[i];
+	const struct words *key = key_;
 
-	for (size_t i = 0; i < *nslots; i++) {
-		uint64_t v = (*slots)[i];
-		size_t j;
-
-		if (!v)
-			continue;
-		/* the high half of the hash is in the slot: enough to place it */
-		for (j = (size_t)(v >> 32) & (n - 1); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = v;
-	}
-	free(*slots);
-	*slots = s;
-	*nslots = n;
-	(void)nr;
-}
-
-static inline size_t slot_start(uint64_t hash, size_t nslots)
-{
-	return (size_t)(hash >> 32) & (nslots - 1);
+	return q->n == key->n && !memcmp(t->words + q->off, key->w, key->n * sizeof(*key->w));
 }
 
 static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
 {
-	uint64_t hash = hash_words(w, n), tag = hash & ~0xffffffffull;
+	struct words key = { w, n };
+	uint64_t hash = hash_words(w, n);
 	struct seq *q;
-	size_t i;
+	size_t i, s;
 
-	if ((t->nr + 1) * 2 > t->nslots)
-		slots_grow(&t->slots, &t->nslots, t->nr);
-	for (i = slot_start(hash, t->nslots); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-		uint64_t v = t->slots[i];
-
-		if ((v & ~0xffffffffull) != tag)
-			continue;
-		q = &t->seqs[(v & 0xffffffff) - 1];
-		if (q->n == n && !memcmp(t->words + q->off, w, n * sizeof(*w))) {
-			if (added)
-				*added = false;
-			return (uint32_t)((v & 0xffffffff) - 1);
-		}
+	hindex_reserve(&t->index);
+	s = hindex_find(&t->index, hash, seq_eq, t, &key);
+	if ((i = hindex_at(&t->index, s)) != HINDEX_NONE) {
+		if (added)
+			*added = false;
+		return (uint32_t)i;
 	}
 	ALLOC_GROW(t->seqs, t->nr + 1, t->alloc);
 	ALLOC_GROW(t->words, t->nr_words + n, t->alloc_words);
@@ -205,7 +185,7 @@ static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *
 	if (n)
 		memcpy(t->words + t->nr_words, w, n * sizeof(*w));
 	t->nr_words += n;
-	t->slots[i] = tag | (uint64_t)(t->nr + 1);
+	hindex_set(&t->index, s, hash, t->nr);
 	if (added)
 		*added = true;
 	return (uint32_t)t->nr++;
@@ -215,7 +195,7 @@ static void seqtab_release(struct seqtab *t)
 {
 	free(t->words);
 	free(t->seqs);
-	free(t->slots);
+	hindex_release(&t->index);
 }
 
 /* ---- errors ------------------------------------------------------------ */
@@ -463,35 +443,34 @@ static void frame_from_text(struct ps *ps, const struct frame_text *ft, struct p
 	}
 }
 
+struct line_key {
+	const char *s;
+	size_t n;
+};
+
+static inline bool frame_eq(const void *table, size_t i, const void *key_)
+{
+	const struct ps *ps = table;
+	const struct ps_frame *f = &ps->frames[i];
+	const struct line_key *key = key_;
+
+	return f->keylen == key->n && !memcmp(ps->keys.buf + f->key, key->s, key->n);
+}
+
 /* The frame table entry for key s[0..n), or NONE. */
 static inline uint32_t frame_lookup(struct ps *ps, const char *s, size_t n, uint64_t hash)
 {
-	uint64_t tag = hash & ~0xffffffffull;
+	struct line_key key = { s, n };
+	size_t i = hindex_lookup(&ps->findex, hash, frame_eq, ps, &key);
 
-	if (!ps->nfslots)
-		return NONE;
-	for (size_t i = slot_start(hash, ps->nfslots); ps->fslots[i];
-	     i = (i + 1) & (ps->nfslots - 1)) {
-		uint64_t v = ps->fslots[i];
-		const struct ps_frame *f;
-
-		if ((v & ~0xffffffffull) != tag)
-			continue;
-		f = &ps->frames[(v & 0xffffffff) - 1];
-		if (f->keylen == n && !memcmp(ps->keys.buf + f->key, s, n))
-			return (uint32_t)((v & 0xffffffff) - 1);
-	}
-	return NONE;
+	return i == HINDEX_NONE ? NONE : (uint32_t)i;
 }
 
 static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t hash,
 			     const struct ps_frame *proto)
 {
 	struct ps_frame *f;
-	size_t i;
 
-	if ((ps->nr_frames + 1) * 2 > ps->nfslots)
-		slots_grow(&ps->fslots, &ps->nfslots, ps->nr_frames);
 	ALLOC_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames);
 	f = &ps->frames[ps->nr_frames];
 	*f = *proto;
@@ -499,9 +478,7 @@ static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t ha
 	f->keylen = (uint32_t)n;
 	strbuf_add(&ps->keys, s, n);
 	f->hash = hash;
-	for (i = slot_start(hash, ps->nfslots); ps->fslots[i]; i = (i + 1) & (ps->nfslots - 1))
-		;
-	ps->fslots[i] = (hash & ~0xffffffffull) | (uint64_t)(ps->nr_frames + 1);
+	hindex_add(&ps->findex, hash, ps->nr_frames);
 	return (uint32_t)ps->nr_frames++;
 }
 
@@ -1140,7 +1117,7 @@ int perfscript_parse(struct profile *p, const char *buf, size_t len, const char 
 out:
 	free(ps.frames);
 	strbuf_release(&ps.keys);
-	free(ps.fslots);
+	hindex_release(&ps.findex);
 	seqtab_release(&ps.chains);
 	seqtab_release(&ps.stacks);
 	free(ps.count);
