@@ -12,6 +12,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
 #include "profile.h"
 #include "callgrind.h"
 
@@ -26,14 +27,15 @@ enum pos_kind { POS_INSTR, POS_LINE };
 
 /* ---- a map from four integers to an index ------------------------------ */
 
-struct km_slot {
+struct km_entry {
 	int64_t k[4];
-	uint32_t v;	/* index + 1; 0 = empty */
+	uint32_t v;
 };
 
 struct keymap {
-	struct km_slot *slots;
-	size_t nslots, nr;
+	struct km_entry *v;
+	size_t nr, alloc;
+	struct hindex index;
 };
 
 static uint64_t km_hash(const int64_t k[4])
@@ -49,50 +51,40 @@ static uint64_t km_hash(const int64_t k[4])
 	return h;
 }
 
-static struct km_slot *km_find(struct km_slot *slots, size_t nslots, const int64_t k[4])
+static bool km_eq(const void *table, size_t i, const void *key)
 {
-	size_t i = km_hash(k) & (nslots - 1);
-
-	while (slots[i].v && memcmp(slots[i].k, k, sizeof(slots[i].k)))
-		i = (i + 1) & (nslots - 1);
-	return &slots[i];
+	return !memcmp(((const struct keymap *)table)->v[i].k, key, 4 * sizeof(int64_t));
 }
 
 /* The index stored under k, or NONE. */
 static uint32_t km_get(const struct keymap *m, const int64_t k[4])
 {
-	if (!m->nslots)
-		return NONE;
-	return km_find(m->slots, m->nslots, k)->v - 1;
+	size_t i = hindex_lookup(&m->index, km_hash(k), km_eq, m, k);
+
+	return i == HINDEX_NONE ? NONE : m->v[i].v;
 }
 
 static void km_put(struct keymap *m, const int64_t k[4], uint32_t v)
 {
-	struct km_slot *s;
+	uint64_t hash = km_hash(k);
+	size_t s, i;
 
-	if ((m->nr + 1) * 2 > m->nslots) {
-		size_t n = m->nslots ? m->nslots * 2 : 64;
-		struct km_slot *slots = xcalloc(n, sizeof(*slots));
-
-		for (size_t i = 0; i < m->nslots; i++)
-			if (m->slots[i].v)
-				*km_find(slots, n, m->slots[i].k) = m->slots[i];
-		free(m->slots);
-		m->slots = slots;
-		m->nslots = n;
+	hindex_reserve(&m->index);
+	s = hindex_find(&m->index, hash, km_eq, m, k);
+	if ((i = hindex_at(&m->index, s)) == HINDEX_NONE) {
+		ALLOC_GROW(m->v, m->nr + 1, m->alloc);
+		memcpy(m->v[m->nr].k, k, sizeof(m->v[m->nr].k));
+		hindex_set(&m->index, s, hash, m->nr);
+		i = m->nr++;
 	}
-	s = km_find(m->slots, m->nslots, k);
-	if (!s->v)
-		m->nr++;
-	memcpy(s->k, k, sizeof(s->k));
-	s->v = v + 1;
+	m->v[i].v = v;
 }
 
 static void km_release(struct keymap *m)
 {
-	free(m->slots);
-	m->slots = NULL;
-	m->nslots = m->nr = 0;
+	free(m->v);
+	hindex_release(&m->index);
+	memset(m, 0, sizeof(*m));
 }
 
 /* ---- the graph -------------------------------------------------------- */
