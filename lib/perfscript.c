@@ -72,8 +72,7 @@ struct header {
 
 struct ps {
 	struct profile *p;
-	const char *what;
-	size_t lineno;
+	struct input_pos in;	/* the input's name, the line */
 
 	struct ps_frame *frames;
 	size_t nr_frames, alloc_frames;
@@ -200,21 +199,9 @@ static void seqtab_release(struct seqtab *t)
 
 /* ---- errors ------------------------------------------------------------ */
 
-static int line_error(struct ps *ps, const char *fmt, ...) ATTR_PRINTF(2, 3);
-static int line_error(struct ps *ps, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error("cannot read '%s': line %zu: %s", ps->what, ps->lineno, msg);
-}
-
 static int bad_line(struct ps *ps, const char *s, size_t n, const char *why)
 {
-	return line_error(ps, "%s: '%.*s%s'", why, n > 60 ? 60 : (int)n, s,
+	return line_error(&ps->in, "%s: '%.*s%s'", why, n > 60 ? 60 : (int)n, s,
 			  n > 60 ? "..." : "");
 }
 
@@ -548,7 +535,7 @@ static void end_sample(struct ps *ps)
 static int push_frame(struct ps *ps, uint32_t f)
 {
 	if (ps->ncur >= PERFSCRIPT_MAX_DEPTH)
-		return line_error(ps, "stack deeper than %d frames", PERFSCRIPT_MAX_DEPTH);
+		return line_error(&ps->in, "stack deeper than %d frames", PERFSCRIPT_MAX_DEPTH);
 	ALLOC_GROW(ps->cur, ps->ncur + 1, ps->alloc_cur);
 	ps->cur[ps->ncur++] = f;
 	ps->prev_frame = true;
@@ -717,7 +704,7 @@ static int event_index(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 			return 0;
 		}
 	if (ps->nr_events == PERFSCRIPT_MAX_EVENTS)
-		return line_error(ps, "more than %d different events", PERFSCRIPT_MAX_EVENTS);
+		return line_error(&ps->in, "more than %d different events", PERFSCRIPT_MAX_EVENTS);
 	e = &ps->events[ps->nr_events];
 	e->s = s;
 	e->n = n;
@@ -784,7 +771,7 @@ static int frame_for_text(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 	if (!parse_frame_text(s, n, &ft))
 		return bad_line(ps, s, n, "not a frame");
 	if (ps->nr_frames >= NONE - 1)
-		return line_error(ps, "too many different frames");
+		return line_error(&ps->in, "too many different frames");
 	frame_from_text(ps, &ft, &proto);
 	*idx = frame_insert(ps, s, n, hash, &proto);
 	return 0;
@@ -812,7 +799,7 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 	}
 	if (parse_frame_text(s, n, &ft)) {
 		if (ps->nr_frames >= NONE - 1)
-			return line_error(ps, "too many different frames");
+			return line_error(&ps->in, "too many different frames");
 		frame_from_text(ps, &ft, &proto);
 		f = frame_insert(ps, s, n, hash, &proto);
 		return chain_frame(ps, f);
@@ -1072,13 +1059,13 @@ static size_t line_of(const char *buf, size_t off)
 
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct ps ps = { .p = p, .what = what, .last_event = NONE, .keys = STRBUF_INIT };
+	struct ps ps = { .p = p, .in = { .what = what }, .last_event = NONE, .keys = STRBUF_INIT };
 	const char *nul = memchr(buf, '\0', len), *end = buf + len, *s = buf;
 	int ret = -1;
 
 	if (nul) {
-		ps.lineno = line_of(buf, (size_t)(nul - buf));
-		line_error(&ps, "contains a NUL byte (is this a binary file?)");
+		ps.in.lineno = line_of(buf, (size_t)(nul - buf));
+		line_error(&ps.in, "contains a NUL byte (is this a binary file?)");
 		goto out;
 	}
 	while (s < end) {
@@ -1088,9 +1075,9 @@ int perfscript_parse(struct profile *p, const char *buf, size_t len, const char 
 		size_t m = n;
 
 		s += n + 1;
-		ps.lineno++;
+		ps.in.lineno++;
 		if (n > PERFSCRIPT_MAX_LINE) {
-			line_error(&ps, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+			line_error(&ps.in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
 			goto out;
 		}
 		if (!n) {
