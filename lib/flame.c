@@ -15,7 +15,6 @@
 #include "hindex.h"
 #include "intern.h"
 #include "profile.h"
-#include "profile-io.h"
 #include "stacks.h"
 #include "flame.h"
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "strbuf.h"
 #include "profile.h"
 
 void profile_init(struct profile *p)
@@ -65,6 +66,33 @@ int profile_find_sample_type(const struct profile *p, const char *type)
 		if (!strcmp(profile_string(p, p->sample_type[i].type), type))
 			return (int)i;
 	return -1;
+}
+
+int profile_pick_sample_type(const struct profile *p, const char *name)
+{
+	struct strbuf names = STRBUF_INIT;
+	int idx;
+
+	if (!p->nr_sample_type)
+		return error("the profile has no sample types");
+	if (name) {
+		idx = profile_find_sample_type(p, name);
+		if (idx >= 0)
+			return idx;
+		for (size_t i = 0; i < p->nr_sample_type; i++)
+			strbuf_addf(&names, "%s%s", i ? ", " : "",
+				    profile_string(p, p->sample_type[i].type));
+		error("the profile has no sample type '%s' (it has: %s)", name, names.buf);
+		strbuf_release(&names);
+		return -1;
+	}
+	if (p->default_sample_type) {
+		idx = profile_find_sample_type(p, profile_string(p, p->default_sample_type));
+		if (idx >= 0)
+			return idx;
+	}
+	idx = profile_find_sample_type(p, "samples");
+	return idx >= 0 ? idx : (int)p->nr_sample_type - 1;
 }
 
 void profile_add_comment(struct profile *p, const char *comment)

@@ -108,6 +108,13 @@ static inline const char *profile_string(const struct profile *p, int64_t i)
 void profile_add_sample_type(struct profile *p, const char *type, const char *unit);
 /* Index of the sample type named 'type', or -1. */
 int profile_find_sample_type(const struct profile *p, const char *type);
+/*
+ * The index of the sample type to show: the one named 'name' when given
+ * (an error listing the choices when there is none), else the profile's
+ * default_sample_type, else the first type named "samples", else the last.
+ * -1 after an error.
+ */
+int profile_pick_sample_type(const struct profile *p, const char *name);
 
 /* The add functions deduplicate: adding an equal element returns its id. */
 uint64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit,
