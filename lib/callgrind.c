@@ -13,6 +13,7 @@
 #include "util.h"
 #include "strbuf.h"
 #include "hindex.h"
+#include "lines.h"
 #include "profile.h"
 #include "callgrind.h"
 
@@ -141,21 +142,6 @@ struct cg_parser {
 	size_t nr_costs, alloc_costs;
 	bool any_inlined;
 };
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_space((*s)[*n - 1]))
-		(*n)--;
-	while (*n && is_space(**s)) {
-		(*s)++;
-		(*n)--;
-	}
-}
 
 /* The next white-space separated token of [*s, end), or NULL. */
 static const char *next_token(const char **s, const char *end, size_t *len)
@@ -683,19 +669,6 @@ static int parse_line(struct cg_parser *ps, const char *s, size_t n)
 		return parse_cost_line(ps, s, n);
 	}
 	return line_error(&ps->in, "not a callgrind line: '%.*s'", shown(n), s);
-}
-
-static bool next_line(const char *buf, size_t len, size_t *pos, const char **line, size_t *n)
-{
-	const char *nl;
-
-	if (*pos >= len)
-		return false;
-	*line = buf + *pos;
-	nl = memchr(*line, '\n', len - *pos);
-	*n = nl ? (size_t)(nl - *line) : len - *pos;
-	*pos += *n + (nl ? 1 : 0);
-	return true;
 }
 
 static int parse_all(struct cg_parser *ps, const char *buf, size_t len)

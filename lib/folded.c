@@ -12,6 +12,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "lines.h"
 #include "profile.h"
 #include "stacks.h"
 #include "folded.h"
@@ -44,36 +45,6 @@ struct parser {
 };
 
 enum count_status { COUNT_OK, COUNT_NONE, COUNT_NEGATIVE, COUNT_FRACTION, COUNT_RANGE };
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_space((*s)[*n - 1]))
-		(*n)--;
-	while (*n && is_space(**s)) {
-		(*s)++;
-		(*n)--;
-	}
-}
-
-/* Next line of buf (without its '\n'); false at the end. */
-static bool next_line(const char *buf, size_t len, size_t *pos,
-		      const char **line, size_t *n)
-{
-	const char *nl;
-
-	if (*pos >= len)
-		return false;
-	*line = buf + *pos;
-	nl = memchr(*line, '\n', len - *pos);
-	*n = nl ? (size_t)(nl - *line) : len - *pos;
-	*pos += *n + (nl ? 1 : 0);
-	return true;
-}
 
 /* Start of the last white-space separated token of s[0..len). */
 static size_t last_token(const char *s, size_t len)

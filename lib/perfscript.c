@@ -14,6 +14,7 @@
 #include "util.h"
 #include "strbuf.h"
 #include "hindex.h"
+#include "lines.h"
 #include "profile.h"
 #include "perfscript.h"
 
@@ -207,11 +208,6 @@ static int bad_line(struct ps *ps, const char *s, size_t n, const char *why)
 
 /* ---- tokens ------------------------------------------------------------- */
 
-static inline bool is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
 static inline bool is_hex(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
@@ -220,16 +216,6 @@ static inline bool is_hex(char c)
 static inline bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_ws((*s)[*n - 1]))
-		(*n)--;
-	while (*n && is_ws(**s)) {
-		(*s)++;
-		(*n)--;
-	}
 }
 
 static bool parse_u32(const char *s, size_t n, uint32_t *v)
@@ -328,11 +314,11 @@ static bool parse_frame_text(const char *s, size_t n, struct frame_text *ft)
 		a = a << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
 		i++;
 	}
-	if (!i || i > 16 || (i < n && !is_ws(s[i])))
+	if (!i || i > 16 || (i < n && !is_space(s[i])))
 		return false;
 	memset(ft, 0, sizeof(*ft));
 	ft->address = a;
-	while (i < n && is_ws(s[i]))
+	while (i < n && is_space(s[i]))
 		i++;
 	s += i;
 	n -= i;
@@ -345,11 +331,11 @@ static bool parse_frame_text(const char *s, size_t n, struct frame_text *ft)
 			else if (s[k] == '(' && --depth == 0)
 				break;
 		}
-		if (k < n && depth == 0 && (k == 0 || is_ws(s[k - 1]))) {
+		if (k < n && depth == 0 && (k == 0 || is_space(s[k - 1]))) {
 			ft->dso = s + k + 1;
 			ft->dso_len = n - k - 2;
 			n = k;
-			while (n && is_ws(s[n - 1]))
+			while (n && is_space(s[n - 1]))
 				n--;
 		}
 	}
@@ -598,11 +584,11 @@ static bool parse_header(const char *s, size_t n, struct header *h)
 	while (i < n && nt < MAX_TOKENS) {
 		size_t b = i;
 
-		while (i < n && !is_ws(s[i]))
+		while (i < n && !is_space(s[i]))
 			i++;
 		ts[nt] = s + b;
 		tn[nt++] = i - b;
-		while (i < n && is_ws(s[i]))
+		while (i < n && is_space(s[i]))
 			i++;
 	}
 	if (!nt)
@@ -1084,7 +1070,7 @@ int perfscript_parse(struct profile *p, const char *buf, size_t len, const char 
 			end_sample(&ps);
 			continue;
 		}
-		if (is_ws(t[0])) {
+		if (is_space(t[0])) {
 			trim(&t, &m);
 			if (!m)
 				end_sample(&ps);
@@ -1135,7 +1121,7 @@ bool perfscript_sniff(const void *data, size_t len)
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
 		const char *t = s;
 		size_t m = n;
-		bool indented = n && is_ws(t[0]), tab = n && t[0] == '\t';
+		bool indented = n && is_space(t[0]), tab = n && t[0] == '\t';
 
 		if (!nl && s != buf)
 			break;	/* a line cut by the window */

@@ -111,17 +111,6 @@ int hl_error(const char *fmt, ...)
 	return -1;
 }
 
-int line_error(const struct input_pos *pos, const char *fmt, ...)
-{
-	char msg[320];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error("cannot read '%s': line %zu: %s", pos->what, pos->lineno, msg);
-}
-
 void hl_warning(const char *fmt, ...)
 {
 	char msg[1024];

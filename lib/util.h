@@ -64,15 +64,6 @@ void hl_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
 /* The last message error() produced (for --json error documents). */
 const char *last_error(void);
 
-/* Where a parser of outside input is: the input's name and current line. */
-struct input_pos {
-	const char *what;	/* as messages name it: a path, "stdin" */
-	size_t lineno;		/* from 1 */
-};
-
-/* error("cannot read '<what>': line <lineno>: <message>"): returns -1. */
-int line_error(const struct input_pos *pos, const char *fmt, ...) ATTR_PRINTF(2, 3);
-
 _Noreturn void hl_bug(const char *file, int line, const char *fmt, ...) ATTR_PRINTF(3, 4);
 #define BUG(...) hl_bug(__FILE__, __LINE__, __VA_ARGS__)
 

@@ -1,6 +1,6 @@
 /*
  * t-util.c: unit tests for util.c: the CPU list parser --pin and the
- * sampler share, and line_error()'s message.
+ * sampler share.
  */
 #include "test-helpers.h"
 #include "strbuf.h"
@@ -92,20 +92,11 @@ static void test_util__cpu_list_quiet(void **state)
 	assert_int_equal(nr_errors, 1);
 }
 
-static void test_util__line_error(void **state)
-{
-	struct input_pos at = { "in.txt", 12 };
-
-	assert_int_equal(line_error(&at, "bad %s '%.*s'", "count", 2, "xyz"), -1);
-	assert_string_equal(last_error(), "cannot read 'in.txt': line 12: bad count 'xy'");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_util__cpu_list),
 		cmocka_unit_test(test_util__cpu_list_quiet),
-		cmocka_unit_test(test_util__line_error),
 	};
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
