@@ -704,36 +704,14 @@ out:
 /* Read at most 'cap' bytes of 'path' quietly: 0, 1 when it does not exist, -1 (errno, or EFBIG). */
 static int read_capped(struct strbuf *sb, const char *path, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret, saved;
 
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -1;
-	for (;;) {
-		ssize_t n;
-
-		strbuf_grow(sb, 65536);
-		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -1 : 0;
-			break;
-		}
-		strbuf_setlen(sb, sb->len + (size_t)n);
-		if (sb->len > cap) {
-			errno = EFBIG;
-			ret = -1;
-			break;
-		}
-	}
-	if (ret) {
-		int saved = errno;
-
-		close(fd);
-		errno = saved;
-	} else {
-		close(fd);
-	}
+	ret = strbuf_read_fd(sb, fd, cap);
+	saved = errno;
+	close(fd);
+	errno = saved;
 	return ret;
 }
 

@@ -322,25 +322,10 @@ int read_file(struct strbuf *sb, const char *path, size_t cap)
 		}
 		strbuf_grow(sb, (size_t)st.st_size + 1);
 	}
-	for (;;) {
-		ssize_t n;
-
-		strbuf_grow(sb, 65536);
-		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = error("cannot read '%s': %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		strbuf_setlen(sb, sb->len + (size_t)n);
-		if (sb->len > cap) {
-			ret = error("cannot read '%s': larger than %zu bytes", path, cap);
-			break;
-		}
-	}
+	if (strbuf_read_fd(sb, fd, cap))
+		ret = errno == EFBIG ?
+			error("cannot read '%s': larger than %zu bytes", path, cap) :
+			error("cannot read '%s': %s", path, strerror(errno));
 	close(fd);
 	return ret;
 }
