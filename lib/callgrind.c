@@ -1262,10 +1262,8 @@ out:
 	free(ps.sites);
 	free(ps.edges);
 	free(ps.costs);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 

@@ -279,10 +279,8 @@ out:
 	free(ps.frames);
 	free(ps.lines);
 	free(ps.locs);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 

@@ -1097,10 +1097,8 @@ out:
 	free(ps.period);
 	free(ps.cur);
 	free(ps.key);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 

@@ -34,6 +34,12 @@ void profile_release(struct profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
+void profile_clear(struct profile *p)
+{
+	profile_release(p);
+	profile_init(p);
+}
+
 /* ---- dedup index ---------------------------------------------------- */
 
 /*

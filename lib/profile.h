@@ -94,6 +94,8 @@ struct profile {
 
 void profile_init(struct profile *p);
 void profile_release(struct profile *p);
+/* Release and init: empty again, as a reader leaves p when it fails. */
+void profile_clear(struct profile *p);
 
 static inline int64_t profile_str(struct profile *p, const char *s)
 {
