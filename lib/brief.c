@@ -330,9 +330,7 @@ static struct fstat *fmap_get(struct fmap *m, uint64_t key, bool create)
 		i = hindex_lookup(&m->index, hash, fstat_eq, m, &key);
 		return i == HINDEX_NONE ? NULL : &m->v[i];
 	}
-	hindex_reserve(&m->index);
-	s = hindex_find(&m->index, hash, fstat_eq, m, &key);
-	if ((i = hindex_at(&m->index, s)) != HINDEX_NONE)
+	if ((i = hindex_probe(&m->index, hash, fstat_eq, m, &key, &s)) != HINDEX_NONE)
 		return &m->v[i];
 	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
 	memset(&m->v[m->nr], 0, sizeof(m->v[m->nr]));

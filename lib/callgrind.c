@@ -70,9 +70,7 @@ static void km_put(struct keymap *m, const int64_t k[4], uint32_t v)
 	uint64_t hash = km_hash(k);
 	size_t s, i;
 
-	hindex_reserve(&m->index);
-	s = hindex_find(&m->index, hash, km_eq, m, k);
-	if ((i = hindex_at(&m->index, s)) == HINDEX_NONE) {
+	if ((i = hindex_probe(&m->index, hash, km_eq, m, k, &s)) == HINDEX_NONE) {
 		ALLOC_GROW(m->v, m->nr + 1, m->alloc);
 		memcpy(m->v[m->nr].k, k, sizeof(m->v[m->nr].k));
 		hindex_set(&m->index, s, hash, m->nr);

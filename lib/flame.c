@@ -87,9 +87,7 @@ static uint32_t tree_child(struct ftree *t, uint32_t parent, uint32_t name,
 		i = hindex_lookup(&t->index, hash, node_eq, t, &key);
 		return i == HINDEX_NONE ? NONE : (uint32_t)i;
 	}
-	hindex_reserve(&t->index);
-	s = hindex_find(&t->index, hash, node_eq, t, &key);
-	if ((i = hindex_at(&t->index, s)) != HINDEX_NONE)
+	if ((i = hindex_probe(&t->index, hash, node_eq, t, &key, &s)) != HINDEX_NONE)
 		return (uint32_t)i;
 	if (t->nr >= NONE - 1)
 		BUG("flame graph node count overflow");

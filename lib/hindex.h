@@ -33,7 +33,7 @@ void hindex_release(struct hindex *ix);
 /* Double the slots (the first call makes 64). */
 void hindex_grow(struct hindex *ix);
 
-/* Room for one more entry: call it before a hindex_find() that may add. */
+/* Room for one more entry: hindex_probe() calls it before hindex_find(). */
 static inline void hindex_reserve(struct hindex *ix)
 {
 	if ((ix->nr + 1) * 2 > ix->nslots)
@@ -75,6 +75,18 @@ static inline void hindex_set(struct hindex *ix, size_t s, uint64_t hash, size_t
 		BUG("hash index entry %zu out of range", i);
 	ix->slots[s] = (hash << 32) | (uint64_t)(i + 1);
 	ix->nr++;
+}
+
+/*
+ * The index of the entry eq() accepts, else HINDEX_NONE with *slot the
+ * empty slot where it goes, room made for it: hindex_set() there adds it.
+ */
+static inline size_t hindex_probe(struct hindex *ix, uint64_t hash, hindex_eq_fn *eq,
+				  const void *table, const void *key, size_t *slot)
+{
+	hindex_reserve(ix);
+	*slot = hindex_find(ix, hash, eq, table, key);
+	return hindex_at(ix, *slot);
 }
 
 /* The index of the entry eq() accepts, or HINDEX_NONE; the index may be empty. */

@@ -66,17 +66,15 @@ int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
 {
 	struct str_key key;
 	uint64_t hash;
-	size_t slot;
+	size_t slot, i;
 	char *copy;
 
 	if (len > UINT32_MAX)
 		len = UINT32_MAX;
 	key = (struct str_key){ s, len };
 	hash = hash_bytes(HASH_SEED, s, len);
-	hindex_reserve(&t->index);
-	slot = hindex_find(&t->index, hash, str_eq, t, &key);
-	if (hindex_at(&t->index, slot) != HINDEX_NONE)
-		return (int64_t)hindex_at(&t->index, slot);
+	if ((i = hindex_probe(&t->index, hash, str_eq, t, &key, &slot)) != HINDEX_NONE)
+		return (int64_t)i;
 	copy = arena_alloc(t, len + 1);
 	memcpy(copy, s, len);
 	copy[len] = '\0';

@@ -169,9 +169,7 @@ static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *
 	struct seq *q;
 	size_t i, s;
 
-	hindex_reserve(&t->index);
-	s = hindex_find(&t->index, hash, seq_eq, t, &key);
-	if ((i = hindex_at(&t->index, s)) != HINDEX_NONE) {
+	if ((i = hindex_probe(&t->index, hash, seq_eq, t, &key, &s)) != HINDEX_NONE) {
 		if (added)
 			*added = false;
 		return (uint32_t)i;

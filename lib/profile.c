@@ -49,9 +49,9 @@ void profile_clear(struct profile *p)
 static inline uint64_t index_find(struct hindex *ix, uint64_t hash, hindex_eq_fn *eq,
 				  const struct profile *p, const void *key, size_t *slot)
 {
-	hindex_reserve(ix);
-	*slot = hindex_find(ix, hash, eq, p, key);
-	return hindex_at(ix, *slot) == HINDEX_NONE ? 0 : hindex_at(ix, *slot) + 1;
+	size_t i = hindex_probe(ix, hash, eq, p, key, slot);
+
+	return i == HINDEX_NONE ? 0 : i + 1;
 }
 
 /* ---- sample types, comments ------------------------------------------ */

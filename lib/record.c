@@ -73,9 +73,7 @@ static uint32_t *idmap_slot(struct idmap *m, uint32_t key, bool insert)
 		i = hindex_lookup(&m->index, hash, idpair_eq, m, &key);
 		return i == HINDEX_NONE ? NULL : &m->v[i].val;
 	}
-	hindex_reserve(&m->index);
-	s = hindex_find(&m->index, hash, idpair_eq, m, &key);
-	if ((i = hindex_at(&m->index, s)) != HINDEX_NONE)
+	if ((i = hindex_probe(&m->index, hash, idpair_eq, m, &key, &s)) != HINDEX_NONE)
 		return &m->v[i].val;
 	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
 	m->v[m->nr] = (struct idpair){ key, 0 };

@@ -64,14 +64,12 @@ static struct report_row *row_for(struct report *r, const struct profile *p,
 	struct report_row *row;
 	int64_t key[4];
 	uint64_t hash;
-	size_t slot;
+	size_t slot, i;
 
 	frame_key(p, f, r->by, key);
 	hash = key_hash(key);
-	hindex_reserve(&r->index);
-	slot = hindex_find(&r->index, hash, row_eq, r, key);
-	if (hindex_at(&r->index, slot) != HINDEX_NONE)
-		return &r->rows[hindex_at(&r->index, slot)];
+	if ((i = hindex_probe(&r->index, hash, row_eq, r, key, &slot)) != HINDEX_NONE)
+		return &r->rows[i];
 	ALLOC_GROW(r->rows, r->nr + 1, r->alloc);
 	row = &r->rows[r->nr];
 	memset(row, 0, sizeof(*row));

@@ -237,12 +237,10 @@ static struct scale_fn *fn_for(struct scale *s, const char *name, const char *fi
 	struct fn_key key = { name, file, key_dso(file, dso) };
 	uint64_t hash = fn_hash(name, file, key.kd);
 	struct scale_fn *f;
-	size_t slot;
+	size_t slot, i;
 
-	hindex_reserve(&s->index);
-	slot = hindex_find(&s->index, hash, fn_eq, s, &key);
-	if (hindex_at(&s->index, slot) != HINDEX_NONE)
-		return &s->fns[hindex_at(&s->index, slot)];
+	if ((i = hindex_probe(&s->index, hash, fn_eq, s, &key, &slot)) != HINDEX_NONE)
+		return &s->fns[i];
 	ALLOC_GROW(s->fns, s->nr_fns + 1, s->alloc_fns);
 	f = &s->fns[s->nr_fns];
 	memset(f, 0, sizeof(*f));

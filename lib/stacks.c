@@ -55,13 +55,10 @@ size_t stacks_merge(const struct profile *p, int idx, struct stack_sum **out)
 		const struct pf_sample *s = &p->samples[i];
 		int64_t v = profile_sample_values(p, s)[idx];
 		uint64_t h = locs_hash(profile_sample_locs(p, s), s->nloc);
-		struct merge m;
+		struct merge m = { p, sums };
 		size_t slot, e;
 
-		hindex_reserve(&index);
-		m = (struct merge){ p, sums };
-		slot = hindex_find(&index, h, sum_eq, &m, s);
-		if ((e = hindex_at(&index, slot)) != HINDEX_NONE) {
+		if ((e = hindex_probe(&index, h, sum_eq, &m, s, &slot)) != HINDEX_NONE) {
 			sums[e].value = sat_add(sums[e].value, v);
 			continue;
 		}

@@ -1213,9 +1213,7 @@ static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
 	struct origin *o;
 	size_t s, i;
 
-	hindex_reserve(&oc->index);
-	s = hindex_find(&oc->index, hash, origin_eq, oc, &key);
-	if ((i = hindex_at(&oc->index, s)) != HINDEX_NONE)
+	if ((i = hindex_probe(&oc->index, hash, origin_eq, oc, &key, &s)) != HINDEX_NONE)
 		return &oc->v[i];
 	ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
 	o = &oc->v[oc->nr];

@@ -26,9 +26,7 @@ static size_t table_get(struct table *t, uint64_t key, bool *added)
 	uint64_t h = t->hash(key);
 	size_t s, i;
 
-	hindex_reserve(&t->index);
-	s = hindex_find(&t->index, h, key_eq, t, &key);
-	i = hindex_at(&t->index, s);
+	i = hindex_probe(&t->index, h, key_eq, t, &key, &s);
 	*added = i == HINDEX_NONE;
 	if (i != HINDEX_NONE)
 		return i;
