@@ -16,6 +16,7 @@
 #include "brief.h"
 #include "callgrind.h"
 #include "config.h"
+#include "hindex.h"
 #include "kb.h"
 #include "profile.h"
 #include "stacks.h"
@@ -302,8 +303,7 @@ struct fstat {
 struct fmap {
 	struct fstat *v;
 	size_t nr, alloc;
-	uint32_t *slots;		/* index + 1, 0 empty */
-	size_t nslots;
+	struct hindex index;
 };
 
 static uint64_t hash64(uint64_t x)
@@ -315,46 +315,35 @@ static uint64_t hash64(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-static void fmap_rehash(struct fmap *m)
+static bool fstat_eq(const void *table, size_t i, const void *key)
 {
-	size_t n = m->nslots ? m->nslots * 2 : 256;
-
-	free(m->slots);
-	m->slots = xcalloc(n, sizeof(*m->slots));
-	m->nslots = n;
-	for (size_t i = 0; i < m->nr; i++) {
-		size_t s = hash64(m->v[i].key) & (n - 1);
-
-		while (m->slots[s])
-			s = (s + 1) & (n - 1);
-		m->slots[s] = (uint32_t)(i + 1);
-	}
+	return ((const struct fmap *)table)->v[i].key == *(const uint64_t *)key;
 }
 
 /* The entry of 'key', created (zeroed, key set) when absent. */
 static struct fstat *fmap_get(struct fmap *m, uint64_t key, bool create)
 {
-	size_t s;
+	uint64_t hash = hash64(key);
+	size_t s, i;
 
-	if (!m->nslots || (create && 2 * (m->nr + 1) > m->nslots))
-		fmap_rehash(m);
-	for (s = hash64(key) & (m->nslots - 1); m->slots[s]; s = (s + 1) & (m->nslots - 1))
-		if (m->v[m->slots[s] - 1].key == key)
-			return &m->v[m->slots[s] - 1];
-	if (!create)
-		return NULL;
+	if (!create) {
+		i = hindex_lookup(&m->index, hash, fstat_eq, m, &key);
+		return i == HINDEX_NONE ? NULL : &m->v[i];
+	}
+	if ((i = hindex_probe(&m->index, hash, fstat_eq, m, &key, &s)) != HINDEX_NONE)
+		return &m->v[i];
 	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
 	memset(&m->v[m->nr], 0, sizeof(m->v[m->nr]));
 	m->v[m->nr].key = key;
 	m->v[m->nr].hotspot = -1;
-	m->slots[s] = (uint32_t)(m->nr + 1);
+	hindex_set(&m->index, s, hash, m->nr);
 	return &m->v[m->nr++];
 }
 
 static void fmap_release(struct fmap *m)
 {
 	free(m->v);
-	free(m->slots);
+	hindex_release(&m->index);
 }
 
 /* Functions are told apart by name and file (string indexes are unique). */

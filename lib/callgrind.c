@@ -12,6 +12,8 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
+#include "lines.h"
 #include "profile.h"
 #include "callgrind.h"
 
@@ -26,14 +28,15 @@ enum pos_kind { POS_INSTR, POS_LINE };
 
 /* ---- a map from four integers to an index ------------------------------ */
 
-struct km_slot {
+struct km_entry {
 	int64_t k[4];
-	uint32_t v;	/* index + 1; 0 = empty */
+	uint32_t v;
 };
 
 struct keymap {
-	struct km_slot *slots;
-	size_t nslots, nr;
+	struct km_entry *v;
+	size_t nr, alloc;
+	struct hindex index;
 };
 
 static uint64_t km_hash(const int64_t k[4])
@@ -49,50 +52,38 @@ static uint64_t km_hash(const int64_t k[4])
 	return h;
 }
 
-static struct km_slot *km_find(struct km_slot *slots, size_t nslots, const int64_t k[4])
+static bool km_eq(const void *table, size_t i, const void *key)
 {
-	size_t i = km_hash(k) & (nslots - 1);
-
-	while (slots[i].v && memcmp(slots[i].k, k, sizeof(slots[i].k)))
-		i = (i + 1) & (nslots - 1);
-	return &slots[i];
+	return !memcmp(((const struct keymap *)table)->v[i].k, key, 4 * sizeof(int64_t));
 }
 
 /* The index stored under k, or NONE. */
 static uint32_t km_get(const struct keymap *m, const int64_t k[4])
 {
-	if (!m->nslots)
-		return NONE;
-	return km_find(m->slots, m->nslots, k)->v - 1;
+	size_t i = hindex_lookup(&m->index, km_hash(k), km_eq, m, k);
+
+	return i == HINDEX_NONE ? NONE : m->v[i].v;
 }
 
 static void km_put(struct keymap *m, const int64_t k[4], uint32_t v)
 {
-	struct km_slot *s;
+	uint64_t hash = km_hash(k);
+	size_t s, i;
 
-	if ((m->nr + 1) * 2 > m->nslots) {
-		size_t n = m->nslots ? m->nslots * 2 : 64;
-		struct km_slot *slots = xcalloc(n, sizeof(*slots));
-
-		for (size_t i = 0; i < m->nslots; i++)
-			if (m->slots[i].v)
-				*km_find(slots, n, m->slots[i].k) = m->slots[i];
-		free(m->slots);
-		m->slots = slots;
-		m->nslots = n;
+	if ((i = hindex_probe(&m->index, hash, km_eq, m, k, &s)) == HINDEX_NONE) {
+		ALLOC_GROW(m->v, m->nr + 1, m->alloc);
+		memcpy(m->v[m->nr].k, k, sizeof(m->v[m->nr].k));
+		hindex_set(&m->index, s, hash, m->nr);
+		i = m->nr++;
 	}
-	s = km_find(m->slots, m->nslots, k);
-	if (!s->v)
-		m->nr++;
-	memcpy(s->k, k, sizeof(s->k));
-	s->v = v + 1;
+	m->v[i].v = v;
 }
 
 static void km_release(struct keymap *m)
 {
-	free(m->slots);
-	m->slots = NULL;
-	m->nslots = m->nr = 0;
+	free(m->v);
+	hindex_release(&m->index);
+	memset(m, 0, sizeof(*m));
 }
 
 /* ---- the graph -------------------------------------------------------- */
@@ -121,8 +112,7 @@ struct cg_edge {
 
 struct cg_parser {
 	struct profile *p;
-	const char *what;
-	size_t lineno;
+	struct input_pos in;	/* the input's name, the line */
 
 	int nev;			/* events of the profile */
 	int64_t ev_name[CALLGRIND_MAX_EVENTS];
@@ -150,33 +140,6 @@ struct cg_parser {
 	size_t nr_costs, alloc_costs;
 	bool any_inlined;
 };
-
-static int line_error(struct cg_parser *ps, const char *fmt, ...) ATTR_PRINTF(2, 3);
-static int line_error(struct cg_parser *ps, const char *fmt, ...)
-{
-	char msg[320];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error("cannot read '%s': line %zu: %s", ps->what, ps->lineno, msg);
-}
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_space((*s)[*n - 1]))
-		(*n)--;
-	while (*n && is_space(**s)) {
-		(*s)++;
-		(*n)--;
-	}
-}
 
 /* The next white-space separated token of [*s, end), or NULL. */
 static const char *next_token(const char **s, const char *end, size_t *len)
@@ -251,7 +214,7 @@ static void add_costs(struct cg_parser *ps, size_t off, const int64_t *v)
 
 static int too_many(struct cg_parser *ps, const char *what)
 {
-	return line_error(ps, "too many %s", what);
+	return line_error(&ps->in, "too many %s", what);
 }
 
 static int get_node(struct cg_parser *ps, int64_t ob, int64_t file, int64_t fn, uint32_t *out)
@@ -338,15 +301,15 @@ static int parse_name(struct cg_parser *ps, enum name_kind kind, const char *key
 	trim(&s, &n);
 	if (!n || s[0] != '(') {
 		if (!n)
-			return line_error(ps, "'%s=' without a name", key);
+			return line_error(&ps->in, "'%s=' without a name", key);
 		*out = strtab_intern(&ps->p->strings, s, n);
 		return 0;
 	}
 	close = memchr(s, ')', n);
 	if (!close)
-		return line_error(ps, "'%s=' name id without ')'", key);
+		return line_error(&ps->in, "'%s=' name id without ')'", key);
 	if (!parse_number(s + 1, (size_t)(close - s - 1), &id) || id > CALLGRIND_MAX_ID)
-		return line_error(ps, "'%s=' has a bad name id '%.*s'", key,
+		return line_error(&ps->in, "'%s=' has a bad name id '%.*s'", key,
 				  shown((size_t)(close - s + 1)), s);
 	mk[1] = (int64_t)id;
 	n -= (size_t)(close - s + 1);
@@ -364,7 +327,7 @@ static int parse_name(struct cg_parser *ps, enum name_kind kind, const char *key
 	}
 	v = km_get(&ps->names, mk);
 	if (v == NONE)
-		return line_error(ps, "'%s=' uses name id (%llu) before defining it", key,
+		return line_error(&ps->in, "'%s=' uses name id (%llu) before defining it", key,
 				  (unsigned long long)id);
 	*out = v;
 	return 0;
@@ -401,10 +364,10 @@ static int parse_subpos(struct cg_parser *ps, const char *t, size_t n, enum pos_
 	*v = d;
 	return 0;
 bad:
-	return line_error(ps, "bad %s position '%.*s'", k == POS_LINE ? "line" : "instr",
+	return line_error(&ps->in, "bad %s position '%.*s'", k == POS_LINE ? "line" : "instr",
 			  shown(n), t);
 range:
-	return line_error(ps, "%s position '%.*s' is out of range", k == POS_LINE ? "line" : "instr",
+	return line_error(&ps->in, "%s position '%.*s' is out of range", k == POS_LINE ? "line" : "instr",
 			  shown(n), t);
 }
 
@@ -419,7 +382,7 @@ static int parse_positions(struct cg_parser *ps, const char **s, const char *end
 		const char *t = next_token(s, end, &n);
 
 		if (!t)
-			return line_error(ps, "%d position%s expected, found %d", ps->npos,
+			return line_error(&ps->in, "%d position%s expected, found %d", ps->npos,
 					  ps->npos > 1 ? "s" : "", i);
 		if (parse_subpos(ps, t, n, ps->pos[i], &pos[ps->pos[i]]))
 			return -1;
@@ -436,9 +399,9 @@ static int parse_cost_line(struct cg_parser *ps, const char *s, size_t n)
 	int k = 0;
 
 	if (!ps->nev)
-		return line_error(ps, "a cost line before the 'events:' header");
+		return line_error(&ps->in, "a cost line before the 'events:' header");
 	if (!ps->any_fn)
-		return line_error(ps, "a cost line before any 'fn=' line");
+		return line_error(&ps->in, "a cost line before any 'fn=' line");
 	if (parse_positions(ps, &s, end, pos))
 		return -1;
 	for (;;) {
@@ -449,10 +412,10 @@ static int parse_cost_line(struct cg_parser *ps, const char *s, size_t n)
 		if (!t)
 			break;
 		if (k == ps->nev)
-			return line_error(ps, "more costs than the %d event%s of 'events:'",
+			return line_error(&ps->in, "more costs than the %d event%s of 'events:'",
 					  ps->nev, ps->nev > 1 ? "s" : "");
 		if (!parse_number(t, tn, &x) || x > (uint64_t)INT64_MAX)
-			return line_error(ps, "cost '%.*s' is not a number from 0 to %lld",
+			return line_error(&ps->in, "cost '%.*s' is not a number from 0 to %lld",
 					  shown(tn), t, (long long)INT64_MAX);
 		v[k++] = (int64_t)x;
 	}
@@ -497,19 +460,19 @@ static int parse_calls(struct cg_parser *ps, const char *s, size_t n)
 	size_t tn;
 
 	if (!ps->any_fn)
-		return line_error(ps, "'calls=' before any 'fn=' line");
+		return line_error(&ps->in, "'calls=' before any 'fn=' line");
 	if (ps->callee == NONE)
-		return line_error(ps, "'calls=' without a 'cfn=' line naming the function called");
+		return line_error(&ps->in, "'calls=' without a 'cfn=' line naming the function called");
 	t = next_token(&s, end, &tn);
 	if (!t || !parse_number(t, tn, &ps->call_count))
-		return line_error(ps, "'calls=' needs a call count, found '%.*s'",
+		return line_error(&ps->in, "'calls=' needs a call count, found '%.*s'",
 				  t ? shown(tn) : 0, t ? t : "");
 	/* the target position (in the function called) is checked, not kept */
 	t = s;
 	if (next_token(&t, end, &tn) && parse_positions(ps, &s, end, pos))
 		return -1;
 	ps->in_call = true;
-	ps->call_line = ps->lineno;
+	ps->call_line = ps->in.lineno;
 	return 0;
 }
 
@@ -576,18 +539,18 @@ static int parse_events(struct cg_parser *ps, const char *s, size_t n)
 
 	while ((t = next_token(&s, end, &tn))) {
 		if (k == CALLGRIND_MAX_EVENTS)
-			return line_error(ps, "more than %d events", CALLGRIND_MAX_EVENTS);
+			return line_error(&ps->in, "more than %d events", CALLGRIND_MAX_EVENTS);
 		names[k] = strtab_intern(&ps->p->strings, t, tn);
 		for (int j = 0; j < k; j++)
 			if (names[j] == names[k])
-				return line_error(ps, "event '%.*s' named twice", shown(tn), t);
+				return line_error(&ps->in, "event '%.*s' named twice", shown(tn), t);
 		k++;
 	}
 	if (!k)
-		return line_error(ps, "'events:' names no event");
+		return line_error(&ps->in, "'events:' names no event");
 	if (ps->nev) {
 		if (k != ps->nev || memcmp(names, ps->ev_name, (size_t)k * sizeof(*names)))
-			return line_error(ps, "'events:' differs from the first part's");
+			return line_error(&ps->in, "'events:' differs from the first part's");
 		return 0;
 	}
 	ps->nev = k;
@@ -611,14 +574,14 @@ static int parse_positions_header(struct cg_parser *ps, const char *s, size_t n)
 		else if (key_is(t, tn, "line"))
 			k = POS_LINE;
 		else
-			return line_error(ps, "unknown position '%.*s' (known: instr, line)",
+			return line_error(&ps->in, "unknown position '%.*s' (known: instr, line)",
 					  shown(tn), t);
 		if (np == 2 || (np == 1 && kinds[0] == k))
-			return line_error(ps, "position '%.*s' named twice", shown(tn), t);
+			return line_error(&ps->in, "position '%.*s' named twice", shown(tn), t);
 		kinds[np++] = k;
 	}
 	if (!np)
-		return line_error(ps, "'positions:' names no position");
+		return line_error(&ps->in, "'positions:' names no position");
 	ps->npos = np;
 	memcpy(ps->pos, kinds, sizeof(kinds));
 	return 0;
@@ -689,7 +652,7 @@ static int parse_line(struct cg_parser *ps, const char *s, size_t n)
 
 	if (ps->in_call && !(s[0] == '+' || s[0] == '-' || s[0] == '*' ||
 			     (s[0] >= '0' && s[0] <= '9')))
-		return line_error(ps, "'calls=' on line %zu is not followed by its cost line",
+		return line_error(&ps->in, "'calls=' on line %zu is not followed by its cost line",
 				  ps->call_line);
 	bk = body_key_of(s, n, &vlen);
 	if (bk) {
@@ -703,20 +666,7 @@ static int parse_line(struct cg_parser *ps, const char *s, size_t n)
 		ps->in_body = true;
 		return parse_cost_line(ps, s, n);
 	}
-	return line_error(ps, "not a callgrind line: '%.*s'", shown(n), s);
-}
-
-static bool next_line(const char *buf, size_t len, size_t *pos, const char **line, size_t *n)
-{
-	const char *nl;
-
-	if (*pos >= len)
-		return false;
-	*line = buf + *pos;
-	nl = memchr(*line, '\n', len - *pos);
-	*n = nl ? (size_t)(nl - *line) : len - *pos;
-	*pos += *n + (nl ? 1 : 0);
-	return true;
+	return line_error(&ps->in, "not a callgrind line: '%.*s'", shown(n), s);
 }
 
 static int parse_all(struct cg_parser *ps, const char *buf, size_t len)
@@ -725,11 +675,11 @@ static int parse_all(struct cg_parser *ps, const char *buf, size_t len)
 	const char *s;
 
 	while (next_line(buf, len, &pos, &s, &n)) {
-		ps->lineno++;
+		ps->in.lineno++;
 		if (n > CALLGRIND_MAX_LINE)
-			return line_error(ps, "longer than %zu bytes", CALLGRIND_MAX_LINE);
+			return line_error(&ps->in, "longer than %zu bytes", CALLGRIND_MAX_LINE);
 		if (memchr(s, '\0', n))
-			return line_error(ps, "contains a NUL byte (is this a binary file?)");
+			return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
 		trim(&s, &n);
 		if (!n || s[0] == '#')
 			continue;
@@ -737,12 +687,12 @@ static int parse_all(struct cg_parser *ps, const char *buf, size_t len)
 			return -1;
 	}
 	if (ps->in_call) {
-		ps->lineno = ps->call_line;
-		return line_error(ps, "'calls=' is not followed by its cost line");
+		ps->in.lineno = ps->call_line;
+		return line_error(&ps->in, "'calls=' is not followed by its cost line");
 	}
 	if (!ps->nev)
 		return error("cannot read '%s': no 'events:' header (is this a callgrind file?)",
-			     ps->what);
+			     ps->in.what);
 	return 0;
 }
 
@@ -1290,7 +1240,7 @@ static void build_profile(struct cg_parser *ps)
 int callgrind_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
 	struct cg_parser ps = {
-		.p = p, .what = what, .npos = 1, .pos = { POS_LINE, POS_INSTR },
+		.p = p, .in = { .what = what }, .npos = 1, .pos = { POS_LINE, POS_INSTR },
 		.node = NONE, .callee = NONE,
 	};
 	int ret = -1;
@@ -1310,10 +1260,8 @@ out:
 	free(ps.sites);
 	free(ps.edges);
 	free(ps.costs);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 

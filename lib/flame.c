@@ -12,9 +12,9 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
 #include "intern.h"
 #include "profile.h"
-#include "profile-io.h"
 #include "stacks.h"
 #include "flame.h"
 
@@ -37,8 +37,7 @@ struct fnode {
 struct ftree {
 	struct fnode *nodes;
 	size_t nr, alloc;
-	uint64_t *slots;	/* hash tag << 32 | (node index + 1), 0 = empty */
-	size_t nslots;
+	struct hindex index;	/* (parent, name, kind) -> node */
 	uint32_t *order;	/* nodes 1.. grouped by parent, in name order */
 	int64_t total;
 	size_t truncated;	/* stacks cut at FLAME_MAX_DEPTH */
@@ -48,12 +47,12 @@ struct ftree {
 static void tree_release(struct ftree *t)
 {
 	free(t->nodes);
-	free(t->slots);
+	hindex_release(&t->index);
 	free(t->order);
 	memset(t, 0, sizeof(*t));
 }
 
-/* 32 bits of hash: they pick the slot and are kept in it as a tag. */
+/* 32 bits of hash are all the index keeps of it. */
 static uint32_t node_hash(uint32_t parent, uint32_t name, uint8_t kind)
 {
 	uint64_t h = (((uint64_t)parent << 32) | name) * 0x9e3779b97f4a7c15ull;
@@ -63,54 +62,39 @@ static uint32_t node_hash(uint32_t parent, uint32_t name, uint8_t kind)
 	return (uint32_t)((h ^ (h >> 29)) >> 32);
 }
 
-/* Double the table; the tags say where each entry goes, nodes are not read. */
-static void tree_rehash(struct ftree *t)
+struct node_key {
+	uint32_t parent, name;
+	uint8_t kind;
+};
+
+static bool node_eq(const void *table, size_t i, const void *key_)
 {
-	uint64_t *old = t->slots;
-	size_t nold = t->nslots;
+	const struct fnode *n = &((const struct ftree *)table)->nodes[i];
+	const struct node_key *key = key_;
 
-	t->nslots = nold ? nold * 2 : 4096;
-	t->slots = xcalloc(t->nslots, sizeof(*t->slots));
-	for (size_t i = 0; i < nold; i++) {
-		size_t h;
-
-		if (!old[i])
-			continue;
-		for (h = (old[i] >> 32) & (t->nslots - 1); t->slots[h]; h = (h + 1) & (t->nslots - 1))
-			;
-		t->slots[h] = old[i];
-	}
-	free(old);
+	return n->parent == key->parent && n->name == key->name && n->kind == key->kind;
 }
 
 /* The child of 'parent' with this name and kind; NONE when absent and !create. */
 static uint32_t tree_child(struct ftree *t, uint32_t parent, uint32_t name,
 			   uint8_t kind, bool create)
 {
+	struct node_key key = { parent, name, kind };
 	uint32_t hash = node_hash(parent, name, kind);
-	size_t h;
+	size_t s, i;
 
-	if (!t->nslots)
-		return NONE;
-	for (h = hash & (t->nslots - 1); t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
-		const struct fnode *n;
-
-		if ((uint32_t)(t->slots[h] >> 32) != hash)
-			continue;
-		n = &t->nodes[(uint32_t)t->slots[h] - 1];
-		if (n->parent == parent && n->name == name && n->kind == kind)
-			return (uint32_t)t->slots[h] - 1;
+	if (!create) {
+		i = hindex_lookup(&t->index, hash, node_eq, t, &key);
+		return i == HINDEX_NONE ? NONE : (uint32_t)i;
 	}
-	if (!create)
-		return NONE;
+	if ((i = hindex_probe(&t->index, hash, node_eq, t, &key, &s)) != HINDEX_NONE)
+		return (uint32_t)i;
 	if (t->nr >= NONE - 1)
 		BUG("flame graph node count overflow");
 	ALLOC_GROW(t->nodes, t->nr + 1, t->alloc);
 	t->nodes[t->nr] = (struct fnode){ .parent = parent, .name = name, .kind = kind };
-	t->slots[h] = ((uint64_t)hash << 32) | ++t->nr;
-	if (t->nr * 2 > t->nslots)
-		tree_rehash(t);
-	return (uint32_t)(t->nr - 1);
+	hindex_set(&t->index, s, hash, t->nr);
+	return (uint32_t)t->nr++;
 }
 
 /* Each location's frames (leaf first), as interned names and kinds. */
@@ -198,7 +182,6 @@ static void tree_build(struct ftree *t, const struct profile *p, int idx,
 	t->nodes[0] = (struct fnode){ .parent = NONE,
 				      .name = (uint32_t)strtab_intern_str(names, "all") };
 	t->nr = 1;
-	tree_rehash(t);
 
 	/* each stack's frames in the order they are drawn: root first, or leaf first */
 	nsums = stacks_merge(p, idx, &sums);

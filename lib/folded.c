@@ -12,6 +12,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "lines.h"
 #include "profile.h"
 #include "stacks.h"
 #include "folded.h"
@@ -31,8 +32,7 @@ struct frame_ref {
 
 struct parser {
 	struct profile *p;
-	const char *what;
-	size_t lineno;
+	struct input_pos in;	/* the input's name, the line */
 	int ncounts;
 	uint64_t user_map, kernel_map;
 	bool any_inlined;
@@ -45,36 +45,6 @@ struct parser {
 };
 
 enum count_status { COUNT_OK, COUNT_NONE, COUNT_NEGATIVE, COUNT_FRACTION, COUNT_RANGE };
-
-static bool is_space(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_space((*s)[*n - 1]))
-		(*n)--;
-	while (*n && is_space(**s)) {
-		(*s)++;
-		(*n)--;
-	}
-}
-
-/* Next line of buf (without its '\n'); false at the end. */
-static bool next_line(const char *buf, size_t len, size_t *pos,
-		      const char **line, size_t *n)
-{
-	const char *nl;
-
-	if (*pos >= len)
-		return false;
-	*line = buf + *pos;
-	nl = memchr(*line, '\n', len - *pos);
-	*n = nl ? (size_t)(nl - *line) : len - *pos;
-	*pos += *n + (nl ? 1 : 0);
-	return true;
-}
 
 /* Start of the last white-space separated token of s[0..len). */
 static size_t last_token(const char *s, size_t len)
@@ -122,32 +92,20 @@ static enum count_status parse_count_token(const char *s, size_t len, int64_t *v
 	return COUNT_OK;
 }
 
-static int line_error(struct parser *ps, const char *fmt, ...) ATTR_PRINTF(2, 3);
-static int line_error(struct parser *ps, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error("cannot read '%s': line %zu: %s", ps->what, ps->lineno, msg);
-}
-
 static int count_error(struct parser *ps, enum count_status st, const char *tok, size_t len)
 {
 	int shown = len > 40 ? 40 : (int)len;
 
 	switch (st) {
 	case COUNT_NEGATIVE:
-		return line_error(ps, "negative count '%.*s'", shown, tok);
+		return line_error(&ps->in, "negative count '%.*s'", shown, tok);
 	case COUNT_FRACTION:
-		return line_error(ps, "count '%.*s' is not a whole number", shown, tok);
+		return line_error(&ps->in, "count '%.*s' is not a whole number", shown, tok);
 	case COUNT_RANGE:
-		return line_error(ps, "count '%.*s' is out of range (at most %lld)",
+		return line_error(&ps->in, "count '%.*s' is out of range (at most %lld)",
 				  shown, tok, (long long)INT64_MAX);
 	default:
-		return line_error(ps, "no count at the end of the line (expected 'frame;frame;... COUNT')");
+		return line_error(&ps->in, "no count at the end of the line (expected 'frame;frame;... COUNT')");
 	}
 }
 
@@ -163,16 +121,16 @@ static int scan_lines(struct parser *ps, const char *buf, size_t len, bool *two)
 	const char *s;
 
 	*two = true;
-	ps->lineno = 0;
+	ps->in.lineno = 0;
 	while (next_line(buf, len, &pos, &s, &n)) {
 		size_t t, end;
 		int64_t v;
 
-		ps->lineno++;
+		ps->in.lineno++;
 		if (n > FOLDED_MAX_LINE)
-			return line_error(ps, "longer than %zu bytes", FOLDED_MAX_LINE);
+			return line_error(&ps->in, "longer than %zu bytes", FOLDED_MAX_LINE);
 		if (memchr(s, '\0', n))
-			return line_error(ps, "contains a NUL byte (is this a binary file?)");
+			return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
 		trim(&s, &n);
 		if (!n || !*two)
 			continue;
@@ -237,7 +195,7 @@ static int parse_line(struct parser *ps, const char *s, size_t n)
 		while (end && is_space(s[end - 1]))
 			end--;
 		if (!end)
-			return line_error(ps, "no stack before the count");
+			return line_error(&ps->in, "no stack before the count");
 	}
 
 	for (;;) {
@@ -246,7 +204,7 @@ static int parse_line(struct parser *ps, const char *s, size_t n)
 		struct frame_ref *fr;
 
 		if (nf == FOLDED_MAX_DEPTH)
-			return line_error(ps, "stack deeper than %d frames", FOLDED_MAX_DEPTH);
+			return line_error(&ps->in, "stack deeper than %d frames", FOLDED_MAX_DEPTH);
 		ALLOC_GROW(ps->frames, nf + 1, ps->alloc_frames);
 		fr = &ps->frames[nf++];
 		fr->s = f;
@@ -291,7 +249,7 @@ static int parse_line(struct parser *ps, const char *s, size_t n)
 
 int folded_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct parser ps = { .p = p, .what = what };
+	struct parser ps = { .p = p, .in = { .what = what } };
 	size_t pos = 0, n;
 	const char *s;
 	bool two;
@@ -306,9 +264,9 @@ int folded_parse(struct profile *p, const char *buf, size_t len, const char *wha
 	p->default_sample_type = profile_str(p, "samples");
 	parser_mapping(&ps, false);
 
-	ps.lineno = 0;
+	ps.in.lineno = 0;
 	while (next_line(buf, len, &pos, &s, &n)) {
-		ps.lineno++;
+		ps.in.lineno++;
 		trim(&s, &n);
 		if (n && parse_line(&ps, s, n))
 			goto out;
@@ -321,10 +279,8 @@ out:
 	free(ps.frames);
 	free(ps.lines);
 	free(ps.locs);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 

@@ -22,7 +22,7 @@ void strtab_release(struct strtab *t)
 	free(t->chunks);
 	free(t->str);
 	free(t->len);
-	free(t->slots);
+	hindex_release(&t->index);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -49,37 +49,32 @@ static char *arena_alloc(struct strtab *t, size_t n)
 	return p;
 }
 
-static void rehash(struct strtab *t)
-{
-	size_t n = t->nslots ? t->nslots * 2 : 1024;
+struct str_key {
+	const char *s;
+	size_t len;
+};
 
-	free(t->slots);
-	t->slots = xcalloc(n, sizeof(*t->slots));
-	t->nslots = n;
-	for (size_t i = 0; i < t->nr; i++) {
-		size_t h = hash_bytes(HASH_SEED, t->str[i], t->len[i]) & (n - 1);
-		while (t->slots[h])
-			h = (h + 1) & (n - 1);
-		t->slots[h] = (uint32_t)(i + 1);
-	}
+static bool str_eq(const void *table, size_t i, const void *key_)
+{
+	const struct strtab *t = table;
+	const struct str_key *key = key_;
+
+	return t->len[i] == key->len && !memcmp(t->str[i], key->s, key->len);
 }
 
 int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
 {
-	size_t h;
+	struct str_key key;
+	uint64_t hash;
+	size_t slot, i;
 	char *copy;
 
 	if (len > UINT32_MAX)
 		len = UINT32_MAX;
-	if ((t->nr + 1) * 2 > t->nslots)
-		rehash(t);
-	h = hash_bytes(HASH_SEED, s, len) & (t->nslots - 1);
-	while (t->slots[h]) {
-		size_t i = t->slots[h] - 1;
-		if (t->len[i] == len && !memcmp(t->str[i], s, len))
-			return (int64_t)i;
-		h = (h + 1) & (t->nslots - 1);
-	}
+	key = (struct str_key){ s, len };
+	hash = hash_bytes(HASH_SEED, s, len);
+	if ((i = hindex_probe(&t->index, hash, str_eq, t, &key, &slot)) != HINDEX_NONE)
+		return (int64_t)i;
 	copy = arena_alloc(t, len + 1);
 	memcpy(copy, s, len);
 	copy[len] = '\0';
@@ -89,7 +84,7 @@ int64_t strtab_intern(struct strtab *t, const char *s, size_t len)
 	}
 	t->str[t->nr] = copy;
 	t->len[t->nr] = (uint32_t)len;
-	t->slots[h] = (uint32_t)(t->nr + 1);
+	hindex_set(&t->index, slot, hash, t->nr);
 	return (int64_t)t->nr++;
 }
 

@@ -10,12 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindex.h"
+
 struct strtab {
 	const char **str;	/* str[i]: the string with index i */
 	uint32_t *len;		/* its length (strings may hold NUL bytes) */
 	size_t nr, alloc;
-	uint32_t *slots;	/* open addressing: index + 1, 0 = empty */
-	size_t nslots;
+	struct hindex index;	/* hash of the bytes -> index */
 	char *chunk;		/* current arena chunk */
 	size_t chunk_used, chunk_size;
 	char **chunks;		/* every chunk, for release */

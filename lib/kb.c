@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "json.h"
 #include "kb.h"
 #include "strbuf.h"
 #include "util.h"
@@ -709,36 +710,14 @@ out:
 /* Read at most 'cap' bytes of 'path' quietly: 0, 1 when it does not exist, -1 (errno, or EFBIG). */
 static int read_capped(struct strbuf *sb, const char *path, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret, saved;
 
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -1;
-	for (;;) {
-		ssize_t n;
-
-		strbuf_grow(sb, 65536);
-		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -1 : 0;
-			break;
-		}
-		strbuf_setlen(sb, sb->len + (size_t)n);
-		if (sb->len > cap) {
-			errno = EFBIG;
-			ret = -1;
-			break;
-		}
-	}
-	if (ret) {
-		int saved = errno;
-
-		close(fd);
-		errno = saved;
-	} else {
-		close(fd);
-	}
+	ret = strbuf_read_fd(sb, fd, cap);
+	saved = errno;
+	close(fd);
+	errno = saved;
 	return ret;
 }
 
@@ -1378,49 +1357,34 @@ size_t kb_suggest(const struct kb *kb, const char *slug, const struct kb_entry *
 
 /* ---- JSON and config ------------------------------------------------------- */
 
-static json_t *jstr(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	if ((j = json_string(s)))
-		return j;
-	add_clean(&sb, s, strlen(s));	/* not UTF-8: shown with U+FFFD */
-	j = json_string(sb.buf);
-	strbuf_release(&sb);
-	return j ? j : json_null();
-}
-
 json_t *kb_entry_to_json(const struct kb_entry *e, const char *diff)
 {
 	json_t *o = json_object(), *r = json_array();
 	struct strbuf date = STRBUF_INIT;
 
-	json_object_set_new(o, "slug", jstr(e->slug));
-	json_object_set_new(o, "dir", jstr(e->dir));
-	json_object_set_new(o, "title", jstr(e->title));
-	json_object_set_new(o, "function", jstr(e->function));
-	json_object_set_new(o, "verdict", jstr(verdict_kind_names[e->verdict]));
+	json_object_set_new(o, "slug", json_text(e->slug));
+	json_object_set_new(o, "dir", json_text(e->dir));
+	json_object_set_new(o, "title", json_text(e->title));
+	json_object_set_new(o, "function", json_text(e->function));
+	json_object_set_new(o, "verdict", json_text(verdict_kind_names[e->verdict]));
 	if (e->when)
 		add_date(&date, e->when, e->utc_offset, true);
 	json_object_set_new(o, "date", e->when ? json_string(date.buf) : json_null());
 	json_object_set_new(o, "round", e->round ? json_integer(e->round) : json_null());
-	json_object_set_new(o, "lens", jstr(e->lens));
-	json_object_set_new(o, "agent", jstr(e->agent));
+	json_object_set_new(o, "lens", json_text(e->lens));
+	json_object_set_new(o, "agent", json_text(e->agent));
 	json_object_set_new(o, "expected_gain_pct",
 			    isnan(e->expected_gain_pct) ? json_null() : json_real(e->expected_gain_pct));
-	json_object_set_new(o, "change", jstr(e->change));
-	json_object_set_new(o, "commit", jstr(e->commit));
-	json_object_set_new(o, "what", jstr(e->what));
-	json_object_set_new(o, "hypothesis", jstr(e->hypothesis));
-	json_object_set_new(o, "results", jstr(e->results));
+	json_object_set_new(o, "change", json_text(e->change));
+	json_object_set_new(o, "commit", json_text(e->commit));
+	json_object_set_new(o, "what", json_text(e->what));
+	json_object_set_new(o, "hypothesis", json_text(e->hypothesis));
+	json_object_set_new(o, "results", json_text(e->results));
 	for (size_t i = 0; i < e->nr_reasons; i++)
-		json_array_append_new(r, jstr(e->reasons[i]));
+		json_array_append_new(r, json_text(e->reasons[i]));
 	json_object_set_new(o, "reasons", r);
 	if (diff)
-		json_object_set_new(o, "diff", jstr(diff));
+		json_object_set_new(o, "diff", json_text(diff));
 	strbuf_release(&date);
 	return o;
 }

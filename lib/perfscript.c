@@ -13,6 +13,8 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
+#include "lines.h"
 #include "profile.h"
 #include "perfscript.h"
 
@@ -48,8 +50,7 @@ struct seqtab {
 		uint64_t hash;
 	} *seqs;
 	size_t nr, alloc;
-	uint64_t *slots;	/* (hash & ~0xffffffff) | (id + 1), 0 = empty */
-	size_t nslots;
+	struct hindex index;
 };
 
 struct event {
@@ -72,8 +73,7 @@ struct header {
 
 struct ps {
 	struct profile *p;
-	const char *what;
-	size_t lineno;
+	struct input_pos in;	/* the input's name, the line */
 
 	struct ps_frame *frames;
 	size_t nr_frames, alloc_frames;
@@ -82,8 +82,7 @@ struct ps {
 	 * cache here, not scattered over the whole input.
 	 */
 	struct strbuf keys;
-	uint64_t *fslots;
-	size_t nfslots;
+	struct hindex findex;
 
 	struct seqtab chains, stacks;
 	int64_t *count, *period;
@@ -149,52 +148,31 @@ static uint64_t hash_words(const uint32_t *w, size_t n)
 	return mix64(h);
 }
 
-static void slots_grow(uint64_t **slots, size_t *nslots, size_t nr)
+struct words {
+	const uint32_t *w;
+	size_t n;
+};
+
+static inline bool seq_eq(const void *table, size_t i, const void *key_)
 {
-	size_t n = *nslots ? *nslots * 2 : 1024;
-	uint64_t *s = xcalloc(n, sizeof(*s));
+	const struct seqtab *t = table;
+	const struct seq *q = &t->seqs[i];
+	const struct words *key = key_;
 
-	for (size_t i = 0; i < *nslots; i++) {
-		uint64_t v = (*slots)[i];
-		size_t j;
-
-		if (!v)
-			continue;
-		/* the high half of the hash is in the slot: enough to place it */
-		for (j = (size_t)(v >> 32) & (n - 1); s[j]; j = (j + 1) & (n - 1))
-			;
-		s[j] = v;
-	}
-	free(*slots);
-	*slots = s;
-	*nslots = n;
-	(void)nr;
-}
-
-static inline size_t slot_start(uint64_t hash, size_t nslots)
-{
-	return (size_t)(hash >> 32) & (nslots - 1);
+	return q->n == key->n && !memcmp(t->words + q->off, key->w, key->n * sizeof(*key->w));
 }
 
 static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
 {
-	uint64_t hash = hash_words(w, n), tag = hash & ~0xffffffffull;
+	struct words key = { w, n };
+	uint64_t hash = hash_words(w, n);
 	struct seq *q;
-	size_t i;
+	size_t i, s;
 
-	if ((t->nr + 1) * 2 > t->nslots)
-		slots_grow(&t->slots, &t->nslots, t->nr);
-	for (i = slot_start(hash, t->nslots); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-		uint64_t v = t->slots[i];
-
-		if ((v & ~0xffffffffull) != tag)
-			continue;
-		q = &t->seqs[(v & 0xffffffff) - 1];
-		if (q->n == n && !memcmp(t->words + q->off, w, n * sizeof(*w))) {
-			if (added)
-				*added = false;
-			return (uint32_t)((v & 0xffffffff) - 1);
-		}
+	if ((i = hindex_probe(&t->index, hash, seq_eq, t, &key, &s)) != HINDEX_NONE) {
+		if (added)
+			*added = false;
+		return (uint32_t)i;
 	}
 	ALLOC_GROW(t->seqs, t->nr + 1, t->alloc);
 	ALLOC_GROW(t->words, t->nr_words + n, t->alloc_words);
@@ -205,7 +183,7 @@ static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *
 	if (n)
 		memcpy(t->words + t->nr_words, w, n * sizeof(*w));
 	t->nr_words += n;
-	t->slots[i] = tag | (uint64_t)(t->nr + 1);
+	hindex_set(&t->index, s, hash, t->nr);
 	if (added)
 		*added = true;
 	return (uint32_t)t->nr++;
@@ -215,35 +193,18 @@ static void seqtab_release(struct seqtab *t)
 {
 	free(t->words);
 	free(t->seqs);
-	free(t->slots);
+	hindex_release(&t->index);
 }
 
 /* ---- errors ------------------------------------------------------------ */
 
-static int line_error(struct ps *ps, const char *fmt, ...) ATTR_PRINTF(2, 3);
-static int line_error(struct ps *ps, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return error("cannot read '%s': line %zu: %s", ps->what, ps->lineno, msg);
-}
-
 static int bad_line(struct ps *ps, const char *s, size_t n, const char *why)
 {
-	return line_error(ps, "%s: '%.*s%s'", why, n > 60 ? 60 : (int)n, s,
+	return line_error(&ps->in, "%s: '%.*s%s'", why, n > 60 ? 60 : (int)n, s,
 			  n > 60 ? "..." : "");
 }
 
 /* ---- tokens ------------------------------------------------------------- */
-
-static inline bool is_ws(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
 
 static inline bool is_hex(char c)
 {
@@ -253,16 +214,6 @@ static inline bool is_hex(char c)
 static inline bool is_digit(char c)
 {
 	return c >= '0' && c <= '9';
-}
-
-static void trim(const char **s, size_t *n)
-{
-	while (*n && is_ws((*s)[*n - 1]))
-		(*n)--;
-	while (*n && is_ws(**s)) {
-		(*s)++;
-		(*n)--;
-	}
 }
 
 static bool parse_u32(const char *s, size_t n, uint32_t *v)
@@ -361,11 +312,11 @@ static bool parse_frame_text(const char *s, size_t n, struct frame_text *ft)
 		a = a << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
 		i++;
 	}
-	if (!i || i > 16 || (i < n && !is_ws(s[i])))
+	if (!i || i > 16 || (i < n && !is_space(s[i])))
 		return false;
 	memset(ft, 0, sizeof(*ft));
 	ft->address = a;
-	while (i < n && is_ws(s[i]))
+	while (i < n && is_space(s[i]))
 		i++;
 	s += i;
 	n -= i;
@@ -378,11 +329,11 @@ static bool parse_frame_text(const char *s, size_t n, struct frame_text *ft)
 			else if (s[k] == '(' && --depth == 0)
 				break;
 		}
-		if (k < n && depth == 0 && (k == 0 || is_ws(s[k - 1]))) {
+		if (k < n && depth == 0 && (k == 0 || is_space(s[k - 1]))) {
 			ft->dso = s + k + 1;
 			ft->dso_len = n - k - 2;
 			n = k;
-			while (n && is_ws(s[n - 1]))
+			while (n && is_space(s[n - 1]))
 				n--;
 		}
 	}
@@ -463,35 +414,34 @@ static void frame_from_text(struct ps *ps, const struct frame_text *ft, struct p
 	}
 }
 
+struct line_key {
+	const char *s;
+	size_t n;
+};
+
+static inline bool frame_eq(const void *table, size_t i, const void *key_)
+{
+	const struct ps *ps = table;
+	const struct ps_frame *f = &ps->frames[i];
+	const struct line_key *key = key_;
+
+	return f->keylen == key->n && !memcmp(ps->keys.buf + f->key, key->s, key->n);
+}
+
 /* The frame table entry for key s[0..n), or NONE. */
 static inline uint32_t frame_lookup(struct ps *ps, const char *s, size_t n, uint64_t hash)
 {
-	uint64_t tag = hash & ~0xffffffffull;
+	struct line_key key = { s, n };
+	size_t i = hindex_lookup(&ps->findex, hash, frame_eq, ps, &key);
 
-	if (!ps->nfslots)
-		return NONE;
-	for (size_t i = slot_start(hash, ps->nfslots); ps->fslots[i];
-	     i = (i + 1) & (ps->nfslots - 1)) {
-		uint64_t v = ps->fslots[i];
-		const struct ps_frame *f;
-
-		if ((v & ~0xffffffffull) != tag)
-			continue;
-		f = &ps->frames[(v & 0xffffffff) - 1];
-		if (f->keylen == n && !memcmp(ps->keys.buf + f->key, s, n))
-			return (uint32_t)((v & 0xffffffff) - 1);
-	}
-	return NONE;
+	return i == HINDEX_NONE ? NONE : (uint32_t)i;
 }
 
 static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t hash,
 			     const struct ps_frame *proto)
 {
 	struct ps_frame *f;
-	size_t i;
 
-	if ((ps->nr_frames + 1) * 2 > ps->nfslots)
-		slots_grow(&ps->fslots, &ps->nfslots, ps->nr_frames);
 	ALLOC_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames);
 	f = &ps->frames[ps->nr_frames];
 	*f = *proto;
@@ -499,9 +449,7 @@ static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t ha
 	f->keylen = (uint32_t)n;
 	strbuf_add(&ps->keys, s, n);
 	f->hash = hash;
-	for (i = slot_start(hash, ps->nfslots); ps->fslots[i]; i = (i + 1) & (ps->nfslots - 1))
-		;
-	ps->fslots[i] = (hash & ~0xffffffffull) | (uint64_t)(ps->nr_frames + 1);
+	hindex_add(&ps->findex, hash, ps->nr_frames);
 	return (uint32_t)ps->nr_frames++;
 }
 
@@ -571,7 +519,7 @@ static void end_sample(struct ps *ps)
 static int push_frame(struct ps *ps, uint32_t f)
 {
 	if (ps->ncur >= PERFSCRIPT_MAX_DEPTH)
-		return line_error(ps, "stack deeper than %d frames", PERFSCRIPT_MAX_DEPTH);
+		return line_error(&ps->in, "stack deeper than %d frames", PERFSCRIPT_MAX_DEPTH);
 	ALLOC_GROW(ps->cur, ps->ncur + 1, ps->alloc_cur);
 	ps->cur[ps->ncur++] = f;
 	ps->prev_frame = true;
@@ -634,11 +582,11 @@ static bool parse_header(const char *s, size_t n, struct header *h)
 	while (i < n && nt < MAX_TOKENS) {
 		size_t b = i;
 
-		while (i < n && !is_ws(s[i]))
+		while (i < n && !is_space(s[i]))
 			i++;
 		ts[nt] = s + b;
 		tn[nt++] = i - b;
-		while (i < n && is_ws(s[i]))
+		while (i < n && is_space(s[i]))
 			i++;
 	}
 	if (!nt)
@@ -740,7 +688,7 @@ static int event_index(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 			return 0;
 		}
 	if (ps->nr_events == PERFSCRIPT_MAX_EVENTS)
-		return line_error(ps, "more than %d different events", PERFSCRIPT_MAX_EVENTS);
+		return line_error(&ps->in, "more than %d different events", PERFSCRIPT_MAX_EVENTS);
 	e = &ps->events[ps->nr_events];
 	e->s = s;
 	e->n = n;
@@ -807,7 +755,7 @@ static int frame_for_text(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 	if (!parse_frame_text(s, n, &ft))
 		return bad_line(ps, s, n, "not a frame");
 	if (ps->nr_frames >= NONE - 1)
-		return line_error(ps, "too many different frames");
+		return line_error(&ps->in, "too many different frames");
 	frame_from_text(ps, &ft, &proto);
 	*idx = frame_insert(ps, s, n, hash, &proto);
 	return 0;
@@ -835,7 +783,7 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 	}
 	if (parse_frame_text(s, n, &ft)) {
 		if (ps->nr_frames >= NONE - 1)
-			return line_error(ps, "too many different frames");
+			return line_error(&ps->in, "too many different frames");
 		frame_from_text(ps, &ft, &proto);
 		f = frame_insert(ps, s, n, hash, &proto);
 		return chain_frame(ps, f);
@@ -1095,13 +1043,13 @@ static size_t line_of(const char *buf, size_t off)
 
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct ps ps = { .p = p, .what = what, .last_event = NONE, .keys = STRBUF_INIT };
+	struct ps ps = { .p = p, .in = { .what = what }, .last_event = NONE, .keys = STRBUF_INIT };
 	const char *nul = memchr(buf, '\0', len), *end = buf + len, *s = buf;
 	int ret = -1;
 
 	if (nul) {
-		ps.lineno = line_of(buf, (size_t)(nul - buf));
-		line_error(&ps, "contains a NUL byte (is this a binary file?)");
+		ps.in.lineno = line_of(buf, (size_t)(nul - buf));
+		line_error(&ps.in, "contains a NUL byte (is this a binary file?)");
 		goto out;
 	}
 	while (s < end) {
@@ -1111,16 +1059,16 @@ int perfscript_parse(struct profile *p, const char *buf, size_t len, const char 
 		size_t m = n;
 
 		s += n + 1;
-		ps.lineno++;
+		ps.in.lineno++;
 		if (n > PERFSCRIPT_MAX_LINE) {
-			line_error(&ps, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+			line_error(&ps.in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
 			goto out;
 		}
 		if (!n) {
 			end_sample(&ps);
 			continue;
 		}
-		if (is_ws(t[0])) {
+		if (is_space(t[0])) {
 			trim(&t, &m);
 			if (!m)
 				end_sample(&ps);
@@ -1140,17 +1088,15 @@ int perfscript_parse(struct profile *p, const char *buf, size_t len, const char 
 out:
 	free(ps.frames);
 	strbuf_release(&ps.keys);
-	free(ps.fslots);
+	hindex_release(&ps.findex);
 	seqtab_release(&ps.chains);
 	seqtab_release(&ps.stacks);
 	free(ps.count);
 	free(ps.period);
 	free(ps.cur);
 	free(ps.key);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 
@@ -1171,7 +1117,7 @@ bool perfscript_sniff(const void *data, size_t len)
 		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
 		const char *t = s;
 		size_t m = n;
-		bool indented = n && is_ws(t[0]), tab = n && t[0] == '\t';
+		bool indented = n && is_space(t[0]), tab = n && t[0] == '\t';
 
 		if (!nl && s != buf)
 			break;	/* a line cut by the window */

@@ -402,10 +402,8 @@ out:
 	idmap_release(&d.fns);
 	idmap_release(&d.locs);
 	strbuf_release(&raw);
-	if (ret) {
-		profile_release(p);
-		profile_init(p);
-	}
+	if (ret)
+		profile_clear(p);
 	return ret;
 }
 

@@ -1,5 +1,5 @@
 /*
- * profile-io.c: format detection and sample type choice (see profile-io.h).
+ * profile-io.c: format detection (see profile-io.h).
  * Detection looks at bytes, not names: a pprof message starts with binary
  * field tags and lengths, folded stacks are text.
  */
@@ -71,31 +71,4 @@ int profile_read_any(struct profile *p, const char *path)
 		ret = profile_decode_any(p, sb.buf, sb.len, is_stdin ? "stdin" : path, NULL);
 	strbuf_release(&sb);
 	return ret;
-}
-
-int profile_pick_sample_type(const struct profile *p, const char *name)
-{
-	struct strbuf names = STRBUF_INIT;
-	int idx;
-
-	if (!p->nr_sample_type)
-		return error("the profile has no sample types");
-	if (name) {
-		idx = profile_find_sample_type(p, name);
-		if (idx >= 0)
-			return idx;
-		for (size_t i = 0; i < p->nr_sample_type; i++)
-			strbuf_addf(&names, "%s%s", i ? ", " : "",
-				    profile_string(p, p->sample_type[i].type));
-		error("the profile has no sample type '%s' (it has: %s)", name, names.buf);
-		strbuf_release(&names);
-		return -1;
-	}
-	if (p->default_sample_type) {
-		idx = profile_find_sample_type(p, profile_string(p, p->default_sample_type));
-		if (idx >= 0)
-			return idx;
-	}
-	idx = profile_find_sample_type(p, "samples");
-	return idx >= 0 ? idx : (int)p->nr_sample_type - 1;
 }

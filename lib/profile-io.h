@@ -1,8 +1,8 @@
 /*
  * profile-io.h: reading a profile in any format hotloop understands,
  * recognized by content rather than by file name (perf.data; gzip or not:
- * pprof protobuf, callgrind output, perf script or folded text), and choosing
- * which of its sample types to show. report, flame and convert share it.
+ * pprof protobuf, callgrind output, perf script or folded text). The
+ * commands that take a profile file share it.
  * The caller owns the struct profile.
  */
 #ifndef HOTLOOP_PROFILE_IO_H
@@ -32,13 +32,5 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 		       const char *what, enum profile_format *fmt);
 /* The same for a file; "-" reads standard input. */
 int profile_read_any(struct profile *p, const char *path);
-
-/*
- * The index of the sample type to show: the one named 'name' when given
- * (an error listing the choices when there is none), else the profile's
- * default_sample_type, else the first type named "samples", else the last.
- * -1 after an error.
- */
-int profile_pick_sample_type(const struct profile *p, const char *name);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "strbuf.h"
 #include "profile.h"
 
 void profile_init(struct profile *p)
@@ -27,67 +28,30 @@ void profile_release(struct profile *p)
 	free(p->lines);
 	free(p->functions);
 	free(p->comments);
-	free(p->fn_index.slots);
-	free(p->loc_index.slots);
-	free(p->map_index.slots);
+	hindex_release(&p->fn_index);
+	hindex_release(&p->loc_index);
+	hindex_release(&p->map_index);
 	memset(p, 0, sizeof(*p));
+}
+
+void profile_clear(struct profile *p)
+{
+	profile_release(p);
+	profile_init(p);
 }
 
 /* ---- dedup index ---------------------------------------------------- */
 
-typedef bool (*index_eq_fn)(const struct profile *p, uint64_t id, const void *key);
-typedef uint64_t (*index_hash_fn)(const struct profile *p, uint64_t id);
-
-static void index_insert_slot(struct pf_index *ix, uint64_t hash, uint64_t id)
+/*
+ * The id of an element equal to key (eq() compares element i, id i + 1),
+ * or 0 after making room to add one: hindex_set() at *slot then adds it.
+ */
+static inline uint64_t index_find(struct hindex *ix, uint64_t hash, hindex_eq_fn *eq,
+				  const struct profile *p, const void *key, size_t *slot)
 {
-	size_t h = hash & (ix->nslots - 1);
+	size_t i = hindex_probe(ix, hash, eq, p, key, slot);
 
-	while (ix->slots[h])
-		h = (h + 1) & (ix->nslots - 1);
-	ix->slots[h] = (hash & 0xffffffff00000000ull) | id;
-}
-
-static void index_grow(const struct profile *p, struct pf_index *ix, index_hash_fn hash)
-{
-	uint64_t *old = ix->slots;
-	size_t nold = ix->nslots;
-
-	ix->nslots = nold ? nold * 2 : 256;
-	ix->slots = xcalloc(ix->nslots, sizeof(*ix->slots));
-	for (size_t i = 0; i < nold; i++)
-		if (old[i]) {
-			uint64_t id = old[i] & 0xffffffffu;
-			index_insert_slot(ix, hash(p, id), id);
-		}
-	free(old);
-}
-
-/* The id of an element equal to key, or 0. */
-static uint64_t index_find(const struct profile *p, const struct pf_index *ix,
-			   uint64_t hash, index_eq_fn eq, const void *key)
-{
-	size_t h;
-
-	if (!ix->nslots)
-		return 0;
-	for (h = hash & (ix->nslots - 1); ix->slots[h]; h = (h + 1) & (ix->nslots - 1)) {
-		uint64_t slot = ix->slots[h];
-		if ((slot & 0xffffffff00000000ull) == (hash & 0xffffffff00000000ull) &&
-		    eq(p, slot & 0xffffffffu, key))
-			return slot & 0xffffffffu;
-	}
-	return 0;
-}
-
-static void index_add(struct profile *p, struct pf_index *ix, uint64_t hash,
-		      uint64_t id, index_hash_fn rehash)
-{
-	if (id > 0xffffffffu)
-		BUG("profile element id %llu too large", (unsigned long long)id);
-	if ((ix->nr + 1) * 2 > ix->nslots)
-		index_grow(p, ix, rehash);
-	index_insert_slot(ix, hash, id);
-	ix->nr++;
+	return i == HINDEX_NONE ? 0 : i + 1;
 }
 
 /* ---- sample types, comments ------------------------------------------ */
@@ -110,6 +74,33 @@ int profile_find_sample_type(const struct profile *p, const char *type)
 	return -1;
 }
 
+int profile_pick_sample_type(const struct profile *p, const char *name)
+{
+	struct strbuf names = STRBUF_INIT;
+	int idx;
+
+	if (!p->nr_sample_type)
+		return error("the profile has no sample types");
+	if (name) {
+		idx = profile_find_sample_type(p, name);
+		if (idx >= 0)
+			return idx;
+		for (size_t i = 0; i < p->nr_sample_type; i++)
+			strbuf_addf(&names, "%s%s", i ? ", " : "",
+				    profile_string(p, p->sample_type[i].type));
+		error("the profile has no sample type '%s' (it has: %s)", name, names.buf);
+		strbuf_release(&names);
+		return -1;
+	}
+	if (p->default_sample_type) {
+		idx = profile_find_sample_type(p, profile_string(p, p->default_sample_type));
+		if (idx >= 0)
+			return idx;
+	}
+	idx = profile_find_sample_type(p, "samples");
+	return idx >= 0 ? idx : (int)p->nr_sample_type - 1;
+}
+
 void profile_add_comment(struct profile *p, const char *comment)
 {
 	ALLOC_GROW(p->comments, p->nr_comments + 1, p->alloc_comments);
@@ -129,14 +120,10 @@ static uint64_t mapping_hash(const struct pf_mapping *m)
 	return hash_u64(h, (uint64_t)m->build_id);
 }
 
-static uint64_t mapping_hash_id(const struct profile *p, uint64_t id)
+static bool mapping_eq(const void *table, size_t i, const void *key)
 {
-	return mapping_hash(&p->mappings[id - 1]);
-}
-
-static bool mapping_eq(const struct profile *p, uint64_t id, const void *key)
-{
-	const struct pf_mapping *a = &p->mappings[id - 1], *b = key;
+	const struct profile *p = table;
+	const struct pf_mapping *a = &p->mappings[i], *b = key;
 
 	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
 	       a->filename == b->filename && a->build_id == b->build_id;
@@ -146,15 +133,16 @@ uint64_t profile_add_mapping_idx(struct profile *p, const struct pf_mapping *key
 {
 	uint64_t h = mapping_hash(key), id;
 	struct pf_mapping *m;
+	size_t slot;
 
-	id = index_find(p, &p->map_index, h, mapping_eq, key);
+	id = index_find(&p->map_index, h, mapping_eq, p, key, &slot);
 	if (id)
 		return id;
 	ALLOC_GROW(p->mappings, p->nr_mappings + 1, p->alloc_mappings);
 	m = &p->mappings[p->nr_mappings];
 	*m = *key;
 	m->id = ++p->nr_mappings;
-	index_add(p, &p->map_index, h, m->id, mapping_hash_id);
+	hindex_set(&p->map_index, slot, h, m->id - 1);
 	return m->id;
 }
 
@@ -182,14 +170,10 @@ static uint64_t function_hash(const struct pf_function *f)
 	return hash_u64(h, (uint64_t)f->start_line);
 }
 
-static uint64_t function_hash_id(const struct profile *p, uint64_t id)
+static bool function_eq(const void *table, size_t i, const void *key)
 {
-	return function_hash(&p->functions[id - 1]);
-}
-
-static bool function_eq(const struct profile *p, uint64_t id, const void *key)
-{
-	const struct pf_function *a = &p->functions[id - 1], *b = key;
+	const struct profile *p = table;
+	const struct pf_function *a = &p->functions[i], *b = key;
 
 	return a->name == b->name && a->system_name == b->system_name &&
 	       a->filename == b->filename && a->start_line == b->start_line;
@@ -212,14 +196,15 @@ uint64_t profile_add_function_idx(struct profile *p, int64_t name, int64_t syste
 		.filename = filename, .start_line = start_line,
 	};
 	uint64_t h = function_hash(&f), id;
+	size_t slot;
 
-	id = index_find(p, &p->fn_index, h, function_eq, &f);
+	id = index_find(&p->fn_index, h, function_eq, p, &f, &slot);
 	if (id)
 		return id;
 	ALLOC_GROW(p->functions, p->nr_functions + 1, p->alloc_functions);
 	f.id = ++p->nr_functions;
 	p->functions[f.id - 1] = f;
-	index_add(p, &p->fn_index, h, f.id, function_hash_id);
+	hindex_set(&p->fn_index, slot, h, f.id - 1);
 	return f.id;
 }
 
@@ -243,25 +228,18 @@ static uint64_t location_hash(uint64_t mapping_id, uint64_t address,
 	return h;
 }
 
-static uint64_t location_hash_id(const struct profile *p, uint64_t id)
+static bool location_eq(const void *table, size_t i, const void *key)
 {
-	const struct pf_location *l = &p->locations[id - 1];
-
-	return location_hash(l->mapping_id, l->address,
-			     l->nline ? p->lines + l->line_off : NULL, l->nline);
-}
-
-static bool location_eq(const struct profile *p, uint64_t id, const void *key)
-{
-	const struct pf_location *a = &p->locations[id - 1];
+	const struct profile *p = table;
+	const struct pf_location *a = &p->locations[i];
 	const struct loc_key *b = key;
 	const struct pf_line *la = a->nline ? p->lines + a->line_off : NULL;
 
 	if (a->mapping_id != b->mapping_id || a->address != b->address || a->nline != b->nline)
 		return false;
-	for (size_t i = 0; i < b->nline; i++)
-		if (la[i].function_id != b->lines[i].function_id ||
-		    la[i].line != b->lines[i].line || la[i].column != b->lines[i].column)
+	for (size_t k = 0; k < b->nline; k++)
+		if (la[k].function_id != b->lines[k].function_id ||
+		    la[k].line != b->lines[k].line || la[k].column != b->lines[k].column)
 			return false;
 	return true;
 }
@@ -272,8 +250,9 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 	struct loc_key key = { mapping_id, address, lines, nline };
 	uint64_t h = location_hash(mapping_id, address, lines, nline), id;
 	struct pf_location *l;
+	size_t slot;
 
-	id = index_find(p, &p->loc_index, h, location_eq, &key);
+	id = index_find(&p->loc_index, h, location_eq, p, &key, &slot);
 	if (id)
 		return id;
 	ALLOC_GROW(p->lines, p->nr_lines + nline, p->alloc_lines);
@@ -288,7 +267,7 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 	l->line_off = p->nr_lines;
 	l->nline = (uint32_t)nline;
 	p->nr_lines += nline;
-	index_add(p, &p->loc_index, h, l->id, location_hash_id);
+	hindex_set(&p->loc_index, slot, h, l->id - 1);
 	return l->id;
 }
 

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindex.h"
 #include "intern.h"
 
 struct strbuf;
@@ -57,12 +58,6 @@ struct pf_function {
 	int64_t name, system_name, filename, start_line;
 };
 
-/* Open-addressing index from a hash to an element id (profile.c). */
-struct pf_index {
-	uint64_t *slots;	/* (hash & ~0xffffffff) | id, 0 = empty */
-	size_t nslots, nr;
-};
-
 struct profile {
 	struct strtab strings;
 
@@ -94,11 +89,13 @@ struct profile {
 	int64_t period;
 	int64_t default_sample_type;
 
-	struct pf_index fn_index, loc_index, map_index;
+	struct hindex fn_index, loc_index, map_index;	/* dedup: hash -> id - 1 */
 };
 
 void profile_init(struct profile *p);
 void profile_release(struct profile *p);
+/* Release and init: empty again, as a reader leaves p when it fails. */
+void profile_clear(struct profile *p);
 
 static inline int64_t profile_str(struct profile *p, const char *s)
 {
@@ -113,6 +110,13 @@ static inline const char *profile_string(const struct profile *p, int64_t i)
 void profile_add_sample_type(struct profile *p, const char *type, const char *unit);
 /* Index of the sample type named 'type', or -1. */
 int profile_find_sample_type(const struct profile *p, const char *type);
+/*
+ * The index of the sample type to show: the one named 'name' when given
+ * (an error listing the choices when there is none), else the profile's
+ * default_sample_type, else the first type named "samples", else the last.
+ * -1 after an error.
+ */
+int profile_pick_sample_type(const struct profile *p, const char *name);
 
 /* The add functions deduplicate: adding an equal element returns its id. */
 uint64_t profile_add_mapping(struct profile *p, uint64_t start, uint64_t limit,

@@ -14,7 +14,6 @@
 
 #include "push.h"
 #include "profile.h"
-#include "profile-io.h"
 #include "strbuf.h"
 #include "util.h"
 

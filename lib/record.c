@@ -27,6 +27,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
 #include "intern.h"
 #include "profile.h"
 #include "pprof.h"
@@ -48,66 +49,42 @@ static void hex_encode(struct strbuf *sb, const unsigned char *p, size_t n)
 	}
 }
 
-/* u32 -> u32 map, open addressing; keys are stored + 1 so 0 means empty. */
+/* u32 -> u32 map: the pairs in the order they came, found through a hindex. */
 struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t nslots, nr;
+	struct idpair {
+		uint32_t key, val;
+	} *v;
+	size_t nr, alloc;
+	struct hindex index;
 };
 
-static size_t idmap_hash(const struct idmap *m, uint64_t key1)
+static bool idpair_eq(const void *table, size_t i, const void *key)
 {
-	return (size_t)(hash_u64(HASH_SEED, key1) & (m->nslots - 1));
-}
-
-static void idmap_grow(struct idmap *m)
-{
-	uint64_t *okeys = m->keys;
-	uint32_t *ovals = m->vals;
-	size_t nold = m->nslots;
-
-	m->nslots = nold ? nold * 2 : 64;
-	m->keys = xcalloc(m->nslots, sizeof(*m->keys));
-	m->vals = xcalloc(m->nslots, sizeof(*m->vals));
-	for (size_t i = 0; i < nold; i++) {
-		size_t h;
-
-		if (!okeys[i])
-			continue;
-		for (h = idmap_hash(m, okeys[i]); m->keys[h]; h = (h + 1) & (m->nslots - 1))
-			;
-		m->keys[h] = okeys[i];
-		m->vals[h] = ovals[i];
-	}
-	free(okeys);
-	free(ovals);
+	return ((const struct idmap *)table)->v[i].key == *(const uint32_t *)key;
 }
 
 /* The value slot for key; with insert, a new key gets a slot holding 0. */
 static uint32_t *idmap_slot(struct idmap *m, uint32_t key, bool insert)
 {
-	uint64_t key1 = (uint64_t)key + 1;
-	size_t h;
+	uint64_t hash = hash_u64(HASH_SEED, key);
+	size_t s, i;
 
-	if (insert && (m->nr + 1) * 2 > m->nslots)
-		idmap_grow(m);
-	if (!m->nslots)
-		return NULL;
-	for (h = idmap_hash(m, key1); m->keys[h]; h = (h + 1) & (m->nslots - 1))
-		if (m->keys[h] == key1)
-			return &m->vals[h];
-	if (!insert)
-		return NULL;
-	m->keys[h] = key1;
-	m->vals[h] = 0;
-	m->nr++;
-	return &m->vals[h];
+	if (!insert) {
+		i = hindex_lookup(&m->index, hash, idpair_eq, m, &key);
+		return i == HINDEX_NONE ? NULL : &m->v[i].val;
+	}
+	if ((i = hindex_probe(&m->index, hash, idpair_eq, m, &key, &s)) != HINDEX_NONE)
+		return &m->v[i].val;
+	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
+	m->v[m->nr] = (struct idpair){ key, 0 };
+	hindex_set(&m->index, s, hash, m->nr);
+	return &m->v[m->nr++].val;
 }
 
 static void idmap_release(struct idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->v);
+	hindex_release(&m->index);
 	memset(m, 0, sizeof(*m));
 }
 

@@ -53,19 +53,11 @@ static uint64_t key_hash(const int64_t key[4])
 	return hash_bytes(HASH_SEED, key, 4 * sizeof(int64_t));
 }
 
-static void rehash(struct report *r)
+static bool row_eq(const void *table, size_t i, const void *key)
 {
-	size_t n = r->nslots ? r->nslots * 2 : 1024;
+	const struct report *r = table;
 
-	free(r->slots);
-	r->slots = xcalloc(n, sizeof(*r->slots));
-	r->nslots = n;
-	for (size_t i = 0; i < r->nr; i++) {
-		size_t h = key_hash(r->rows[i].key) & (n - 1);
-		while (r->slots[h])
-			h = (h + 1) & (n - 1);
-		r->slots[h] = (uint32_t)(i + 1);
-	}
+	return !memcmp(r->rows[i].key, key, sizeof(r->rows[i].key));
 }
 
 static struct report_row *row_for(struct report *r, const struct profile *p,
@@ -73,16 +65,13 @@ static struct report_row *row_for(struct report *r, const struct profile *p,
 {
 	struct report_row *row;
 	int64_t key[4];
-	size_t h;
+	uint64_t hash;
+	size_t slot, i;
 
 	frame_key(p, f, r->by, key);
-	if ((r->nr + 1) * 2 > r->nslots)
-		rehash(r);
-	for (h = key_hash(key) & (r->nslots - 1); r->slots[h]; h = (h + 1) & (r->nslots - 1)) {
-		row = &r->rows[r->slots[h] - 1];
-		if (!memcmp(row->key, key, sizeof(key)))
-			return row;
-	}
+	hash = key_hash(key);
+	if ((i = hindex_probe(&r->index, hash, row_eq, r, key, &slot)) != HINDEX_NONE)
+		return &r->rows[i];
 	ALLOC_GROW(r->rows, r->nr + 1, r->alloc);
 	row = &r->rows[r->nr];
 	memset(row, 0, sizeof(*row));
@@ -108,7 +97,7 @@ static struct report_row *row_for(struct report *r, const struct profile *p,
 		row->file = "";
 		break;
 	}
-	r->slots[h] = (uint32_t)++r->nr;
+	hindex_set(&r->index, slot, hash, r->nr++);
 	return row;
 }
 
@@ -221,16 +210,14 @@ void report_sort(struct report *r, enum report_sort sort)
 {
 	if (r->nr)	/* rows is NULL when there are none */
 		qsort(r->rows, r->nr, sizeof(*r->rows), sort == REPORT_SORT_SELF ? cmp_self : cmp_total);
-	/* the lookup table indexes rows by position: drop it */
-	free(r->slots);
-	r->slots = NULL;
-	r->nslots = 0;
+	/* the index points at positions that moved */
+	hindex_release(&r->index);
 }
 
 void report_release(struct report *r)
 {
 	free(r->rows);
-	free(r->slots);
+	hindex_release(&r->index);
 	memset(r, 0, sizeof(*r));
 }
 

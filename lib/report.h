@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hindex.h"
+
 struct profile;
 
 enum report_by { REPORT_BY_FUNCTION, REPORT_BY_LINE, REPORT_BY_FILE, REPORT_BY_DSO };
@@ -37,9 +39,7 @@ struct report {
 	size_t samples;		/* number of samples (distinct stacks, in our profiles) */
 	int sample_index;	/* which of the profile's sample types */
 	enum report_by by;
-	/* private: key -> row index + 1 */
-	uint32_t *slots;
-	size_t nslots;
+	struct hindex index;	/* private: key -> row, until report_sort() */
 };
 
 #define REPORT_INIT { 0 }

@@ -82,48 +82,15 @@ static long sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu
 
 /* ---- setup ------------------------------------------------------------ */
 
-/* Parse "0-3,5,7-8" (the form of /sys/devices/system/cpu/online). */
-static int parse_cpu_list(const char *s, int **cpus, size_t *nr)
-{
-	size_t alloc = 0;
-
-	*nr = 0;
-	while (*s && *s != '\n') {
-		char *end;
-		long a = strtol(s, &end, 10), b;
-
-		if (end == s || a < 0 || a > 65535)
-			return -1;
-		b = a;
-		s = end;
-		if (*s == '-') {
-			b = strtol(s + 1, &end, 10);
-			if (end == s + 1 || b < a || b > 65535)
-				return -1;
-			s = end;
-		}
-		for (long c = a; c <= b; c++) {
-			ALLOC_GROW(*cpus, *nr + 1, alloc);
-			(*cpus)[(*nr)++] = (int)c;
-		}
-		if (*s == ',')
-			s++;
-		else if (*s && *s != '\n')
-			return -1;
-	}
-	return *nr ? 0 : -1;
-}
-
 static void online_cpus(struct sampler *s)
 {
 	char buf[4096];
 	long n;
 
+	/* "0-3,5\n"; the kernel numbers CPUs past what a cpu_set_t holds */
 	if (read_small_file("/sys/devices/system/cpu/online", buf, sizeof(buf)) > 0 &&
-	    !parse_cpu_list(buf, &s->cpus, &s->nr_cpus))
+	    !cpu_list_parse(NULL, buf, 65535, &s->cpus, &s->nr_cpus))
 		return;
-	free(s->cpus);
-	s->cpus = NULL;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	if (n < 1)
 		n = 1;

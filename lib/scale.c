@@ -199,7 +199,7 @@ void scale_release(struct scale *s)
 	for (size_t i = 0; i < s->nr_sizes; i++)
 		free(s->profiles[i]);
 	free(s->profiles);
-	free(s->slots);
+	hindex_release(&s->index);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -218,38 +218,29 @@ static uint64_t fn_hash(const char *name, const char *file, const char *dso)
 	return hash_bytes(h, dso, strlen(dso) + 1);
 }
 
-static void rehash(struct scale *s)
+struct fn_key {
+	const char *name, *file, *kd;
+};
+
+static bool fn_eq(const void *table, size_t i, const void *key_)
 {
-	size_t n = s->nslots ? s->nslots * 2 : 256;
+	const struct scale_fn *f = &((const struct scale *)table)->fns[i];
+	const struct fn_key *key = key_;
 
-	free(s->slots);
-	s->slots = xcalloc(n, sizeof(*s->slots));
-	s->nslots = n;
-	for (size_t i = 0; i < s->nr_fns; i++) {
-		const struct scale_fn *f = &s->fns[i];
-		size_t h = fn_hash(f->function, f->file, key_dso(f->file, f->dso)) & (n - 1);
-
-		while (s->slots[h])
-			h = (h + 1) & (n - 1);
-		s->slots[h] = (uint32_t)(i + 1);
-	}
+	return !strcmp(f->function, key->name) && !strcmp(f->file, key->file) &&
+	       !strcmp(key_dso(f->file, f->dso), key->kd);
 }
 
 static struct scale_fn *fn_for(struct scale *s, const char *name, const char *file,
 			       const char *dso)
 {
-	const char *kd = key_dso(file, dso);
+	struct fn_key key = { name, file, key_dso(file, dso) };
+	uint64_t hash = fn_hash(name, file, key.kd);
 	struct scale_fn *f;
-	size_t h;
+	size_t slot, i;
 
-	if ((s->nr_fns + 1) * 2 > s->nslots)
-		rehash(s);
-	for (h = fn_hash(name, file, kd) & (s->nslots - 1); s->slots[h]; h = (h + 1) & (s->nslots - 1)) {
-		f = &s->fns[s->slots[h] - 1];
-		if (!strcmp(f->function, name) && !strcmp(f->file, file) &&
-		    !strcmp(key_dso(f->file, f->dso), kd))
-			return f;
-	}
+	if ((i = hindex_probe(&s->index, hash, fn_eq, s, &key, &slot)) != HINDEX_NONE)
+		return &s->fns[i];
 	ALLOC_GROW(s->fns, s->nr_fns + 1, s->alloc_fns);
 	f = &s->fns[s->nr_fns];
 	memset(f, 0, sizeof(*f));
@@ -259,7 +250,7 @@ static struct scale_fn *fn_for(struct scale *s, const char *name, const char *fi
 	f->cost = xcalloc(s->nr_sizes, sizeof(*f->cost));
 	f->self = xcalloc(s->nr_sizes, sizeof(*f->self));
 	f->samples = xcalloc(s->nr_sizes, sizeof(*f->samples));
-	s->slots[h] = (uint32_t)++s->nr_fns;
+	hindex_set(&s->index, slot, hash, s->nr_fns++);
 	return f;
 }
 
@@ -390,10 +381,13 @@ void scale_fit_all(struct scale *s, uint64_t min_samples)
 		return;
 	last = s->nr_sizes - 1;
 	qsort_r(s->fns, s->nr_fns, sizeof(*s->fns), cmp_fn, &last);
-	/* the index points at positions that moved */
-	free(s->slots);
-	s->slots = NULL;
-	s->nslots = 0;
+	/* the index points at positions that moved: index them again */
+	hindex_release(&s->index);
+	for (size_t i = 0; i < s->nr_fns; i++) {
+		const struct scale_fn *f = &s->fns[i];
+
+		hindex_add(&s->index, fn_hash(f->function, f->file, key_dso(f->file, f->dso)), i);
+	}
 }
 
 /* ---- JSON ------------------------------------------------------------- */

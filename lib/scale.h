@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hindex.h"
 #include "sampler.h"
 
 struct profile;
@@ -80,9 +81,7 @@ struct scale {
 	struct scale_fit program;
 	struct scale_fn *fns;
 	size_t nr_fns, alloc_fns;
-	/* private: (function, file) -> index + 1 */
-	uint32_t *slots;
-	size_t nslots;
+	struct hindex index;	/* private: (function, file) -> fns[] */
 };
 
 #define SCALE_INIT { 0 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "hindex.h"
 #include "profile.h"
 #include "stacks.h"
 
@@ -30,52 +31,42 @@ static bool same_stack(const struct profile *p, const struct pf_sample *a,
 		       a->nloc * sizeof(uint64_t)));
 }
 
+struct merge {
+	const struct profile *p;
+	const struct stack_sum *sums;
+};
+
+static bool sum_eq(const void *table, size_t i, const void *key)
+{
+	const struct merge *m = table;
+
+	return same_stack(m->p, &m->p->samples[m->sums[i].sample], key);
+}
+
 size_t stacks_merge(const struct profile *p, int idx, struct stack_sum **out)
 {
 	struct stack_sum *sums = NULL;
-	uint64_t *hashes = NULL;
-	size_t nr = 0, alloc = 0, alloc_hashes = 0;
-	size_t *slots, nslots = 1024;
+	struct hindex index = HINDEX_INIT;
+	size_t nr = 0, alloc = 0;
 
 	if (idx < 0 || (size_t)idx >= p->nr_sample_type)
 		BUG("stacks_merge: sample type %d out of range", idx);
-	slots = xcalloc(nslots, sizeof(*slots));
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct pf_sample *s = &p->samples[i];
 		int64_t v = profile_sample_values(p, s)[idx];
 		uint64_t h = locs_hash(profile_sample_locs(p, s), s->nloc);
-		size_t slot;
+		struct merge m = { p, sums };
+		size_t slot, e;
 
-		for (slot = h & (nslots - 1); slots[slot]; slot = (slot + 1) & (nslots - 1)) {
-			struct stack_sum *e = &sums[slots[slot] - 1];
-			if (hashes[slots[slot] - 1] == h &&
-			    same_stack(p, &p->samples[e->sample], s))
-				break;
-		}
-		if (slots[slot]) {
-			struct stack_sum *e = &sums[slots[slot] - 1];
-			e->value = sat_add(e->value, v);
+		if ((e = hindex_probe(&index, h, sum_eq, &m, s, &slot)) != HINDEX_NONE) {
+			sums[e].value = sat_add(sums[e].value, v);
 			continue;
 		}
 		ALLOC_GROW(sums, nr + 1, alloc);
-		ALLOC_GROW(hashes, nr + 1, alloc_hashes);
 		sums[nr] = (struct stack_sum){ i, v };
-		hashes[nr] = h;
-		slots[slot] = ++nr;
-		if (nr * 2 > nslots) {
-			free(slots);
-			nslots *= 2;
-			slots = xcalloc(nslots, sizeof(*slots));
-			for (size_t j = 0; j < nr; j++) {
-				size_t k = hashes[j] & (nslots - 1);
-				while (slots[k])
-					k = (k + 1) & (nslots - 1);
-				slots[k] = j + 1;
-			}
-		}
+		hindex_set(&index, slot, h, nr++);
 	}
-	free(slots);
-	free(hashes);
+	hindex_release(&index);
 	*out = sums;
 	return nr;
 }

@@ -21,6 +21,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "json.h"
 #include "project.h"
 #include "store.h"
 
@@ -397,30 +398,6 @@ static int check_json(struct store *s, const char *what, const char *text)
 		return error("cannot write to '%s': %s is not valid JSON: %s", s->path, what, err.text);
 	json_decref(j);
 	return 0;
-}
-
-/* A JSON string of text from outside: bytes that are not UTF-8 become U+FFFD. */
-static json_t *json_text(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	json_t *j;
-
-	if (!s)
-		return json_null();
-	if ((j = json_string(s)))
-		return j;
-	while (*s) {
-		size_t len;
-
-		if (utf8_decode((const unsigned char *)s, &len) < 0)
-			strbuf_addstr(&sb, "\xef\xbf\xbd");
-		else
-			strbuf_add(&sb, s, len);
-		s += len;
-	}
-	j = json_string(sb.buf);
-	strbuf_release(&sb);
-	return j ? j : json_string("");
 }
 
 /* The reasons as a compact JSON array (caller frees). */

@@ -1,10 +1,12 @@
 /*
  * strbuf.c: the growable string buffer (see strbuf.h).
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "strbuf.h"
 
@@ -104,6 +106,27 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 		len = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
 	}
 	strbuf_setlen(sb, sb->len + (size_t)len);
+}
+
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t cap)
+{
+	for (;;) {
+		ssize_t n;
+
+		strbuf_grow(sb, 65536);
+		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			return 0;
+		strbuf_setlen(sb, sb->len + (size_t)n);
+		if (sb->len > cap) {
+			errno = EFBIG;
+			return -1;
+		}
+	}
 }
 
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...)

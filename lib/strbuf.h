@@ -34,6 +34,11 @@ void strbuf_addchars(struct strbuf *sb, int c, size_t n);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) ATTR_PRINTF(2, 3);
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
 /*
+ * Append all that fd holds, at most 'cap' bytes of it: 0, or -1 with
+ * errno set (EFBIG past the cap). Quiet: the caller says what failed.
+ */
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t cap);
+/*
  * Append at most 'max' characters of 's' as XML character data: markup
  * escaped, control characters as '?', invalid UTF-8 and code points XML
  * forbids as U+FFFD, so text from outside cannot break a document.

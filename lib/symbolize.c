@@ -25,6 +25,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "hindex.h"
 #include "intern.h"
 #include "symbolize.h"
 
@@ -99,14 +100,14 @@ struct cu {
 struct origin {
 	Dwarf *dbg;
 	Dwarf_Off off;
-	bool used;
 	const char *name, *system_name;
 	int decl_line;
 };
 
 struct origin_cache {
-	struct origin *slots;
-	size_t nslots, nr;
+	struct origin *v;
+	size_t nr, alloc;
+	struct hindex index;
 };
 
 struct segment {
@@ -1193,6 +1194,13 @@ static uint64_t origin_hash(const Dwarf *dbg, Dwarf_Off off)
 	return hash_u64(hash_u64(HASH_SEED, (uint64_t)(uintptr_t)dbg), off);
 }
 
+static bool origin_eq(const void *table, size_t i, const void *key)
+{
+	const struct origin *a = &((const struct origin_cache *)table)->v[i], *b = key;
+
+	return a->dbg == b->dbg && a->off == b->off;
+}
+
 /*
  * The names of an abstract origin, read once and shared by all its inlined
  * copies (a helper inlined a thousand times is resolved once).
@@ -1200,39 +1208,19 @@ static uint64_t origin_hash(const Dwarf *dbg, Dwarf_Off off)
 static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
 {
 	struct origin_cache *oc = &d->origins;
-	Dwarf *dbg = dwarf_cu_getdwarf(die->cu);
-	Dwarf_Off off = dwarf_dieoffset(die);
-	size_t h;
+	struct origin key = { .dbg = dwarf_cu_getdwarf(die->cu), .off = dwarf_dieoffset(die) };
+	uint64_t hash = origin_hash(key.dbg, key.off);
+	struct origin *o;
+	size_t s, i;
 
-	if ((oc->nr + 1) * 2 > oc->nslots) {
-		size_t n = oc->nslots ? oc->nslots * 2 : 256;
-		struct origin *slots = xcalloc(n, sizeof(*slots));
-
-		for (size_t i = 0; i < oc->nslots; i++) {
-			if (!oc->slots[i].used)
-				continue;
-			h = origin_hash(oc->slots[i].dbg, oc->slots[i].off) & (n - 1);
-			while (slots[h].used)
-				h = (h + 1) & (n - 1);
-			slots[h] = oc->slots[i];
-		}
-		free(oc->slots);
-		oc->slots = slots;
-		oc->nslots = n;
-	}
-	h = origin_hash(dbg, off) & (oc->nslots - 1);
-	while (oc->slots[h].used) {
-		if (oc->slots[h].dbg == dbg && oc->slots[h].off == off)
-			return &oc->slots[h];
-		h = (h + 1) & (oc->nslots - 1);
-	}
-	oc->slots[h].used = true;
-	oc->slots[h].dbg = dbg;
-	oc->slots[h].off = off;
-	die_names(d->s, die, &oc->slots[h].name, &oc->slots[h].system_name,
-		  &oc->slots[h].decl_line);
-	oc->nr++;
-	return &oc->slots[h];
+	if ((i = hindex_probe(&oc->index, hash, origin_eq, oc, &key, &s)) != HINDEX_NONE)
+		return &oc->v[i];
+	ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
+	o = &oc->v[oc->nr];
+	*o = key;
+	die_names(d->s, die, &o->name, &o->system_name, &o->decl_line);
+	hindex_set(&oc->index, s, hash, oc->nr++);
+	return o;
 }
 
 static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
@@ -1615,7 +1603,8 @@ static void dso_free(struct sym_dso *d)
 	}
 	free(d->cus);
 	range_index_release(&d->cu_ranges);
-	free(d->origins.slots);
+	free(d->origins.v);
+	hindex_release(&d->origins.index);
 	free(d->syms);
 	range_index_release(&d->sym_ranges);
 	free(d->segs);

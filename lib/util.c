@@ -271,6 +271,65 @@ bool read_int64_file(const char *path, int64_t *out)
 	return true;
 }
 
+/* A CPU number from 0 to max at *s, leaving *s after it; -1 if there is none. */
+static long cpu_number(const char **s, int max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(*s, &end, 10);
+	if (errno || end == *s || v < 0 || v > max)
+		return -1;
+	*s = end;
+	return v;
+}
+
+int cpu_list_parse(const char *what, const char *s, int max, int **cpus, size_t *nr)
+{
+	const char *p = s;
+	uint64_t *seen = xcalloc((size_t)max / 64 + 1, sizeof(*seen));
+	size_t alloc = 0;
+
+	*cpus = NULL;
+	*nr = 0;
+	for (;;) {
+		long a = cpu_number(&p, max), b = a;
+
+		if (a < 0)
+			goto invalid;
+		if (*p == '-') {
+			p++;
+			b = cpu_number(&p, max);
+			if (b < a)
+				goto invalid;
+		}
+		for (long c = a; c <= b; c++) {
+			if (seen[c / 64] & (1ull << (c % 64)))
+				continue;	/* "0-3,2": each CPU once */
+			seen[c / 64] |= 1ull << (c % 64);
+			ALLOC_GROW(*cpus, *nr + 1, alloc);
+			(*cpus)[(*nr)++] = (int)c;
+		}
+		if (*p != ',')
+			break;
+		p++;
+	}
+	if (*p && !(*p == '\n' && !p[1]))
+		goto invalid;
+	free(seen);
+	return 0;
+invalid:
+	free(seen);
+	free(*cpus);
+	*cpus = NULL;
+	*nr = 0;
+	if (!what)
+		return -1;
+	return error("invalid value '%s' for %s: expected CPU numbers from 0 to %d like 1, 0,2 or 0-3",
+		     s, what, max);
+}
+
 int read_file(struct strbuf *sb, const char *path, size_t cap)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -287,25 +346,10 @@ int read_file(struct strbuf *sb, const char *path, size_t cap)
 		}
 		strbuf_grow(sb, (size_t)st.st_size + 1);
 	}
-	for (;;) {
-		ssize_t n;
-
-		strbuf_grow(sb, 65536);
-		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			ret = error("cannot read '%s': %s", path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		strbuf_setlen(sb, sb->len + (size_t)n);
-		if (sb->len > cap) {
-			ret = error("cannot read '%s': larger than %zu bytes", path, cap);
-			break;
-		}
-	}
+	if (strbuf_read_fd(sb, fd, cap))
+		ret = errno == EFBIG ?
+			error("cannot read '%s': larger than %zu bytes", path, cap) :
+			error("cannot read '%s': %s", path, strerror(errno));
 	close(fd);
 	return ret;
 }

@@ -117,6 +117,16 @@ ssize_t read_small_file(const char *path, char *buf, size_t size);
 bool read_int64_file(const char *path, int64_t *out);
 
 /*
+ * The CPUs of a list like "1", "0,2" or "0-3,6" (what --pin takes, and
+ * /sys/devices/system/cpu/online holds with its final newline), each from
+ * 0 to 'max' and once, in their order, in a new array *cpus the caller
+ * frees. An empty or malformed list is an error naming 'what' (quietly -1
+ * when 'what' is NULL); *cpus is NULL and *nr 0 then.
+ */
+#define CPU_LIST_MAX 1023	/* what a cpu_set_t holds, so what --pin takes */
+int cpu_list_parse(const char *what, const char *s, int max, int **cpus, size_t *nr);
+
+/*
  * Remove 'path' and everything under it, not following links: 0 (also
  * when it is not there), or -1 with an error naming what could not go.
  */

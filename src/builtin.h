@@ -43,7 +43,7 @@ int parse_call_graph(const char *cmd, const char *arg, struct sampler_config *cf
 /* Parse seconds (a non-negative number up to 1e6) for option 'opt'. */
 int parse_seconds(const char *opt, const char *arg, double *out);
 
-/* Parse a CPU list "1" or "0,2" (numbers 0-1023); *cpus is the caller's to free. */
+/* Parse a CPU list "1", "0,2" or "0-3,6" (numbers 0-1023); *cpus is the caller's to free. */
 int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr);
 
 /* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */

@@ -148,30 +148,7 @@ int parse_seconds(const char *opt, const char *arg, double *out)
 
 int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr)
 {
-	const char *p = arg;
-	size_t alloc = 0;
-
-	*nr = 0;
-	while (*p) {
-		char *end;
-		long v;
-
-		errno = 0;
-		v = strtol(p, &end, 10);
-		if (errno || end == p || v < 0 || v > 1023 || (*end && *end != ',') ||
-		    (*end == ',' && !end[1]))
-			break;
-		ALLOC_GROW(*cpus, *nr + 1, alloc);
-		(*cpus)[(*nr)++] = (int)v;
-		p = *end ? end + 1 : end;
-	}
-	if (!*nr || *p) {
-		free(*cpus);
-		*cpus = NULL;
-		*nr = 0;
-		return error("invalid value '%s' for %s: expected CPU numbers like 1 or 0,1", arg, opt);
-	}
-	return 0;
+	return cpu_list_parse(opt, arg, CPU_LIST_MAX, cpus, nr);
 }
 
 int usage_error(const char *cmd, const char *fmt, ...)

@@ -96,7 +96,17 @@ else test_expect_success "$title" '
 '
 fi
 
+title='--pin takes ranges'
+if ! test_have_prereq TWO_CPUS; then
+	test_skip "$title" "needs two CPUs"
+else test_expect_success "$title" '
+	$B -n 1 -w 0 --pin 0-1 --json -- awk "/^Cpus_allowed_list/ { print \"FINGERPRINT=\" \$2 }" /proc/self/status >out.json &&
+	jq -e ".runs[0].fingerprints == [\"0-1\"]" out.json
+'
+fi
+
 test_expect_code 2 'a bad CPU list' '$B --pin 0,,1 -- true'
+test_expect_code 2 'a range the wrong way round' '$B --pin 3-1 -- true'
 test_expect_code 2 'usage errors' '$B -n 0 -- true'
 test_expect_code 2 'an unknown metric' '$B --metric bogus -- true'
 test_expect_code 2 'no command' '$B'
