@@ -856,3 +856,28 @@ int sampler_drain(struct sampler *s, sampler_fn fn, void *data)
 	read_all(s);
 	return deliver(s, UINT64_MAX, fn, data);
 }
+
+int sampler_parse_call_graph(const char *arg, struct sampler_config *cfg)
+{
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+	char *end;
+	long size;
+
+	if (len == 2 && !strncmp(arg, "fp", 2) && !comma) {
+		cfg->callgraph = SAMPLER_CALLGRAPH_FP;
+		return 0;
+	}
+	if (len != 5 || strncmp(arg, "dwarf", 5))
+		return error("invalid --call-graph '%s': expected fp or dwarf[,SIZE]", arg);
+	cfg->callgraph = SAMPLER_CALLGRAPH_DWARF;
+	if (!comma)
+		return 0;
+	errno = 0;
+	size = strtol(comma + 1, &end, 10);
+	if (errno || end == comma + 1 || *end || size < 8 || size > SAMPLER_MAX_STACK)
+		return error("invalid value '%s' for --call-graph dwarf,SIZE: expected a whole number "
+			     "from 8 to %d", comma + 1, SAMPLER_MAX_STACK);
+	cfg->stack_size = (unsigned)size;
+	return 0;
+}

@@ -175,6 +175,12 @@ int sampler_attach_memory(struct sampler *s, void *mem, size_t len);
  * 0 for a record that carries no event (after counting it, e.g. LOST),
  * -1 when the record is malformed.
  */
+/*
+ * --call-graph fp|dwarf[,SIZE] into cfg (SIZE: bytes of user stack copied
+ * per sample, 8 to SAMPLER_MAX_STACK). 0, or -1 with an error.
+ */
+int sampler_parse_call_graph(const char *arg, struct sampler_config *cfg);
+
 int sampler_parse(struct sampler *s, const void *rec, size_t len,
 		  struct sampler_event *ev);
 

@@ -30,6 +30,8 @@ DECLARE_CMD(scale);
 DECLARE_CMD(kb);
 DECLARE_CMD(store);
 
+/* ---- the helpers of every command (src/cli.c) ---- */
+
 /* Parse a non-negative integer option value; -1 with an error when invalid. */
 long parse_count(const char *opt, const char *arg, long min, long max);
 
@@ -46,8 +48,12 @@ int parse_seconds(const char *opt, const char *arg, double *out);
 /* Parse a CPU list "1", "0,2" or "0-3,6" (numbers 0-1023); *cpus is the caller's to free. */
 int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr);
 
-/* Print the usage of 'cmd' to stderr and return HL_EXIT_USAGE. */
+/* Print an error, then the usage of 'cmd', to stderr; return HL_EXIT_USAGE. */
 int usage_error(const char *cmd, const char *fmt, ...) ATTR_PRINTF(2, 3);
+/* The usage of 'cmd' alone (after an error already printed); HL_EXIT_USAGE. */
+int show_usage(const char *cmd);
+/* The usage text of command 'name' (main.c's table), or NULL. */
+const char *command_usage(const char *name);
 
 /* Write a command's output to 'path' atomically, or to stdout for "-". */
 struct strbuf;

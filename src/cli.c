@@ -1,13 +1,98 @@
 /*
- * cli.c: the options several commands share (see cli.h).
+ * cli.c: what every command uses to read its options and print its
+ * result, and the options several commands share (see cli.h).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "builtin.h"
 #include "cli.h"
 #include "config.h"
+#include "sampler.h"
+#include "strbuf.h"
+
+long parse_count(const char *opt, const char *arg, long min, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < min || v > max) {
+		error("invalid value '%s' for %s: expected a whole number from %ld to %ld",
+		      arg, opt, min, max);
+		return -1;
+	}
+	return v;
+}
+
+int show_usage(const char *cmd)
+{
+	const char *usage = command_usage(cmd);
+
+	if (usage)
+		fprintf(stderr, "\n%s", usage);
+	return HL_EXIT_USAGE;
+}
+
+int parse_call_graph(const char *cmd, const char *arg, struct sampler_config *cfg)
+{
+	return sampler_parse_call_graph(arg, cfg) ? show_usage(cmd) : 0;
+}
+
+int parse_seconds(const char *opt, const char *arg, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6)
+		return error("invalid value '%s' for %s: expected seconds from 0 to 1000000", arg, opt);
+	*out = v;
+	return 0;
+}
+
+int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr)
+{
+	return cpu_list_parse(opt, arg, CPU_LIST_MAX, cpus, nr);
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	error("%s", msg);
+	return show_usage(cmd);
+}
+
+int write_output(const char *path, const struct strbuf *sb)
+{
+	if (strcmp(path, "-"))
+		return write_file_atomic(path, sb->buf, sb->len);
+	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len)
+		return error("cannot write to standard output");
+	return 0;
+}
+
+void print_json(struct json_t *doc)
+{
+	/* 15 digits: 0.03 prints as 0.03, not 0.029999999999999999 */
+	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+	fputc('\n', stdout);
+	json_decref(doc);
+}
 
 int run_options_parse(struct run_options *o, const char *cmd, int c, const char *arg)
 {

@@ -1,5 +1,6 @@
 /*
- * cli.h: options more than one command parses the same way. RUN_OPTIONS
+ * cli.h: options more than one command parses the same way (src/cli.c,
+ * which also holds the helpers every command uses, declared in builtin.h). RUN_OPTIONS
  * (bench, compare): how each run is made: --metric, --timeout, --env,
  * --pin and --max-wait. RULE_OPTIONS (compare): the rules a change must
  * pass, over hotloop.conf's: --min-improvement, --guard-regression,

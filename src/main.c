@@ -6,7 +6,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +13,6 @@
 #include <jansson.h>
 
 #include "builtin.h"
-#include "sampler.h"
-#include "strbuf.h"
 
 #define CMD_JSON 0x1	/* takes --json: errors become {"error": ...} on stdout */
 
@@ -96,91 +93,11 @@ static int cmd_help(int argc, char **argv)
 	return HL_EXIT_OK;
 }
 
-long parse_count(const char *opt, const char *arg, long min, long max)
+const char *command_usage(const char *name)
 {
-	char *end;
-	long v;
+	const struct cmd *c = find_cmd(name);
 
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || v < min || v > max) {
-		error("invalid value '%s' for %s: expected a whole number from %ld to %ld",
-		      arg, opt, min, max);
-		return -1;
-	}
-	return v;
-}
-
-int parse_call_graph(const char *cmd, const char *arg, struct sampler_config *cfg)
-{
-	const char *comma = strchr(arg, ',');
-	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
-	long size;
-
-	if (len == 2 && !strncmp(arg, "fp", 2) && !comma) {
-		cfg->callgraph = SAMPLER_CALLGRAPH_FP;
-		return 0;
-	}
-	if (len != 5 || strncmp(arg, "dwarf", 5))
-		return usage_error(cmd, "invalid --call-graph '%s': expected fp or dwarf[,SIZE]", arg);
-	cfg->callgraph = SAMPLER_CALLGRAPH_DWARF;
-	if (comma) {
-		size = parse_count("--call-graph dwarf,SIZE", comma + 1, 8, SAMPLER_MAX_STACK);
-		if (size < 0)
-			return HL_EXIT_USAGE;
-		cfg->stack_size = (unsigned)size;
-	}
-	return 0;
-}
-
-int parse_seconds(const char *opt, const char *arg, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < 0 || v > 1e6)
-		return error("invalid value '%s' for %s: expected seconds from 0 to 1000000", arg, opt);
-	*out = v;
-	return 0;
-}
-
-int parse_cpu_list(const char *opt, const char *arg, int **cpus, size_t *nr)
-{
-	return cpu_list_parse(opt, arg, CPU_LIST_MAX, cpus, nr);
-}
-
-int usage_error(const char *cmd, const char *fmt, ...)
-{
-	const struct cmd *c = find_cmd(cmd);
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	error("%s", msg);
-	if (c)
-		fprintf(stderr, "\n%s", c->usage);
-	return HL_EXIT_USAGE;
-}
-
-int write_output(const char *path, const struct strbuf *sb)
-{
-	if (strcmp(path, "-"))
-		return write_file_atomic(path, sb->buf, sb->len);
-	if (fwrite(sb->buf, 1, sb->len, stdout) != sb->len)
-		return error("cannot write to standard output");
-	return 0;
-}
-
-void print_json(struct json_t *doc)
-{
-	/* 15 digits: 0.03 prints as 0.03, not 0.029999999999999999 */
-	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
-	fputc('\n', stdout);
-	json_decref(doc);
+	return c ? c->usage : NULL;
 }
 
 static bool wants_json(int argc, char **argv)
