@@ -250,10 +250,16 @@ test_expect_success 'the user tree, index, HEAD and branch are untouched' '
 	(cd proj && git worktree list) >wt && test $(wc -l <wt) = 1
 '
 
+# The first loop ends some steps after its SIGTERM: wait (10 s at most) until it lets go of the lock.
+lock_free() {
+	for i in $(seq 100); do flock -n "$SCRATCH/proj/.hotloop/lock" true && return 0; sleep 0.1; done
+	return 1
+}
+
 test_expect_code 1 'a second loop on the same repository is refused' '
 	(cd proj && exec "$HOTLOOP" loop --agent "$SCRATCH/agents/hangs") >/dev/null 2>first.err &
 	first=$! &&
-	test_when_finished "kill $first 2>/dev/null; wait $first" &&
+	test_when_finished "kill $first 2>/dev/null; wait $first; lock_free" &&
 	for i in $(seq 100); do grep -qx "$first" proj/.hotloop/lock 2>/dev/null && break; sleep 0.1; done &&
 	(cd proj && hotloop loop --agent "$SCRATCH/agents/idle") 2>second.err; rc=$?
 	expect_grep "another hotloop loop (pid [0-9]*) is running" second.err || exit 99; exit $rc
