@@ -135,7 +135,6 @@ char *project_command_line(const struct config_workload *w, const char *size)
 	struct strbuf sb = STRBUF_INIT;
 	const char *p = w->run, *n;
 	char largest[32], *line;
-	bool simple;
 
 	if (!strstr(p, "{n}") && size)
 		warning("workload '%s' has no {n} in its command: the size %s is not used", w->name, size);
@@ -154,10 +153,7 @@ char *project_command_line(const struct config_workload *w, const char *size)
 		p = n + 3;
 	}
 	strbuf_addstr(&sb, p);
-	free(runner_shell_program(sb.buf, &simple));
-	if (!simple)
-		return strbuf_detach(&sb, NULL);
-	line = xstrfmt("exec %s", sb.buf);
+	line = runner_exec_line(sb.buf);
 	strbuf_release(&sb);
 	return line;
 }

@@ -876,3 +876,11 @@ int runner_check_program(const char *name)
 	error("%s: %s", name, strerror(-r));
 	return HL_EXIT_NOT_EXECUTABLE;
 }
+
+char *runner_exec_line(const char *cmd)
+{
+	bool simple;
+
+	free(runner_shell_program(cmd, &simple));
+	return simple ? xstrfmt("exec %s", cmd) : xstrdup(cmd);
+}

@@ -111,6 +111,14 @@ void runner_quote_argv(struct strbuf *sb, const char *const *argv, size_t argc);
 char *runner_shell_program(const char *cmd, bool *simple);
 
 /*
+ * The line that runs 'cmd' with the shell out of the way: "exec CMD" when
+ * it is one simple command (so a run killed by a signal reports it, and
+ * the program is the process a profile's main mapping names), else CMD.
+ * Caller frees.
+ */
+char *runner_exec_line(const char *cmd);
+
+/*
  * Can program 'name' (a command's first word, as the shell would look it
  * up) be run? 0; else HL_EXIT_NOT_FOUND or HL_EXIT_NOT_EXECUTABLE with an
  * error, as a shell would say it ("prog: command not found").

@@ -83,15 +83,14 @@ const char usage_compare[] =
 "Exit status: 0 keep, 4 reject, 1 inconclusive or an error, 2 usage,\n"
 "127 when a command is not found (nothing is measured), 130 interrupted.\n";
 
-/* The shell line that runs cmd (exec when it is simple); 0, or an exit status when its program cannot run. */
-static int resolve(const char *cmd, struct strbuf *line)
+/* The shell line that runs cmd; 0, or an exit status when its program cannot run. */
+static int resolve(const char *cmd, char **line)
 {
 	bool simple;
 	char *prog = runner_shell_program(cmd, &simple);
 	int ret = prog ? runner_check_program(prog) : 0;
 
-	/* exec: the shell steps aside, so a run killed by a signal reports it */
-	strbuf_addf(line, "%s%s", simple ? "exec " : "", cmd);
+	*line = runner_exec_line(cmd);
 	free(prog);
 	return ret;
 }
@@ -209,7 +208,7 @@ int cmd_compare(int argc, char **argv)
 	struct compare_opts o = { 0 };
 	struct compare_workload_spec w = { "primary", NULL, NULL, true, NULL, NULL, 0 };
 	struct quiesce_opts qdefault = QUIESCE_OPTS_INIT;
-	struct strbuf base = STRBUF_INIT, cand = STRBUF_INIT;
+	char *base = NULL, *cand = NULL;
 	struct run_options ro = { 0 };
 	const char *base_rev = NULL, *cand_arg = NULL, *conf_file = NULL;
 	long pairs = 0;
@@ -313,8 +312,8 @@ int cmd_compare(int argc, char **argv)
 	}
 	if ((ret = resolve(argv[optind], &base)) || (ret = resolve(argv[optind + 1], &cand)))
 		goto out_free;
-	w.base_cmd = base.buf;
-	w.cand_cmd = cand.buf;
+	w.base_cmd = base;
+	w.cand_cmd = cand;
 	{
 		struct gate_spec spec = GATE_SPEC_INIT;
 
@@ -331,8 +330,8 @@ out_usage:
 	ret = HL_EXIT_USAGE;
 out_free:
 	gate_rules_release(&rules);
-	strbuf_release(&base);
-	strbuf_release(&cand);
+	free(base);
+	free(cand);
 	run_options_release(&ro);
 	return ret;
 }
