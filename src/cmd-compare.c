@@ -1,35 +1,24 @@
 /*
  * cmd-compare.c: `hotloop compare [options] 'BASE CMD' 'CAND CMD'`, or
  * `--base REV --cand REV|DIR` for two builds of the project in hotloop.conf
- * (lib/revs.c): measure in alternating pairs (lib/compare.c) and print the
- * gate's verdict (lib/verdict.c) as text or as the JSON of docs/compare.md.
- * Exit 0 keep, 4 reject, 1 inconclusive or error, 130 interrupted.
+ * (revs_pair_open()): the options, one gate_run() (lib/gate.c), and the
+ * verdict as text or as the JSON of docs/compare.md. Exit 0 keep, 4
+ * reject, 1 inconclusive or error, 130 interrupted.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
 #include "builtin.h"
 #include "cli.h"
-#include "compare.h"
-#include "config.h"
-#include "doctor.h"
 #include "gate.h"
 #include "project.h"
 #include "revs.h"
 #include "runner.h"
-#include "stats.h"
 #include "strbuf.h"
-#include "verdict.h"
 
 const char usage_compare[] =
 "usage: hotloop compare [--metric cpu|wall|instructions] [--min-improvement PCT]\n"
