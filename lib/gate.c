@@ -295,6 +295,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 	}
 	if (r->test != VD_TEST_FAILED && (ret = measure(s, r)))
 		goto out;
+	ret = -1;
 	compare_measurements(&r->compare, &m);
 	m.test = r->test;
 	if (verdict_decide(&m, &s->rules, &r->v))

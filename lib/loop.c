@@ -693,6 +693,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 	char *round_dir = xstrfmt("%s/round-%02ld", r->dir, round), *kb_index = NULL;
 	const char *role_names[LOOP_MAX_PARALLEL] = { "cand", "can1", "can2", "can3", "can4", "can5",
 						      "can6", "can7" };
+	bool written = false;
 	int ret = -1;
 
 	for (size_t i = 0; i < k; i++)
@@ -765,6 +766,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 		json_decref(doc);
 		remember(l, &a[i]);
 	}
+	written = true;
 	if (best != SIZE_MAX)
 		r->kept++;
 	if (nr_no == k) {
@@ -774,12 +776,12 @@ static int round_run(struct loop *l, long round, bool *stop)
 done:
 	ret = 0;
 out:
-	/* the attempts judged go to the result; their worktrees go */
+	/* the attempts written up go to the result; their worktrees go */
 	for (size_t i = 0; i < k; i++) {
 		if (a[i].tree.top)
 			revs_remove(l->p->top, &a[i].tree);
 		revs_tree_release(&a[i].tree);
-		if (!ret && a[i].verdict && !hl_cancelled()) {
+		if (written) {
 			ALLOC_GROW(r->attempts, r->nr_attempts + 1, r->alloc_attempts);
 			r->attempts[r->nr_attempts++] = a[i];
 		} else {
