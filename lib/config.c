@@ -454,6 +454,15 @@ static bool valid_name(const char *s)
 	return true;
 }
 
+/* The quote that closes the one at s[0], past backslash escapes; NULL when none does. */
+static const char *closing_quote(const char *s)
+{
+	for (s++; *s && *s != '"'; s++)
+		if (*s == '\\' && s[1])
+			s++;
+	return *s ? s : NULL;
+}
+
 /*
  * A value wrapped whole in "..." loses its quotes, and a backslash inside
  * escapes one of " \ # ;. Any other value is kept as written, quotes and
@@ -469,10 +478,8 @@ static char *unquote(const char *s, const char **why)
 
 	if (!n || s[0] != '"')
 		return xstrdup(s);
-	for (p = s + 1; *p && *p != '"'; p++)
-		if (*p == '\\' && p[1])
-			p++;
-	if (!*p) {
+	p = closing_quote(s);
+	if (!p) {
 		*why = "unterminated quote";
 		return NULL;
 	}
@@ -1068,14 +1075,22 @@ int config_locate(const char *dir, char **out)
 
 /* --- normalized output ------------------------------------------- */
 
-/* Would 'v', written as is, read back as 'v'? (See unquote() and the reader.) */
+/*
+ * Would 'v', written as is, read back as 'v'? (See unquote() and the reader.)
+ * A value starting with a quote does when that quote closes before its end
+ * ("a" b): unquote() keeps such a value as written. It must be written so,
+ * as it was read: quoted and escaped it could pass the line limit.
+ */
 static bool reads_back_verbatim(const char *v)
 {
 	size_t n = strlen(v);
 	bool inq = false;
+	const char *q;
 
-	if (!n || v[0] == '"' || v[0] == ' ' || v[0] == '\t' ||
+	if (!n || v[0] == ' ' || v[0] == '\t' ||
 	    v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r')
+		return false;
+	if (v[0] == '"' && (!(q = closing_quote(v)) || q == v + n - 1))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		if ((v[i] == ' ' || v[i] == '\t') && v[i + 1] == ';')

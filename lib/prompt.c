@@ -87,6 +87,28 @@ static int take_string(json_t *doc, const char *key, char **out, struct strbuf *
 	return 0;
 }
 
+/*
+ * Append jansson's message about the agent's file. It quotes the bytes near
+ * the error, and the reason is printed and stored: control characters go
+ * in as '?', bytes that are not UTF-8 as U+FFFD.
+ */
+static void add_parse_error(struct strbuf *why, const char *msg)
+{
+	const unsigned char *s = (const unsigned char *)msg;
+	size_t n;
+
+	for (; *s; s += n) {
+		int32_t c = utf8_decode(s, &n);
+
+		if (c < 0)
+			strbuf_addstr(why, "\xef\xbf\xbd");
+		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0))
+			strbuf_addch(why, '?');
+		else
+			strbuf_add(why, s, n);
+	}
+}
+
 int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, struct strbuf *why)
 {
 	json_error_t jerr;
@@ -96,7 +118,9 @@ int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, s
 	memset(p, 0, sizeof(*p));
 	p->expected_gain_pct = NAN;
 	if (!doc) {
-		strbuf_addf(why, "not JSON: %s (line %d)", jerr.text, jerr.line);
+		strbuf_addstr(why, "not JSON: ");
+		add_parse_error(why, jerr.text);
+		strbuf_addf(why, " (line %d)", jerr.line);
 		return -1;
 	}
 	if (!json_is_object(doc)) {

@@ -61,6 +61,9 @@ static void test_loop__proposal(void **state)
 		{ "[1, 2]", -1, "not a JSON object" },
 		{ "{\"function\": \"f\"", -1, "not JSON" },
 		{ "", -1, "not JSON" },
+		/* the bytes jansson quotes come from the agent: no escape reaches a terminal */
+		{ "\x1b]0;x\x07{}", -1, "not JSON: '[' or '{' expected near '?' (line 1)" },
+		{ "\xc2\x9b" "2J{}", -1, "not JSON: '[' or '{' expected near '?' (line 1)" },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
