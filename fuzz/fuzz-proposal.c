@@ -1,9 +1,10 @@
 /*
  * fuzz-proposal.c: libFuzzer target for the proposal an agent writes to
  * $HOTLOOP_PROPOSAL (loop_parse_proposal()), hostile input from an
- * untrusted program. A proposal that parses holds exactly the strings the
- * JSON gives and a finite gain or NAN; one that does not leaves nothing
- * behind and a reason that is one printable line. Anything else aborts.
+ * untrusted program. A proposal that parses holds the strings the JSON
+ * gives, made printable (what strbuf_add_printable() makes of them), and a
+ * finite gain or NAN; one that does not leaves nothing behind and a reason
+ * that is one printable line. Anything else aborts.
  * Seeds: tests/data/proposal/.
  */
 #include <math.h>
@@ -34,18 +35,29 @@ static void bad(const char *what, const uint8_t *data, size_t size)
 	abort();
 }
 
-/* The field holds the JSON's string, whole (no NUL inside), or is NULL when the key is not a string. */
-static void same_string(const char *field, json_t *doc, const char *key, const uint8_t *data, size_t size)
+/*
+ * The field holds the JSON's string made printable (newlines kept where
+ * 'lines'), with no control character left, or is NULL when the key is
+ * not a string.
+ */
+static void same_string(const char *field, json_t *doc, const char *key, bool lines,
+			const uint8_t *data, size_t size)
 {
 	json_t *v = json_object_get(doc, key);
+	struct strbuf want = STRBUF_INIT;
 
 	if (!json_is_string(v)) {
 		if (field)
 			bad("a string where the JSON has none", data, size);
 		return;
 	}
-	if (!field || strlen(field) != json_string_length(v) || strcmp(field, json_string_value(v)))
+	strbuf_add_printable(&want, json_string_value(v), json_string_length(v), SIZE_MAX, lines);
+	if (!field || strcmp(field, want.buf))
 		bad("a string that is not the JSON's", data, size);
+	for (const char *p = field; *p; p++)
+		if ((unsigned char)*p < 0x20 && !(lines && (*p == '\n' || *p == '\t')))
+			bad("a control character in a proposal's string", data, size);
+	strbuf_release(&want);
 }
 
 /* The reason: not empty, one line, UTF-8 without control characters (it is printed and stored). */
@@ -81,9 +93,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	doc = json_loadb((const char *)data, size, 0, NULL);
 	if (!json_is_object(doc))
 		bad("a proposal from what is not a JSON object", data, size);
-	same_string(p.function, doc, "function", data, size);
-	same_string(p.hypothesis, doc, "hypothesis", data, size);
-	same_string(p.title, doc, "title", data, size);
+	same_string(p.function, doc, "function", false, data, size);
+	same_string(p.hypothesis, doc, "hypothesis", true, data, size);
+	same_string(p.title, doc, "title", false, data, size);
 	if (isnan(p.expected_gain_pct) ? json_is_number(json_object_get(doc, "expected_gain_pct")) :
 	    p.expected_gain_pct != json_number_value(json_object_get(doc, "expected_gain_pct")))
 		bad("an expected gain that is not the JSON's", data, size);

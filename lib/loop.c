@@ -21,6 +21,7 @@
 #include "events.h"
 #include "gate.h"
 #include "git.h"
+#include "json.h"
 #include "kb.h"
 #include "loop.h"
 #include "project.h"
@@ -397,7 +398,13 @@ static void read_agent(struct attempt *a, const struct child_process *cp, bool s
 	save(a->dir, "agent.log", cp->out.buf, cp->out.len);
 	a->no_candidate = loop_no_candidate(cp->out.buf);
 	n = strcspn(cp->out.buf, "\n");
-	a->agent_says = xstrndup(cp->out.buf, n > 120 ? 120 : n);
+	{
+		/* printed on the terminal: the agent's bytes, made harmless */
+		struct strbuf says = STRBUF_INIT;
+
+		strbuf_add_printable(&says, cp->out.buf, n, 120, false);
+		a->agent_says = strbuf_detach(&says, NULL);
+	}
 	if (!access(prop, R_OK) && read_file(&sb, prop, 1 << 20) >= 0) {
 		if (loop_parse_proposal(sb.buf, sb.len, &a->prop, &why))
 			add_reason(a, "the proposal in $HOTLOOP_PROPOSAL is unusable: %s", why.buf);
@@ -952,12 +959,12 @@ json_t *attempt_to_json(const struct attempt *a)
 	json_t *o = json_object(), *reasons = json_array();
 
 	for (size_t i = 0; i < a->nr_reasons; i++)
-		json_array_append_new(reasons, json_string(a->reasons[i]));
+		json_array_append_new(reasons, json_text(a->reasons[i]));
 	json_object_set_new(o, "round", json_integer(a->round));
-	json_object_set_new(o, "lens", json_string(a->lens));
-	json_object_set_new(o, "function", a->have_prop && a->prop.function ? json_string(a->prop.function) : json_null());
-	json_object_set_new(o, "title", a->have_prop && a->prop.title ? json_string(a->prop.title) : json_null());
-	json_object_set_new(o, "hypothesis", a->have_prop && a->prop.hypothesis ? json_string(a->prop.hypothesis) : json_null());
+	json_object_set_new(o, "lens", json_text(a->lens));
+	json_object_set_new(o, "function", json_text(a->have_prop ? a->prop.function : NULL));
+	json_object_set_new(o, "title", json_text(a->have_prop ? a->prop.title : NULL));
+	json_object_set_new(o, "hypothesis", json_text(a->have_prop ? a->prop.hypothesis : NULL));
 	json_object_set_new(o, "expected_gain_pct", a->have_prop && !isnan(a->prop.expected_gain_pct)
 				? json_real(a->prop.expected_gain_pct) : json_null());
 	json_object_set_new(o, "verdict", json_string(verdict_kind_name(a->verdict ? a->verdict : VERDICT_ERROR)));
@@ -968,7 +975,7 @@ json_t *attempt_to_json(const struct attempt *a)
 	json_object_set_new(o, "ci_high_pct", a->have_change ? json_real(a->ci_high) : json_null());
 	json_object_set_new(o, "commit", a->commit ? json_string(a->commit) : json_null());
 	json_object_set_new(o, "agent_seconds", json_real(a->agent_seconds));
-	json_object_set_new(o, "dir", json_string(a->dir));
+	json_object_set_new(o, "dir", json_text(a->dir));
 	return o;
 }
 
@@ -983,9 +990,9 @@ json_t *loop_result_to_json(const struct loop_result *r)
 				    json_integer((json_int_t)r->rejected_by[r->rejected_order[i]]));
 	if (r->have_total)
 		total = verdict_estimate_to_json(&r->total.v, &r->total.v.primary, false);
-	return json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:o, s:o, s:o}",
 			 "branch", r->branch, "start_commit", r->start, "best_commit", r->best,
-			 "stop_reason", r->stop_reason, "rounds", (json_int_t)r->rounds,
+			 "stop_reason", json_text(r->stop_reason), "rounds", (json_int_t)r->rounds,
 			 "kept", (json_int_t)r->kept, "rejected_by", by, "attempts", attempts,
 			 "total", total);
 }

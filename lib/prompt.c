@@ -73,9 +73,14 @@ int loop_render(const char *tmpl, const struct loop_var *vars, size_t nr, struct
 	return 0;
 }
 
-static int take_string(json_t *doc, const char *key, char **out, struct strbuf *why)
+/*
+ * A string of the proposal, made printable: the agent wrote it, and it is
+ * printed, committed and stored (newlines kept only where 'lines').
+ */
+static int take_string(json_t *doc, const char *key, bool lines, char **out, struct strbuf *why)
 {
 	json_t *v = json_object_get(doc, key);
+	struct strbuf sb = STRBUF_INIT;
 
 	if (!v || json_is_null(v))
 		return 0;
@@ -83,30 +88,9 @@ static int take_string(json_t *doc, const char *key, char **out, struct strbuf *
 		strbuf_addf(why, "\"%s\" is not a string", key);
 		return -1;
 	}
-	*out = xstrdup(json_string_value(v));
+	strbuf_add_printable(&sb, json_string_value(v), json_string_length(v), SIZE_MAX, lines);
+	*out = strbuf_detach(&sb, NULL);
 	return 0;
-}
-
-/*
- * Append jansson's message about the agent's file. It quotes the bytes near
- * the error, and the reason is printed and stored: control characters go
- * in as '?', bytes that are not UTF-8 as U+FFFD.
- */
-static void add_parse_error(struct strbuf *why, const char *msg)
-{
-	const unsigned char *s = (const unsigned char *)msg;
-	size_t n;
-
-	for (; *s; s += n) {
-		int32_t c = utf8_decode(s, &n);
-
-		if (c < 0)
-			strbuf_addstr(why, "\xef\xbf\xbd");
-		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0))
-			strbuf_addch(why, '?');
-		else
-			strbuf_add(why, s, n);
-	}
 }
 
 int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, struct strbuf *why)
@@ -118,8 +102,9 @@ int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, s
 	memset(p, 0, sizeof(*p));
 	p->expected_gain_pct = NAN;
 	if (!doc) {
+		/* jansson quotes the bytes near the error: the agent's, printed and stored */
 		strbuf_addstr(why, "not JSON: ");
-		add_parse_error(why, jerr.text);
+		strbuf_add_printable(why, jerr.text, strlen(jerr.text), SIZE_MAX, false);
 		strbuf_addf(why, " (line %d)", jerr.line);
 		return -1;
 	}
@@ -127,9 +112,9 @@ int loop_parse_proposal(const char *text, size_t len, struct loop_proposal *p, s
 		strbuf_addstr(why, "not a JSON object");
 		goto out;
 	}
-	if (take_string(doc, "function", &p->function, why) ||
-	    take_string(doc, "hypothesis", &p->hypothesis, why) ||
-	    take_string(doc, "title", &p->title, why))
+	if (take_string(doc, "function", false, &p->function, why) ||
+	    take_string(doc, "hypothesis", true, &p->hypothesis, why) ||
+	    take_string(doc, "title", false, &p->title, why))
 		goto out;
 	gain = json_object_get(doc, "expected_gain_pct");
 	if (gain && !json_is_null(gain)) {

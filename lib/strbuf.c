@@ -226,3 +226,30 @@ void strbuf_rtrim(struct strbuf *sb)
 	if (sb->alloc)
 		sb->buf[sb->len] = '\0';
 }
+
+void strbuf_add_printable(struct strbuf *sb, const char *s, size_t len, size_t max, bool lines)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	size_t added = 0, n;
+
+	while (p < end && *p) {
+		int32_t c = utf8_decode(p, &n);
+		size_t width;
+
+		if (n > (size_t)(end - p))
+			c = -1, n = 1;
+		width = c < 0 ? 3 : (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) ? 1 : n;
+		if (added + width > max)
+			break;
+		if (c < 0)
+			strbuf_addstr(sb, "\xef\xbf\xbd");
+		else if (lines && (c == '\n' || c == '\t'))
+			strbuf_addch(sb, (char)c);
+		else if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0))
+			strbuf_addch(sb, '?');
+		else
+			strbuf_add(sb, p, n);
+		added += width;
+		p += n;
+	}
+}

@@ -7,6 +7,7 @@
 #define HOTLOOP_STRBUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "util.h"
@@ -45,6 +46,15 @@ int strbuf_read_fd(struct strbuf *sb, int fd, size_t cap);
  */
 void strbuf_add_xml(struct strbuf *sb, const char *s, size_t max);
 void strbuf_addstr_xml(struct strbuf *sb, const char *s);
+
+/*
+ * Append at most 'max' bytes of s[0..len) as text safe for a terminal and
+ * a document, cut at a character: control characters (C0, DEL, C1) as
+ * '?' (newlines and tabs kept when 'lines'), invalid UTF-8 as U+FFFD.
+ * For text from outside that hotloop prints: an agent's output, its
+ * proposal, a parser's quote of hostile bytes.
+ */
+void strbuf_add_printable(struct strbuf *sb, const char *s, size_t len, size_t max, bool lines);
 
 /* One UTF-8 character at s: its code point, or -1 (one byte) when invalid. */
 int32_t utf8_decode(const unsigned char *s, size_t *len);

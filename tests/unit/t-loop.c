@@ -84,6 +84,20 @@ static void test_loop__proposal(void **state)
 		loop_proposal_release(&p);
 		strbuf_release(&why);
 	}
+	/* strings the agent wrote are printed and committed: no escape, no stray line */
+	{
+		static const char text[] = "{\"title\": \"fast\\u001b[2J\\nnow\", "
+					   "\"hypothesis\": \"one\\ntwo\\u0007\", \"function\": \"f\\u0001g\"}";
+		struct loop_proposal p;
+		struct strbuf why = STRBUF_INIT;
+
+		assert_int_equal(loop_parse_proposal(text, strlen(text), &p, &why), 0);
+		assert_string_equal(p.title, "fast?[2J?now");
+		assert_string_equal(p.hypothesis, "one\ntwo?");
+		assert_string_equal(p.function, "f?g");
+		loop_proposal_release(&p);
+		strbuf_release(&why);
+	}
 }
 
 static void test_loop__protected(void **state)

@@ -47,6 +47,32 @@ static void test_strbuf__xml_escape(void **state)
 	strbuf_release(&sb);
 }
 
+static void test_strbuf__printable(void **state)
+{
+	static const struct { const char *in; size_t max; bool lines; const char *want; } cases[] = {
+		{ "plain text", SIZE_MAX, false, "plain text" },
+		{ "esc\x1b[31mred", SIZE_MAX, false, "esc?[31mred" },
+		{ "a\nb\tc", SIZE_MAX, false, "a?b?c" },
+		{ "a\nb\tc", SIZE_MAX, true, "a\nb\tc" },
+		{ "c1 \xc2\x9b csi", SIZE_MAX, false, "c1 ? csi" },
+		{ "bad \xff byte", SIZE_MAX, false, "bad \xef\xbf\xbd byte" },
+		{ "del\x7f", SIZE_MAX, false, "del?" },
+		/* cut at a character, never inside one */
+		{ "\xc3\xa9\xc3\xa9\xc3\xa9", 5, false, "\xc3\xa9\xc3\xa9" },
+		{ "abc", 2, false, "ab" },
+		{ "", SIZE_MAX, false, "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_add_printable(&sb, cases[i].in, strlen(cases[i].in), cases[i].max, cases[i].lines);
+		if (strcmp(sb.buf, cases[i].want))
+			fail_msg("case %zu: '%s'", i, sb.buf);
+		strbuf_release(&sb);
+	}
+}
+
 static void test_intern__dedup_and_zero(void **state)
 {
 	struct strtab t;
@@ -112,6 +138,7 @@ int main(void)
 		cmocka_unit_test(test_strbuf__init_is_empty_string),
 		cmocka_unit_test(test_strbuf__add_and_format),
 		cmocka_unit_test(test_strbuf__xml_escape),
+		cmocka_unit_test(test_strbuf__printable),
 		cmocka_unit_test(test_intern__dedup_and_zero),
 		cmocka_unit_test(test_profile__dedup_ids_dense),
 	};
