@@ -66,6 +66,8 @@ static const struct key_spec keys[] = {
 	{ S_IMPROVE, "rounds", K_COUNT, C(rounds), 10000 },
 	{ S_IMPROVE, "max-rejects-in-a-row", K_COUNT, C(max_rejects_in_a_row), 10000 },
 	{ S_IMPROVE, "min-share", K_PERCENT, C(min_share), 0 },
+	{ S_IMPROVE, "max-file-size", K_SIZE, C(max_file_size), 0 },
+	{ S_IMPROVE, "allow-binary", K_BOOL, C(allow_binary), 0 },
 	{ S_IMPROVE, "lenses", K_WORDS, C(lenses), 0 },
 	{ S_AGENT, "command", K_STRING, C(agent_command), 0 },
 	{ S_AGENT, "timeout", K_TIMEOUT, C(agent_timeout_s), 0 },
@@ -145,6 +147,7 @@ void config_init(struct config *c)
 	c->rounds = 10;
 	c->max_rejects_in_a_row = 3;
 	c->min_share = 0.05;
+	c->max_file_size = 1 << 20;
 	list_add(&c->lenses, "algorithmic", strlen("algorithmic"));
 	c->agent_command = xstrdup("");
 	c->agent_prompt = xstrdup("");
@@ -1266,6 +1269,8 @@ void config_format(const struct config *c, struct strbuf *out)
 	snprintf(num, sizeof(num), "%ld", c->max_rejects_in_a_row);
 	add_kv_str(out, "max-rejects-in-a-row", num);
 	add_kv_percent(out, "min-share", c->min_share);
+	add_kv_size(out, "max-file-size", c->max_file_size);
+	add_kv_str(out, "allow-binary", c->allow_binary ? "yes" : "no");
 	add_kv_list(out, "lenses", &c->lenses, ", ");
 	strbuf_addstr(out, "[agent]\n");
 	add_kv_str(out, "command", c->agent_command);
@@ -1341,6 +1346,8 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "rounds", json_integer(c->rounds));
 	json_object_set_new(o, "max_rejects_in_a_row", json_integer(c->max_rejects_in_a_row));
 	json_object_set_new(o, "min_share", json_real(c->min_share));
+	json_object_set_new(o, "max_file_size_bytes", json_integer((json_int_t)c->max_file_size));
+	json_object_set_new(o, "allow_binary", json_boolean(c->allow_binary));
 	json_object_set_new(o, "lenses", list_json(&c->lenses));
 	json_object_set_new(doc, "improve", o);
 	o = json_object();

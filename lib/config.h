@@ -64,6 +64,8 @@ struct config {
 	long rounds;
 	long max_rejects_in_a_row;
 	double min_share;		/* fraction */
+	uint64_t max_file_size;		/* bytes a changed file may have */
+	bool allow_binary;		/* a change may hold binary files */
 	struct config_list lenses;
 	/* [agent] */
 	char *agent_command;		/* "" = not configured */

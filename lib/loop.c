@@ -43,7 +43,6 @@ struct loop {
 	char *brief_md;			/* of the current best */
 	char *targets;			/* owned functions at or above min-share */
 	char *kb_dir;
-	bool git_identity;		/* the repository has user.name and user.email */
 	int lock_fd, wlock_fd;
 };
 
@@ -168,8 +167,10 @@ static void attempt_release(struct attempt *a)
 	free(a->diff);
 	gate_result_release(&a->gate);
 	free(a->commit);
+	free(a->candidate);
 	free(a->kb_slug);
 	revs_tree_release(&a->tree);
+	revs_tree_release(&a->checkout);
 }
 
 static void add_reason(struct attempt *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -205,21 +206,22 @@ static void decide(struct loop *l, struct attempt *a, enum gate_stage stage, enu
 static int start_branch(struct loop *l)
 {
 	struct loop_result *r = l->r;
+	struct git_repo g = { l->p->git_dir, NULL, NULL };
 	char date[16], *ref;
 	time_t now = time(NULL);
 	struct tm tm;
-	struct strbuf out = STRBUF_INIT;
 
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%d", &tm);
 	r->branch = xstrfmt("hotloop/%s", date);
 	ref = xstrfmt("refs/heads/%s", r->branch);
-	r->best = git_rev_parse(l->p->top, ref);
+	r->best = git_resolve(&g, ref);
 	if (r->best) {
 		emit_note(l->spec->obs, "loop", "continuing branch %s at %.12s", r->branch, r->best);
 	} else {
+		/* HEAD as the user's tree has it: the git directory of their work tree */
 		if (!(r->best = git_rev_parse(l->p->top, "HEAD^{commit}")) ||
-		    git_run(l->p->top, NULL, "create the branch", "update-ref", ref, r->best, "", NULL)) {
+		    git_exec(&g, NULL, "create the branch", "update-ref", ref, r->best, "", NULL)) {
 			free(ref);
 			return error("cannot start branch %s at HEAD (does the repository have a commit?)",
 				     r->branch);
@@ -227,9 +229,6 @@ static int start_branch(struct loop *l)
 		emit_note(l->spec->obs, "loop", "branch %s starts at HEAD (%.12s)", r->branch, r->best);
 	}
 	r->start = xstrdup(r->best);
-	l->git_identity = !git_run(l->p->top, &out, NULL, "config", "user.email", NULL) &&
-			  !git_run(l->p->top, &out, NULL, "config", "user.name", NULL);
-	strbuf_release(&out);
 	free(ref);
 	return 0;
 }
@@ -250,12 +249,12 @@ static int base_step(struct loop *l, const char *what, const char *cmd, double t
 	return ret ? -1 : 0;
 }
 
-/* A fresh worktree of the best, built and tested: the baseline of the rounds. */
+/* A fresh checkout of the best, built and tested: the baseline of the rounds. */
 static int setup_base(struct loop *l)
 {
 	const struct config *cf = &l->p->cf;
 
-	if (revs_add(l->p->top, "base", l->r->best, l->p->sub, &l->base))
+	if (revs_checkout(l->p, l->r->best, &l->base))
 		return -1;
 	l->base_dir = xstrdup(l->base.dir);
 	emit_note(l->spec->obs, "loop", "building the baseline (%.12s)", l->r->best);
@@ -462,32 +461,108 @@ static int run_agents(struct loop *l, struct attempt *a, size_t k)
 
 /* ---- judging one candidate ---------------------------------------------------- */
 
-/* Stage the candidate's changes and read them: the paths and the diff. */
-static int collect_diff(struct attempt *a, struct strbuf *names, struct strbuf *diff)
+/* Is 'path' (from the top) under one of the project's owned paths? Everything is, when none are named. */
+static bool owned_path(const struct project *p, const char *path)
 {
-	if (git_run(a->tree.top, NULL, "stage the candidate", "add", "-A", NULL) ||
-	    git_run(a->tree.top, names, "list the changes", "diff", "--cached", "--name-only", NULL) ||
-	    git_run(a->tree.top, diff, "diff the candidate", "diff", "--cached", NULL))
-		return -1;
-	save(a->dir, "diff.patch", diff->buf, diff->len);
-	return 0;
+	const struct config_list *owned = &p->cf.owned;
+	size_t slen = strlen(p->sub);
+
+	if (!owned->nr)
+		return true;
+	if (slen) {
+		if (!path_under(path, p->sub, slen) || !path[slen])
+			return false;
+		path += slen + 1;
+	}
+	for (size_t k = 0; k < owned->nr; k++) {
+		const char *o = owned->v[k];
+
+		while (o[0] == '.' && o[1] == '/')
+			o += 2;
+		if (!strcmp(o, ".") || path_under(path, o, strlen(o)))
+			return true;
+	}
+	return false;
 }
 
-/* 0 when the diff may go on to the gate. */
+/*
+ * The limits a change must keep before it is committed: no repository
+ * inside it, no file over [improve] max-file-size, no binary file unless
+ * allowed, nothing added outside [project] owned. 0, or -1 with every
+ * offending path in the reasons.
+ */
+static int check_limits(struct loop *l, struct attempt *a, const struct revs_changes *c)
+{
+	const struct config *cf = &l->p->cf;
+	size_t bad = 0;
+
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct revs_change *x = &c->v[i];
+
+		if (x->nested_repo) {
+			add_reason(a, "'%s' is a repository of its own: a change holds files only", x->path);
+		} else if (x->status == 'D') {
+			continue;
+		} else if (x->size > cf->max_file_size) {
+			add_reason(a, "'%s' is %llu bytes, over [improve] max-file-size (%llu)", x->path,
+				   (unsigned long long)x->size, (unsigned long long)cf->max_file_size);
+		} else if (x->binary && !cf->allow_binary) {
+			add_reason(a, "'%s' is a binary file ([improve] allow-binary = no)", x->path);
+		} else if (x->status == 'A' && !owned_path(l->p, x->path)) {
+			add_reason(a, "'%s' is a new file outside [project] owned", x->path);
+		} else {
+			continue;
+		}
+		bad++;
+	}
+	if (!bad)
+		return 0;
+	decide(l, a, GATE_STAGE_DIFF, VERDICT_REJECT);
+	return -1;
+}
+
+/*
+ * The agent's files as a commit (hotloop's own index of its tree: nothing
+ * the agent does to git can hide a change), then the protected paths on
+ * that commit's diff. 0 when the commit may go on to the gate.
+ */
 static int check_diff(struct loop *l, struct attempt *a)
 {
+	struct revs_changes changes;
 	struct strbuf names = STRBUF_INIT, diff = STRBUF_INIT;
 	const char **paths = NULL;
 	size_t nr = 0, alloc = 0;
 	const char *hit;
-	char *p, *save_ptr = NULL;
+	char *p, *save_ptr = NULL, *msg;
+	bool committed = revs_agent_committed(&a->tree);
 	int ret = -1;
 
-	if (collect_diff(a, &names, &diff)) {
+	if (revs_changes(l->p, &a->tree, &changes)) {
 		add_reason(a, "the candidate's changes could not be read: %s", last_error());
 		decide(l, a, GATE_STAGE_DIFF, VERDICT_ERROR);
+		return -1;
+	}
+	if (!changes.nr) {
+		add_reason(a, committed ? "the agent made commits but changed no file; hotloop takes "
+					  "the tree, not the agent's commits" : "the agent changed nothing");
+		decide(l, a, GATE_STAGE_DIFF, VERDICT_REJECT);
 		goto out;
 	}
+	if (committed)
+		add_reason(a, "the agent made commits; hotloop takes the tree");
+	if (check_limits(l, a, &changes))
+		goto out;
+	msg = xstrfmt("candidate of round %ld (%s)", a->round, a->lens);
+	ret = revs_commit(l->p, &a->tree, l->r->best, msg, &a->candidate);
+	free(msg);
+	if (ret || revs_diff(l->p, l->r->best, a->candidate, &diff, &names)) {
+		add_reason(a, "the candidate could not be committed: %s", last_error());
+		decide(l, a, GATE_STAGE_DIFF, VERDICT_ERROR);
+		ret = -1;
+		goto out;
+	}
+	ret = -1;
+	save(a->dir, "diff.patch", diff.buf, diff.len);
 	if (diff.len)
 		a->diff = xstrdup(diff.buf);
 	for (p = strtok_r(names.buf, "\n", &save_ptr); p; p = strtok_r(NULL, "\n", &save_ptr)) {
@@ -495,6 +570,7 @@ static int check_diff(struct loop *l, struct attempt *a)
 		paths[nr++] = p;
 	}
 	if (!nr) {
+		/* files that differ in their stat data only: nothing to commit */
 		add_reason(a, "the agent changed nothing");
 		decide(l, a, GATE_STAGE_DIFF, VERDICT_REJECT);
 	} else if ((hit = loop_protected_hit(paths, nr, l->p->sub, &l->p->cf.protected_paths))) {
@@ -506,19 +582,29 @@ static int check_diff(struct loop *l, struct attempt *a)
 	}
 out:
 	free(paths);
+	revs_changes_release(&changes);
 	strbuf_release(&names);
 	strbuf_release(&diff);
 	return ret;
 }
 
-/* The candidate against the best: gate_run() on the two trees (the best is built). */
+/*
+ * The candidate against the best: gate_run() on a fresh checkout of exactly
+ * the candidate's commit (what is measured is what would be kept) and the
+ * best's checkout, built already.
+ */
 static void gate_candidate(struct loop *l, struct attempt *a)
 {
 	struct gate_spec spec = GATE_SPEC_INIT;
 	const struct verdict_estimate *e;
 	int ret;
 
-	if (gate_spec_from_project(&spec, l->p, l->base_dir, a->tree.dir)) {
+	if (revs_checkout(l->p, a->candidate, &a->checkout)) {
+		add_reason(a, "the candidate's commit could not be checked out: %s", last_error());
+		decide(l, a, GATE_STAGE_DIFF, VERDICT_ERROR);
+		return;
+	}
+	if (gate_spec_from_project(&spec, l->p, l->base_dir, a->checkout.dir)) {
 		add_reason(a, "the gate could not be set up: %s", last_error());
 		decide(l, a, GATE_STAGE_COMPARE, VERDICT_ERROR);
 		goto out;
@@ -577,39 +663,34 @@ static void evaluate(struct loop *l, struct attempt *a)
 	gate_candidate(l, a);
 }
 
-/* Commit a keep on the branch; it becomes the best (its tree the new base). */
+/*
+ * Keep: the candidate's tree, as measured, with its final message, on the
+ * branch (compare-and-swap); its checkout, built and tested, is the new best.
+ */
 static int keep(struct loop *l, struct attempt *a)
 {
 	const struct config_workload *w = &l->p->cf.workloads[l->p->cf.primary];
+	struct git_repo g = { l->p->git_dir, NULL, NULL };
 	struct loop_result *r = l->r;
 	struct strbuf msg = STRBUF_INIT;
-	char *ref = xstrfmt("refs/heads/%s", r->branch), *sha;
+	char *ref = xstrfmt("refs/heads/%s", r->branch), *sha = NULL;
 	int ret = -1;
 
 	loop_commit_message(a->have_prop ? a->prop.function : NULL,
 			    a->have_prop && a->prop.title ? a->prop.title : (a->have_prop ? a->prop.hypothesis : NULL),
 			    w->name, a->change_pct, &msg);
-	if (l->git_identity ? git_run(a->tree.top, NULL, "commit the candidate", "commit", "-q", "-m",
-				      msg.buf, NULL)
-			    : git_run(a->tree.top, NULL, "commit the candidate", "-c", "user.name=hotloop",
-				      "-c", "user.email=hotloop@localhost", "commit", "-q", "-m", msg.buf, NULL))
-		goto out;
-	if (!(sha = git_rev_parse(a->tree.top, "HEAD"))) {
-		error("cannot read the commit just made in '%s'", a->tree.top);
-		goto out;
-	}
-	if (git_run(l->p->top, NULL, "move the branch", "update-ref", ref, sha, r->best, NULL)) {
+	if (revs_recommit(l->p, a->candidate, r->best, msg.buf, &sha) ||
+	    git_exec(&g, NULL, "move the branch", "update-ref", ref, sha, r->best, NULL)) {
 		free(sha);
 		goto out;
 	}
 	a->commit = sha;
 	free(r->best);
 	r->best = xstrdup(sha);
-	/* the candidate's tree, built and tested, is the new baseline */
-	revs_remove(l->p->top, &l->base);
+	revs_remove(&l->base);
 	revs_tree_release(&l->base);
-	l->base = a->tree;
-	memset(&a->tree, 0, sizeof(a->tree));
+	l->base = a->checkout;
+	memset(&a->checkout, 0, sizeof(a->checkout));
 	free(l->base_dir);
 	l->base_dir = xstrdup(l->base.dir);
 	event(l, EV_KEPT, a, "kept as %.12s on %s: %s", sha, r->branch, msg.buf);
@@ -698,8 +779,6 @@ static int round_run(struct loop *l, long round, bool *stop)
 	size_t k = l->spec->parallel ? l->spec->parallel : 1, best = SIZE_MAX, nr_no = 0;
 	struct attempt a[LOOP_MAX_PARALLEL];
 	char *round_dir = xstrfmt("%s/round-%02ld", r->dir, round), *kb_index = NULL;
-	const char *role_names[LOOP_MAX_PARALLEL] = { "cand", "can1", "can2", "can3", "can4", "can5",
-						      "can6", "can7" };
 	bool written = false;
 	int ret = -1;
 
@@ -729,7 +808,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 			error("cannot create '%s': %s", a[i].dir, strerror(errno));
 			goto out;
 		}
-		if (revs_add(l->p->top, role_names[i], r->best, l->p->sub, &a[i].tree) ||
+		if (revs_checkout(l->p, r->best, &a[i].tree) || revs_agent_repo(l->p, &a[i].tree) ||
 		    write_prompt(l, &a[i], kb_index, &prompt)) {
 			strbuf_release(&prompt);
 			goto out;
@@ -783,11 +862,12 @@ static int round_run(struct loop *l, long round, bool *stop)
 done:
 	ret = 0;
 out:
-	/* the attempts written up go to the result; their worktrees go */
+	/* the attempts written up go to the result; their trees go */
 	for (size_t i = 0; i < k; i++) {
-		if (a[i].tree.top)
-			revs_remove(l->p->top, &a[i].tree);
+		revs_remove(&a[i].tree);
 		revs_tree_release(&a[i].tree);
+		revs_remove(&a[i].checkout);
+		revs_tree_release(&a[i].checkout);
 		if (written) {
 			ALLOC_GROW(r->attempts, r->nr_attempts + 1, r->alloc_attempts);
 			r->attempts[r->nr_attempts++] = a[i];
@@ -810,7 +890,7 @@ static void final_measure(struct loop *l)
 	if (!strcmp(r->start, r->best))
 		return;
 	emit_note(l->spec->obs, "loop", "measuring the start of the branch against the best, afresh");
-	if (revs_add(l->p->top, "orig", r->start, l->p->sub, &orig) ||
+	if (revs_checkout(l->p, r->start, &orig) ||
 	    gate_spec_from_project(&spec, l->p, orig.dir, l->base_dir))
 		goto out;
 	spec.source = "loop";
@@ -822,8 +902,7 @@ static void final_measure(struct loop *l)
 		r->have_total = true;
 out:
 	gate_spec_release(&spec);
-	if (orig.top)
-		revs_remove(l->p->top, &orig);
+	revs_remove(&orig);
 	revs_tree_release(&orig);
 }
 
@@ -887,7 +966,7 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	loop_result_release(r);
 	r->agent = s->agent;
 	r->rounds_planned = s->rounds ? s->rounds : cf->rounds;
-	if (!l.p->in_git)
+	if (!l.p->git_dir)
 		return error("'%s' is not in a git repository: the loop keeps its changes on a branch",
 			     l.p->dir);
 	if (!s->agent || !*s->agent)
@@ -902,7 +981,7 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	r->repo = xstrdup(l.p->top);
 	if ((l.lock_fd = project_lock(l.p, PROJECT_LOCK_LOOP)) < 0 ||
 	    (l.wlock_fd = project_lock(l.p, PROJECT_LOCK_WORKTREES)) < 0 ||
-	    revs_clean_stale(l.p->top) || start_branch(&l) ||
+	    revs_clean_stale(l.p) || start_branch(&l) ||
 	    project_new_dir(l.p, "loop", NULL, &r->dir, NULL))
 		goto out;
 	l.kb_dir = project_kb_dir(l.p);
@@ -938,8 +1017,7 @@ out_end:
 	}
 out:
 	/* cleanup runs to its end: git is never cancelled */
-	if (l.base.top)
-		revs_remove(l.p->top, &l.base);
+	revs_remove(&l.base);
 	revs_tree_release(&l.base);
 	free(l.base_dir);
 	free(l.brief_md);

@@ -88,7 +88,7 @@ void loop_commit_message(const char *function, const char *title, const char *wo
 #define LOOP_MAX_LENSES 32
 
 struct loop_spec {
-	const struct project *project;
+	const struct project *project;	/* opened with PROJECT_NEED_GIT */
 	const char *agent;		/* a /bin/sh line, run in each candidate's worktree */
 	long rounds;			/* at most this many; 0: [improve] rounds */
 	const char *const *lenses;	/* cycled through; NULL: [improve] lenses (else algorithmic) */
@@ -122,11 +122,13 @@ struct attempt {
 	struct gate_result gate;
 	bool have_change;		/* the primary's change, negative = faster */
 	double change_pct, ci_low, ci_high;
-	char *commit;			/* the commit on the branch, when kept */
+	char *candidate;		/* the commit of exactly the agent's files, measured */
+	char *commit;			/* the commit on the branch, when kept: the same tree */
 	char *kb_slug;			/* its entry in the knowledge base, once written */
 	double started_at, finished_at;	/* UTC seconds */
 	/* private */
-	struct revs_tree tree;
+	struct revs_tree tree;		/* the agent's checkout */
+	struct revs_tree checkout;	/* the candidate's commit, checked out afresh and measured */
 };
 
 struct loop_result {

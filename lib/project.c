@@ -80,7 +80,16 @@ int project_open(struct project *p, const char *conf_file, unsigned flags)
 	find_top(p);
 	p->sub = relative_to(p->top, p->dir);
 	p->conf_rel = relative_to(p->top, p->conf_path);
-	return 0;
+	return (flags & PROJECT_NEED_GIT) ? project_find_git(p) : 0;
+}
+
+int project_find_git(struct project *p)
+{
+	if (p->git_dir)
+		return 0;
+	if (!p->in_git)
+		return error("'%s' is not in a git repository", p->dir);
+	return (p->git_dir = git_common_dir(p->top)) ? 0 : -1;
 }
 
 void project_release(struct project *p)
@@ -91,6 +100,7 @@ void project_release(struct project *p)
 	free(p->dir);
 	free(p->top);
 	free(p->sub);
+	free(p->git_dir);
 	memset(p, 0, sizeof(*p));
 }
 

@@ -25,21 +25,26 @@ struct project {
 	char *top;		/* the git top level holding 'dir'; 'dir' when it is in none */
 	char *sub;		/* 'dir' from 'top': "" at the top */
 	bool in_git;		/* 'top' is a git top level */
+	char *git_dir;		/* its common git directory (PROJECT_NEED_GIT), else NULL */
 };
 
 #define PROJECT_INIT { .cf = { 0 } }
 
 enum project_flags {
 	PROJECT_CONFIG_OPTIONAL = 1,	/* no hotloop.conf found is not an error */
+	PROJECT_NEED_GIT = 2,		/* it must be in git: git_dir is found */
 };
 
 /*
  * Open the project of 'conf_file' (NULL: the hotloop.conf found from the
  * current directory up to the git top level). 0, or -1 with an error: no
- * config (unless optional), one that does not parse or validate.
+ * config (unless optional), one that does not parse or validate, no git
+ * repository when PROJECT_NEED_GIT.
  */
 int project_open(struct project *p, const char *conf_file, unsigned flags);
 void project_release(struct project *p);
+/* Find git_dir after all (what PROJECT_NEED_GIT does): 0, or -1 with an error. */
+int project_find_git(struct project *p);
 
 /*
  * The workload named 'name' (NULL: the primary), or NULL after an error

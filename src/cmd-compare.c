@@ -145,7 +145,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	int ret = HL_EXIT_FAILURE;
 
 	if (project_open(&p, conf_file, 0) || !project_workload(&p, NULL) ||
-	    revs_pair_open(&trees, &p, base_rev, cand_arg) ||
+	    (p.in_git && project_find_git(&p)) || revs_pair_open(&trees, &p, base_rev, cand_arg) ||
 	    gate_spec_from_project(&spec, &p, trees.base.dir, trees.cand.dir))
 		goto out;
 	spec.source = "compare";
@@ -163,7 +163,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 			spec.own_workloads[i].timeout = o->timeout;
 	ret = judge(&spec, json, &trees);
 out:
-	if (revs_pair_close(&trees, &p))
+	if (revs_pair_close(&trees))
 		ret = ret ? ret : HL_EXIT_FAILURE;
 	gate_rules_release(&rules);
 	gate_spec_release(&spec);

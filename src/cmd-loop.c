@@ -165,7 +165,7 @@ int cmd_loop(int argc, char **argv)
 		ret = usage_error("loop", "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
-	if (project_open(&p, conf_file, 0))
+	if (project_open(&p, conf_file, PROJECT_NEED_GIT))
 		goto out;
 	spec.project = &p;
 	if (!spec.agent)

@@ -126,7 +126,8 @@ untouched() {
 	{ cmp status.before status.after || { cat status.after; false; }; } && cmp head.before head.after &&
 	expect_grep "refs/heads/main" branch.after &&
 	test "$(wc -l <worktrees)" = 1 &&
-	! test -e proj/prog && ! ls proj/.hotloop/worktrees/* 2>/dev/null
+	! test -e proj/prog && ! ls proj/.hotloop/worktrees/* 2>/dev/null &&
+	! ls "$XDG_CACHE_HOME"/hotloop/*/* 2>/dev/null
 }
 
 test_expect_success 'a 2x faster primary is kept, both workloads measured' '

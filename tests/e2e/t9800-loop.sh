@@ -268,8 +268,8 @@ test_expect_code 1 'a second loop on the same repository is refused' '
 test_expect_success 'kill -9 mid-round, then a rerun cleans up and goes on' '
 	(cd proj && exec "$HOTLOOP" loop --agent "$SCRATCH/agents/hangs") >/dev/null 2>&1 &
 	pid=$! &&
-	for i in $(seq 100); do ls proj/.hotloop/worktrees/cand-* >/dev/null 2>&1 && break; sleep 0.1; done &&
-	ls -d proj/.hotloop/worktrees/cand-* &&
+	for i in $(seq 100); do ls -d "$XDG_CACHE_HOME"/hotloop/*/*/tree/.git >/dev/null 2>&1 && break; sleep 0.1; done &&
+	ls -d "$XDG_CACHE_HOME"/hotloop/*/*/tree/.git &&
 	kill -9 $pid && wait $pid; sleep 0.2;
 	loop idle && jq -e ".attempts[0].stage == \"diff\"" idle.json &&
 	snapshot >after && cmp before after &&

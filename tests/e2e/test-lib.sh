@@ -27,6 +27,9 @@ test_name=$(basename "$0" .sh)
 SCRATCH=$(mktemp -d "/tmp/hotloop-$test_name.XXXXXX")
 trap 'rm -rf "$SCRATCH"' EXIT
 cd "$SCRATCH" || exit 1
+# the checkouts compare and the loop make go under the cache: this test's own
+XDG_CACHE_HOME=$SCRATCH/.cache
+export XDG_CACHE_HOME
 
 n_pass=0 n_fail=0 n_skip=0 skip_all=""
 hotloop() { "$HOTLOOP" "$@"; }

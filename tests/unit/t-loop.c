@@ -179,7 +179,7 @@ static int setup(void **state)
 	/* the user's work in progress, which the loop must leave alone */
 	tp_sh(f->dir, "echo 'work in progress' >notes.txt && echo '// local edit' >>spin.c");
 	conf = xstrfmt("%s/hotloop.conf", f->dir);
-	if (project_open(&f->p, conf, 0))
+	if (project_open(&f->p, conf, PROJECT_NEED_GIT))
 		fail_msg("cannot open the project");
 	free(conf);
 	f->head = git_rev_parse(f->dir, "HEAD");
