@@ -57,6 +57,7 @@ static const struct key_spec keys[] = {
 	{ S_GATE, "test", K_STRING, C(test), 0 },
 	{ S_GATE, "fingerprint", K_BOOL, C(fingerprint), 0 },
 	{ S_GATE, "timeout", K_TIMEOUT, C(gate_timeout_s), 0 },
+	{ S_GATE, "writable", K_LIST, C(gate_writable), 0 },
 	{ S_IMPROVE, "metric", K_METRIC, C(rules.metric), 0 },
 	{ S_IMPROVE, "min-improvement", K_PERCENT, C(rules.min_improvement), 0 },
 	{ S_IMPROVE, "guard-regression", K_PERCENT, C(rules.guard_regression), 0 },
@@ -72,6 +73,7 @@ static const struct key_spec keys[] = {
 	{ S_AGENT, "command", K_STRING, C(agent_command), 0 },
 	{ S_AGENT, "timeout", K_TIMEOUT, C(agent_timeout_s), 0 },
 	{ S_AGENT, "prompt", K_STRING, C(agent_prompt), 0 },
+	{ S_AGENT, "writable", K_LIST, C(agent_writable), 0 },
 	{ S_WORKLOAD, "run", K_STRING, W(run), 0 },
 	{ S_WORKLOAD, "primary", K_BOOL, W(primary), 0 },
 	{ S_WORKLOAD, "timeout", K_TIMEOUT, W(timeout_s), 0 },
@@ -159,6 +161,8 @@ void config_release(struct config *c)
 	free(c->file);
 	free(c->build);
 	list_clear(&c->owned);
+	list_clear(&c->gate_writable);
+	list_clear(&c->agent_writable);
 	list_clear(&c->protected_paths);
 	free(c->kb);
 	free(c->test);
@@ -1257,6 +1261,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_str(out, "test", c->test);
 	add_kv_str(out, "fingerprint", c->fingerprint ? "yes" : "no");
 	add_kv_duration(out, "timeout", c->gate_timeout_s);
+	add_kv_list(out, "writable", &c->gate_writable, " ");
 	strbuf_addstr(out, "[improve]\n");
 	add_kv_str(out, "metric", gate_metric_name(r->metric));
 	add_kv_percent(out, "min-improvement", r->min_improvement);
@@ -1276,6 +1281,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_str(out, "command", c->agent_command);
 	add_kv_duration(out, "timeout", c->agent_timeout_s);
 	add_kv_str(out, "prompt", c->agent_prompt);
+	add_kv_list(out, "writable", &c->agent_writable, " ");
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		const struct config_workload *w = &c->workloads[i];
 
@@ -1335,6 +1341,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "test", json_string(c->test));
 	json_object_set_new(o, "fingerprint", json_boolean(c->fingerprint));
 	json_object_set_new(o, "timeout_s", json_real(c->gate_timeout_s));
+	json_object_set_new(o, "writable", list_json(&c->gate_writable));
 	json_object_set_new(doc, "gate", o);
 	o = json_object();
 	json_object_set_new(o, "metric", json_string(gate_metric_name(r->metric)));
@@ -1354,6 +1361,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "command", json_string(c->agent_command));
 	json_object_set_new(o, "timeout_s", json_real(c->agent_timeout_s));
 	json_object_set_new(o, "prompt", json_string(c->agent_prompt));
+	json_object_set_new(o, "writable", list_json(&c->agent_writable));
 	json_object_set_new(doc, "agent", o);
 	json_object_set_new(doc, "primary", c->nr_workloads ?
 			    json_string(c->workloads[c->primary].name) : json_null());

@@ -59,6 +59,7 @@ struct config {
 	char *test;			/* "" = no test command */
 	bool fingerprint;
 	double gate_timeout_s;
+	struct config_list gate_writable;	/* what a candidate's build and tests may write beside its tree */
 	/* [improve] */
 	struct gate_rules rules;
 	long rounds;
@@ -71,6 +72,7 @@ struct config {
 	char *agent_command;		/* "" = not configured */
 	double agent_timeout_s;
 	char *agent_prompt;		/* a prompt template file, "" = the built-in one */
+	struct config_list agent_writable;	/* what the agent may write beside its tree (~/.claude) */
 	/* [workload "NAME"], in file order */
 	struct config_workload *workloads;
 	size_t nr_workloads, alloc_workloads;

@@ -148,8 +148,8 @@ static void stage_event(const struct gate_spec *s, enum gate_stage stage, bool p
 	emit(s->obs, &ev);
 }
 
-int gate_shell_step(const char *cmd, const char *dir, double timeout, const char *log,
-		    struct strbuf *how, struct strbuf *tail)
+int gate_shell_step(const char *cmd, const char *dir, double timeout, const struct sandbox *sb,
+		    const char *log, struct strbuf *how, struct strbuf *tail)
 {
 	struct child_process cp = CHILD_PROCESS_INIT;
 	int ret = 0;
@@ -158,6 +158,7 @@ int gate_shell_step(const char *cmd, const char *dir, double timeout, const char
 	cp.dir = dir;
 	cp.timeout = timeout;
 	cp.cancellable = true;
+	cp.sandbox = sb;
 	if (run_command(&cp))
 		return -1;
 	if (log)
@@ -183,15 +184,17 @@ static char *log_path(const struct gate_spec *s, const char *name)
  * with the reason in *why and its last lines in 'tail'; -1 with an error
  * when it could not be run.
  */
-static int build_tree(const struct gate_spec *s, const char *role, const char *dir,
-		      const char *log, char **why, struct strbuf *tail)
+static int build_tree(const struct gate_spec *s, bool cand, const char *log, char **why,
+		      struct strbuf *tail)
 {
+	const char *role = cand ? "candidate" : "baseline", *dir = cand ? s->cand_dir : s->base_dir;
 	struct strbuf how = STRBUF_INIT;
 	char *path = log_path(s, log);
 	int ret;
 
 	emit_note(s->obs, s->source, "building the %s in %s", role, dir);
-	ret = gate_shell_step(s->build, dir, s->build_timeout, path, &how, tail);
+	ret = gate_shell_step(s->build, dir, s->build_timeout, cand ? s->cand_sandbox : s->base_sandbox,
+			      path, &how, tail);
 	if (ret > 0 && !strncmp(how.buf, "timed out", 9))
 		*why = xstrfmt("the %s's build timed out after %g s ('%s' in %s; [project] build-timeout)",
 			       role, s->build_timeout, s->build, dir);
@@ -210,7 +213,8 @@ static int run_test(const struct gate_spec *s, struct gate_result *r)
 	int ret;
 
 	emit_note(s->obs, s->source, "testing the candidate: %s", s->test);
-	ret = gate_shell_step(s->test, s->cand_dir, s->test_timeout, path, &how, &r->detail);
+	ret = gate_shell_step(s->test, s->cand_dir, s->test_timeout, s->cand_sandbox, path,
+			      &how, &r->detail);
 	if (ret > 0) {
 		r->interrupted = hl_cancelled();
 		emit_note(s->obs, s->source, "the test command failed (%s)%s", how.buf, r->detail.buf);
@@ -262,7 +266,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 	if (s->build && *s->build && s->build_base) {
 		struct strbuf tail = STRBUF_INIT;
 
-		b = build_tree(s, "baseline", s->base_dir, "base-build.log", &why, &tail);
+		b = build_tree(s, false, "base-build.log", &why, &tail);
 		if (b > 0)
 			error("%s%s", why, tail.buf);
 		strbuf_release(&tail);
@@ -270,7 +274,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 			goto out;
 	}
 	if (s->build && *s->build && s->build_cand) {
-		b = build_tree(s, "candidate", s->cand_dir, "build.log", &why, &r->detail);
+		b = build_tree(s, true, "build.log", &why, &r->detail);
 		if (b < 0)
 			goto out;
 		if (b > 0) {

@@ -26,6 +26,7 @@
 
 struct observer;
 struct project;
+struct sandbox;
 struct json_t;
 
 struct gate_spec {
@@ -43,6 +44,8 @@ struct gate_spec {
 	struct gate_rules rules;	/* the caller's: not released here */
 	struct compare_opts opts;	/* metric and min_improvement are taken from rules */
 	const struct observer *obs;	/* may be NULL */
+	/* each side's build and tests run in its sandbox (sandbox.h); NULL: as they are */
+	const struct sandbox *base_sandbox, *cand_sandbox;
 	/* private: what gate_spec_from_project() allocated */
 	struct compare_workload_spec *own_workloads;
 	char **own_lines;
@@ -94,13 +97,14 @@ int gate_run(const struct gate_spec *s, struct gate_result *r);
 
 /*
  * One shell step of the gate on its own (a build, a test): 'cmd' in 'dir',
- * cancellable, its output saved to 'log' (NULL: not saved). 0 when it
+ * cancellable, in sandbox 'sb' when not NULL, its output saved to 'log'
+ * (NULL: not saved). 0 when it
  * exited 0; 1 when it did not, with how in 'how' ("exit status 2",
  * "timed out after 60 s", "interrupted") and its last lines, indented, in
  * 'tail' (either may be NULL); -1 with an error when it could not run.
  */
-int gate_shell_step(const char *cmd, const char *dir, double timeout, const char *log,
-		    struct strbuf *how, struct strbuf *tail);
+int gate_shell_step(const char *cmd, const char *dir, double timeout, const struct sandbox *sb,
+		    const char *log, struct strbuf *how, struct strbuf *tail);
 
 /*
  * The primary workload's change when it was measured: 0 and e, or -1 (no

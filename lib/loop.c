@@ -28,6 +28,7 @@
 #include "revs.h"
 #include "run-command.h"
 #include "run.h"
+#include "sandbox.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -44,7 +45,42 @@ struct loop {
 	char *targets;			/* owned functions at or above min-share */
 	char *kb_dir;
 	int lock_fd, wlock_fd;
+	bool sandbox;			/* agents, builds and tests in a sandbox (sandbox.h) */
+	char **agent_writable;		/* [agent] writable, ~ expanded, NULL-terminated */
+	char **gate_writable;		/* [gate] writable, the same */
 };
+
+/* A list of hotloop.conf's paths with ~ made $HOME, NULL-terminated. */
+static char **expand_paths(const struct config_list *list)
+{
+	char **v = xcalloc(list->nr + 1, sizeof(*v));
+
+	for (size_t i = 0; i < list->nr; i++)
+		v[i] = sandbox_expand(list->v[i]);
+	return v;
+}
+
+static void free_paths(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/*
+ * The sandbox of a step in checkout t: an agent's (it may write the paths
+ * of [agent] writable) or a build's or test's ([gate] writable). NULL when
+ * the loop runs without one; release sb either way.
+ */
+static const struct sandbox *sandbox_of(const struct loop *l, const struct revs_tree *t, bool agent,
+					struct sandbox *sb)
+{
+	memset(sb, 0, sizeof(*sb));
+	if (!l->sandbox)
+		return NULL;
+	sandbox_init(sb, t->top, (const char *const *)(agent ? l->agent_writable : l->gate_writable), t->tmp);
+	return sb;
+}
 
 static double wall_now(void)
 {
@@ -239,8 +275,11 @@ static int base_step(struct loop *l, const char *what, const char *cmd, double t
 {
 	struct strbuf how = STRBUF_INIT, tail = STRBUF_INIT;
 	char *path = path_in(l->r->dir, log);
-	int ret = gate_shell_step(cmd, l->base_dir, timeout, path, &how, &tail);
+	struct sandbox sb;
+	int ret = gate_shell_step(cmd, l->base_dir, timeout, sandbox_of(l, &l->base, false, &sb), path,
+				  &how, &tail);
 
+	sandbox_release(&sb);
 	if (ret > 0)
 		error("%s ('%s' in %s, %s)%s", what, cmd, l->base_dir, how.buf, tail.buf);
 	strbuf_release(&how);
@@ -380,14 +419,15 @@ static char **agent_env(const struct attempt *a)
 	e[2] = xstrfmt("HOTLOOP_ROUND=%ld", a->round);
 	e[3] = xstrfmt("HOTLOOP_LENS=%s", a->lens);
 	e[4] = xstrfmt("HOTLOOP_WORKTREE=%s", a->tree.dir);
-	e[5] = xstrfmt("HOTLOOP_PROPOSAL=%s/proposal.json", a->dir);
+	/* in the agent's own directory for temporary files: the one it may write beside its tree */
+	e[5] = xstrfmt("HOTLOOP_PROPOSAL=%s/proposal.json", a->tree.tmp);
 	return e;
 }
 
 /* What the agent left behind: its output, NO CANDIDATE, the proposal. */
 static void read_agent(struct attempt *a, const struct child_process *cp, bool started)
 {
-	char *prop = path_in(a->dir, "proposal.json");
+	char *prop = path_in(a->tree.tmp, "proposal.json");
 	struct strbuf sb = STRBUF_INIT, why = STRBUF_INIT;
 	size_t n;
 
@@ -405,6 +445,7 @@ static void read_agent(struct attempt *a, const struct child_process *cp, bool s
 		a->agent_says = strbuf_detach(&says, NULL);
 	}
 	if (!access(prop, R_OK) && read_file(&sb, prop, 1 << 20) >= 0) {
+		save(a->dir, "proposal.json", sb.buf, sb.len);
 		if (loop_parse_proposal(sb.buf, sb.len, &a->prop, &why))
 			add_reason(a, "the proposal in $HOTLOOP_PROPOSAL is unusable: %s", why.buf);
 		else
@@ -420,6 +461,7 @@ static int run_agents(struct loop *l, struct attempt *a, size_t k)
 {
 	struct child_process cps[LOOP_MAX_PARALLEL], *running[LOOP_MAX_PARALLEL];
 	char **envs[LOOP_MAX_PARALLEL] = { 0 }, *prompts[LOOP_MAX_PARALLEL] = { 0 };
+	struct sandbox sbs[LOOP_MAX_PARALLEL];
 	bool started[LOOP_MAX_PARALLEL] = { 0 };
 	size_t nr = 0;
 	int ret = 0;
@@ -430,6 +472,7 @@ static int run_agents(struct loop *l, struct attempt *a, size_t k)
 		child_process_init(cp);
 		envs[i] = agent_env(&a[i]);
 		prompts[i] = path_in(a[i].dir, "prompt.md");
+		cp->sandbox = sandbox_of(l, &a[i].tree, true, &sbs[i]);
 		cp->shell = l->spec->agent;
 		cp->dir = a[i].tree.dir;
 		cp->in = prompts[i];
@@ -455,6 +498,7 @@ static int run_agents(struct loop *l, struct attempt *a, size_t k)
 			free(envs[i][j]);
 		free(envs[i]);
 		free(prompts[i]);
+		sandbox_release(&sbs[i]);
 	}
 	return ret;
 }
@@ -596,6 +640,7 @@ out:
 static void gate_candidate(struct loop *l, struct attempt *a)
 {
 	struct gate_spec spec = GATE_SPEC_INIT;
+	struct sandbox base_sb, cand_sb;
 	const struct verdict_estimate *e;
 	int ret;
 
@@ -613,7 +658,11 @@ static void gate_candidate(struct loop *l, struct attempt *a)
 	spec.build_base = false;
 	spec.log_dir = a->dir;
 	spec.obs = l->spec->obs;
+	spec.base_sandbox = sandbox_of(l, &l->base, false, &base_sb);
+	spec.cand_sandbox = sandbox_of(l, &a->checkout, false, &cand_sb);
 	ret = gate_run(&spec, &a->gate);
+	sandbox_release(&base_sb);
+	sandbox_release(&cand_sb);
 	if (ret) {
 		add_reason(a, "compare could not run: %s", last_error());
 		decide(l, a, GATE_STAGE_COMPARE, VERDICT_ERROR);
@@ -885,6 +934,7 @@ static void final_measure(struct loop *l)
 {
 	struct loop_result *r = l->r;
 	struct gate_spec spec = GATE_SPEC_INIT;
+	struct sandbox base_sb = SANDBOX_INIT, cand_sb = SANDBOX_INIT;
 	struct revs_tree orig = { 0 };
 
 	if (!strcmp(r->start, r->best))
@@ -898,9 +948,13 @@ static void final_measure(struct loop *l)
 	spec.test = NULL;
 	spec.log_dir = r->dir;
 	spec.obs = l->spec->obs;
+	spec.base_sandbox = sandbox_of(l, &orig, false, &base_sb);
+	spec.cand_sandbox = sandbox_of(l, &l->base, false, &cand_sb);
 	if (!gate_run(&spec, &r->total) && r->total.measured)
 		r->have_total = true;
 out:
+	sandbox_release(&base_sb);
+	sandbox_release(&cand_sb);
 	gate_spec_release(&spec);
 	revs_remove(&orig);
 	revs_tree_release(&orig);
@@ -978,6 +1032,12 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 		return error("at most %d agents at once", LOOP_MAX_PARALLEL);
 	if (pick_lenses(&l))
 		return -1;
+	l.sandbox = !s->no_sandbox;
+	if (l.sandbox && sandbox_unavailable())
+		return error("cannot run the agent in a sandbox: %s; or pass --no-sandbox to run it with "
+			     "your rights (docs/loop.md)", sandbox_unavailable());
+	l.agent_writable = expand_paths(&cf->agent_writable);
+	l.gate_writable = expand_paths(&cf->gate_writable);
 	r->repo = xstrdup(l.p->top);
 	if ((l.lock_fd = project_lock(l.p, PROJECT_LOCK_LOOP)) < 0 ||
 	    (l.wlock_fd = project_lock(l.p, PROJECT_LOCK_WORKTREES)) < 0 ||
@@ -1023,6 +1083,8 @@ out:
 	free(l.brief_md);
 	free(l.targets);
 	free(l.kb_dir);
+	free_paths(l.agent_writable);
+	free_paths(l.gate_writable);
 	if (l.wlock_fd >= 0)
 		close(l.wlock_fd);
 	if (l.lock_fd >= 0)

@@ -95,6 +95,7 @@ struct loop_spec {
 	size_t nr_lenses;
 	size_t parallel;		/* agents at once per round: 1 to LOOP_MAX_PARALLEL */
 	struct sampler_config sampler;	/* how the best is profiled each round */
+	bool no_sandbox;		/* run the agent, builds and tests with the user's rights */
 	const struct observer *obs;	/* may be NULL */
 };
 

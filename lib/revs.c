@@ -182,8 +182,9 @@ int revs_checkout(const struct project *p, const char *rev, struct revs_tree *t)
 		goto out;
 	t->top = xstrfmt("%s/tree", t->home);
 	t->index = xstrfmt("%s/index", t->home);
-	if (mkdir(t->top, 0777)) {
-		error("cannot create '%s': %s", t->top, strerror(errno));
+	t->tmp = xstrfmt("%s/tmp", t->home);
+	if (mkdir(t->top, 0777) || mkdir(t->tmp, 0700)) {
+		error("cannot create the checkout in '%s': %s", t->home, strerror(errno));
 		goto out;
 	}
 	repo_of(p, t, &g);
@@ -283,6 +284,7 @@ void revs_tree_release(struct revs_tree *t)
 	free(t->dir);
 	free(t->home);
 	free(t->index);
+	free(t->tmp);
 	memset(t, 0, sizeof(*t));
 }
 

@@ -30,6 +30,7 @@ struct revs_tree {
 	char *dir;		/* where build, test and workloads run: top plus the project's sub */
 	char *home;		/* the checkout's directory (tree and index); NULL for a DIR */
 	char *index;		/* hotloop's index of the tree; NULL for a DIR */
+	char *tmp;		/* beside the tree: temporary files of what runs in it; NULL for a DIR */
 };
 
 /*
@@ -47,7 +48,8 @@ int revs_clean_stale(const struct project *p);
 
 /*
  * Check out 'rev' (of project p, opened with PROJECT_NEED_GIT) into a fresh
- * checkout; t->dir is it plus the project's sub. 0, or -1 with an error.
+ * checkout; t->dir is it plus the project's sub, t->tmp an empty directory
+ * beside it. 0, or -1 with an error.
  */
 int revs_checkout(const struct project *p, const char *rev, struct revs_tree *t);
 

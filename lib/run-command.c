@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "run-command.h"
+#include "sandbox.h"
 #include "util.h"
 
 /* How often a wait looks at hl_cancelled() when nothing else wakes it. */
@@ -36,6 +37,8 @@ void child_process_release(struct child_process *cp)
 	if (cp->running)
 		BUG("child_process_release() of a running child");
 	strbuf_release(&cp->out);
+	sandbox_argv_free(cp->wrapped);
+	cp->wrapped = NULL;
 }
 
 static void keep_tail(struct strbuf *out, const char *buf, size_t len)
@@ -98,7 +101,9 @@ static _Noreturn void child_main(const struct child_process *cp, int out_fd, int
 		child_fail(err_fd, CHILD_DIR);
 	for (size_t i = 0; cp->env && cp->env[i]; i++)
 		putenv((char *)cp->env[i]);
-	if (!argv) {
+	if (cp->wrapped) {
+		argv = cp->wrapped;
+	} else if (!argv) {
 		sh[2] = cp->shell;
 		argv = sh;
 	}
@@ -108,7 +113,7 @@ static _Noreturn void child_main(const struct child_process *cp, int out_fd, int
 
 static const char *program_of(const struct child_process *cp)
 {
-	return cp->argv ? cp->argv[0] : "/bin/sh";
+	return cp->wrapped ? cp->wrapped[0] : cp->argv ? cp->argv[0] : "/bin/sh";
 }
 
 int start_command(struct child_process *cp)
@@ -123,6 +128,12 @@ int start_command(struct child_process *cp)
 	cp->status = 0;
 	cp->timed_out = cp->cancelled = false;
 	cp->seconds = 0;
+	if (cp->sandbox) {
+		const char *sh[] = { "/bin/sh", "-c", cp->shell, NULL };
+
+		sandbox_argv_free(cp->wrapped);
+		cp->wrapped = sandbox_argv(cp->sandbox, cp->dir, cp->argv ? cp->argv : sh);
+	}
 	if (pipe2(err, O_CLOEXEC))
 		return error("cannot create a pipe: %s", strerror(errno));
 	if (!cp->out_file && pipe2(out, O_CLOEXEC)) {

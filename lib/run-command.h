@@ -20,6 +20,8 @@
 
 #include "strbuf.h"
 
+struct sandbox;
+
 /* How much of a child's output stays in memory: its last 64 KiB. */
 #define RUN_COMMAND_KEEP (64 * 1024)
 
@@ -34,6 +36,7 @@ struct child_process {
 	double timeout;			/* seconds; 0: none */
 	bool kill_leftovers;		/* once it exits, kill what is left in its process group */
 	bool cancellable;		/* hl_cancel() kills it (builds, tests, agents; not git) */
+	const struct sandbox *sandbox;	/* run it in this sandbox (sandbox.h); NULL: as it is */
 
 	/* its output, the last RUN_COMMAND_KEEP bytes (empty with out_file) */
 	struct strbuf out;
@@ -44,6 +47,7 @@ struct child_process {
 	double seconds;			/* wall time from start to exit */
 
 	/* private */
+	const char **wrapped;		/* the sandbox's argv */
 	pid_t pid;
 	int out_fd, pidfd;
 	uint64_t start_ns;

@@ -21,7 +21,7 @@
 
 const char usage_loop[] =
 "usage: hotloop loop [--rounds N] [--agent CMD] [--lenses L,...] [--parallel K]\n"
-"                    [-f CONFIG] [--json]\n"
+"                    [--no-sandbox] [-f CONFIG] [--json]\n"
 "\n"
 "The improve loop: each round an agent edits ONE hot function in a fresh git\n"
 "worktree of the current best; hotloop checks that the diff touches no\n"
@@ -36,6 +36,8 @@ const char usage_loop[] =
 "  --lenses L,...     the lenses to cycle through (default: [improve] lenses)\n"
 "  --parallel K       agents generating candidates at once per round (default 1);\n"
 "                     they are evaluated one at a time, the best keep wins\n"
+"  --no-sandbox       run the agent, and the builds and tests of its changes,\n"
+"                     with your rights, not in a sandbox (docs/loop.md)\n"
 "  -f, --config FILE  the hotloop.conf (default: found from here up)\n"
 "  --json             the summary as JSON (docs/loop.md)\n";
 
@@ -103,7 +105,7 @@ static int parse_lenses(const char *arg, char **copy, const char **lenses, size_
 	return 0;
 }
 
-enum { OPT_ROUNDS = 256, OPT_AGENT, OPT_LENSES, OPT_PARALLEL, OPT_JSON };
+enum { OPT_ROUNDS = 256, OPT_AGENT, OPT_LENSES, OPT_PARALLEL, OPT_JSON, OPT_NO_SANDBOX };
 
 int cmd_loop(int argc, char **argv)
 {
@@ -112,6 +114,7 @@ int cmd_loop(int argc, char **argv)
 		{ "agent", required_argument, NULL, OPT_AGENT },
 		{ "lenses", required_argument, NULL, OPT_LENSES },
 		{ "parallel", required_argument, NULL, OPT_PARALLEL },
+		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
 		{ "config", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
@@ -149,6 +152,9 @@ int cmd_loop(int argc, char **argv)
 			if ((v = parse_count("--parallel", optarg, 1, LOOP_MAX_PARALLEL)) < 0)
 				goto out_usage;
 			spec.parallel = (size_t)v;
+			break;
+		case OPT_NO_SANDBOX:
+			spec.no_sandbox = true;
 			break;
 		case 'f':
 			conf_file = optarg;

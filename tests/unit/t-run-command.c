@@ -13,7 +13,17 @@
 #include "test-helpers.h"
 #include "git.h"
 #include "run-command.h"
+#include "sandbox.h"
 #include "strbuf.h"
+
+static void tp_sh_rm(const char *dir)
+{
+	char *cmd = xstrfmt("rm -rf '%s'", dir);
+
+	if (system(cmd))
+		fail_msg("cannot remove %s", dir);
+	free(cmd);
+}
 
 static void test_run_command__tail(void **state)
 {
@@ -249,6 +259,63 @@ static void test_run_command__cannot_start(void **state)
 	child_process_release(&cp);
 }
 
+/* Is a process whose command line holds 'marker' running (not a zombie)? */
+static bool marker_running(const char *marker)
+{
+	/* [s]: the pattern does not match the search's own command line */
+	char *cmd = xstrfmt("for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null | "
+			    "grep -q -- '[%c]%s' && ! grep -q '^State:.Z' $p/status && exit 0; done; exit 1",
+			    marker[0], marker + 1);
+	int r = system(cmd);
+
+	free(cmd);
+	return r == 0;
+}
+
+static void test_run_command__sandbox(void **state)
+{
+	char dir[] = "/tmp/t-run-command-sb.XXXXXX", tmp[] = "/tmp/t-run-command-sbtmp.XXXXXX";
+	struct child_process cp = CHILD_PROCESS_INIT;
+	char *inside, *outside, *cmd, *marker = xstrfmt("sleep 30.%ld", (long)getpid());
+	const char *writable[] = { dir, NULL };
+	struct sandbox sb = { .writable = writable, .tmp = tmp };
+	struct strbuf sbuf = STRBUF_INIT;
+
+	if (sandbox_unavailable()) {
+		print_message("skip sandbox: %s\n", sandbox_unavailable());
+		free(marker);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(tmp));
+	inside = xstrfmt("%s/in", dir);
+	outside = xstrfmt("%s-outside", dir);
+	/* it writes where it may, not elsewhere; its temporary files go to its own directory */
+	cmd = xstrfmt("echo ok >%s && echo $TMPDIR && touch /tmp/mine && { echo no >%s; } 2>/dev/null; "
+		      "setsid %s >/dev/null 2>&1 & exit 0", inside, outside, marker);
+	cp.shell = cmd;
+	cp.dir = dir;
+	cp.sandbox = &sb;
+	assert_int_equal(run_command(&cp), 0);
+	assert_true(child_succeeded(&cp));
+	assert_non_null(strstr(cp.out.buf, tmp));
+	assert_true(read_file(&sbuf, inside, 64) >= 0);
+	assert_string_equal(sbuf.buf, "ok\n");
+	assert_int_equal(access(outside, F_OK), -1);
+	/* a daemon of its own session went with the sandbox */
+	for (int i = 0; i < 100 && marker_running(marker); i++)
+		usleep(20000);
+	assert_false(marker_running(marker));
+	child_process_release(&cp);
+	strbuf_release(&sbuf);
+	tp_sh_rm(dir);
+	tp_sh_rm(tmp);
+	free(inside);
+	free(outside);
+	free(cmd);
+	free(marker);
+}
+
 static void test_git__run_and_rev_parse(void **state)
 {
 	char dir[] = "/tmp/t-git.XXXXXX";
@@ -306,6 +373,7 @@ int main(void)
 		cmocka_unit_test(test_run_command__cancel),
 		cmocka_unit_test(test_run_command__several_at_once),
 		cmocka_unit_test(test_run_command__cannot_start),
+		cmocka_unit_test(test_run_command__sandbox),
 		cmocka_unit_test(test_git__run_and_rev_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
