@@ -16,7 +16,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
              -Wshadow -Wstrict-prototypes -fno-omit-frame-pointer \
              -Ilib -I$(B)/gen -DHOTLOOP_VERSION='"$(VERSION)"'
-LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -linih -lz -liberty -lcapstone -lsqlite3 -lcurl -lpthread -lm
+LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -linih -lz -liberty -lcapstone -lsqlite3 -lcurl -lcrypto -lpthread -lm
 ifeq ($(V),1)
 Q :=
 QUIET = @:

@@ -21,6 +21,7 @@
 #include "events.h"
 #include "gate.h"
 #include "git.h"
+#include "integrity.h"
 #include "json.h"
 #include "kb.h"
 #include "loop.h"
@@ -48,6 +49,7 @@ struct loop {
 	bool sandbox;			/* agents, builds and tests in a sandbox (sandbox.h) */
 	char **agent_writable;		/* [agent] writable, ~ expanded, NULL-terminated */
 	char **gate_writable;		/* [gate] writable, the same */
+	struct integrity integrity;	/* the user's repository as the loop found it */
 };
 
 /* A list of hotloop.conf's paths with ~ made $HOME, NULL-terminated. */
@@ -234,6 +236,60 @@ static void decide(struct loop *l, struct attempt *a, enum gate_stage stage, enu
 	if (!r->rejected_by[stage])
 		r->rejected_order[r->nr_rejected_stages++] = stage;
 	r->rejected_by[stage]++;
+}
+
+/*
+ * Is the user's repository as the loop found it, and the loop's branch
+ * where the loop put it? False when so. Else r->integrity says what
+ * changed and 'when' (once: the first time tells), and the loop stops.
+ */
+static bool broken(struct loop *l, const char *when)
+{
+	struct loop_result *r = l->r;
+	struct git_repo g = { l->p->git_dir, NULL, NULL };
+	struct strbuf what = STRBUF_INIT, sb = STRBUF_INIT;
+	char *ref, *tip;
+
+	if (r->integrity)
+		return true;
+	if (integrity_check(&l->integrity, &what, 20) < 0)
+		strbuf_addf(&what, "it cannot be read: %s\n", last_error());
+	ref = xstrfmt("refs/heads/%s", r->branch);
+	tip = git_resolve(&g, ref);
+	if (!tip || strcmp(tip, r->best))
+		strbuf_addf(&what, "the loop's branch %s is at %s, not at %.12s where the loop put it\n",
+			    r->branch, tip ? tip : "nothing (it was deleted)", r->best);
+	free(tip);
+	free(ref);
+	if (!what.len) {
+		strbuf_release(&what);
+		return false;
+	}
+	strbuf_addf(&sb, "the user's repository changed %s:", when);
+	for (const char *p = what.buf, *q; *p; p = q + 1) {
+		q = strchrnul(p, '\n');
+		strbuf_addf(&sb, "\n  %.*s", (int)(q - p), p);
+		if (!*q)
+			break;
+	}
+	r->integrity = strbuf_detach(&sb, NULL);
+	emit_note(l->spec->obs, "loop", "%s", r->integrity);
+	strbuf_release(&what);
+	return true;
+}
+
+/* Every attempt of a round the repository changed in: rejected at integrity, none kept. */
+static void reject_round(struct loop *l, struct attempt *a, size_t k)
+{
+	struct loop_result *r = l->r;
+
+	for (size_t i = 0; i < k; i++) {
+		if (a[i].verdict && a[i].verdict != VERDICT_KEEP)
+			continue;
+		add_reason(&a[i], "%s", r->integrity);
+		decide(l, &a[i], GATE_STAGE_INTEGRITY, VERDICT_REJECT);
+		event(l, EV_VERDICT, &a[i], NULL);
+	}
 }
 
 /* ---- setup ---------------------------------------------------------------- */
@@ -839,6 +895,12 @@ static int round_run(struct loop *l, long round, bool *stop)
 	}
 	if (profile_best(l, round_dir))
 		goto out;
+	if (broken(l, "while the best so far was built, tested and profiled")) {
+		*stop = true;
+		r->stop_reason = "the user's repository changed";
+		ret = 0;
+		goto out;
+	}
 	kb_index = kb_index_of(l);
 	{
 		struct event ev = { .kind = EV_ROUND_STARTED, .source = "loop", .round = round,
@@ -868,8 +930,15 @@ static int round_run(struct loop *l, long round, bool *stop)
 	}
 	if (run_agents(l, a, k))
 		goto out;
-	for (size_t i = 0; i < k && !hl_cancelled(); i++) {
+	broken(l, k == 1 ? "while the agent ran" : "while the agents ran");
+	for (size_t i = 0; i < k && !hl_cancelled() && !r->integrity; i++) {
+		char when[96];
+
 		evaluate(l, &a[i]);
+		snprintf(when, sizeof(when), "while candidate %zu of round %ld was built, tested and measured",
+			 i + 1, round);
+		if (broken(l, when))
+			break;
 		event(l, EV_VERDICT, &a[i], NULL);
 		if (a[i].verdict == VERDICT_NO_CANDIDATE)
 			nr_no++;
@@ -878,6 +947,12 @@ static int round_run(struct loop *l, long round, bool *stop)
 	}
 	if (hl_cancelled())
 		goto done;
+	if (r->integrity) {
+		reject_round(l, a, k);
+		best = SIZE_MAX;
+		*stop = true;
+		r->stop_reason = "the user's repository changed";
+	}
 	if (best != SIZE_MAX) {
 		for (size_t i = 0; i < k; i++)
 			if (i != best && a[i].verdict == VERDICT_KEEP) {
@@ -904,7 +979,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 	written = true;
 	if (best != SIZE_MAX)
 		r->kept++;
-	if (nr_no == k) {
+	if (nr_no == k && !r->integrity) {
 		*stop = true;
 		r->stop_reason = "the agent said NO CANDIDATE";
 	}
@@ -978,6 +1053,7 @@ void loop_result_release(struct loop_result *r)
 	free(r->start);
 	free(r->best);
 	free(r->dir);
+	free(r->integrity);
 	gate_result_release(&r->total);
 	loop_result_init(r);
 }
@@ -1011,7 +1087,8 @@ static void loop_started(struct loop *l)
 
 int loop_run(const struct loop_spec *s, struct loop_result *r)
 {
-	struct loop l = { .spec = s, .p = s->project, .r = r, .lock_fd = -1, .wlock_fd = -1 };
+	struct loop l = { .spec = s, .p = s->project, .r = r, .lock_fd = -1, .wlock_fd = -1,
+			  .integrity = INTEGRITY_INIT };
 	const struct config *cf = &s->project->cf;
 	bool stop = false, started = false;
 	size_t rejects_in_a_row = 0;
@@ -1045,6 +1122,17 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	    project_new_dir(l.p, "loop", NULL, &r->dir, NULL))
 		goto out;
 	l.kb_dir = project_kb_dir(l.p);
+	{
+		/* what hotloop itself writes in the user's tree: its state, the kb */
+		char *state = xstrfmt("%s/.hotloop", l.p->top), *ref = xstrfmt("refs/heads/%s", r->branch);
+		const char *skip[] = { state, l.kb_dir, NULL };
+		int bad = integrity_record(&l.integrity, l.p, skip, ref);
+
+		free(state);
+		free(ref);
+		if (bad)
+			goto out;
+	}
 	loop_started(&l);
 	started = true;
 	if (setup_base(&l))
@@ -1065,10 +1153,16 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	if (!r->stop_reason)
 		r->stop_reason = r->interrupted ? "interrupted" : "all rounds done";
 	r->finished = !strcmp(r->stop_reason, "all rounds done");
-	if (!r->interrupted)
+	if (!r->interrupted && !r->integrity)
 		final_measure(&l);
 	ret = 0;
 out_end:
+	/* whatever stopped it: is the user's repository as it was? */
+	if (started && broken(&l, "while the loop ran")) {
+		r->stop_reason = "the user's repository changed";
+		r->finished = false;
+		ret = error("%s", r->integrity);
+	}
 	if (started) {
 		if (ret && !r->stop_reason)
 			r->stop_reason = last_error();
@@ -1085,6 +1179,7 @@ out:
 	free(l.kb_dir);
 	free_paths(l.agent_writable);
 	free_paths(l.gate_writable);
+	integrity_release(&l.integrity);
 	if (l.wlock_fd >= 0)
 		close(l.wlock_fd);
 	if (l.lock_fd >= 0)
@@ -1130,9 +1225,11 @@ json_t *loop_result_to_json(const struct loop_result *r)
 				    json_integer((json_int_t)r->rejected_by[r->rejected_order[i]]));
 	if (r->have_total)
 		total = verdict_estimate_to_json(&r->total.v, &r->total.v.primary, false);
-	return json_pack("{s:s, s:s, s:s, s:o, s:I, s:I, s:o, s:o, s:o}",
+	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:o, s:o, s:o}",
 			 "branch", r->branch, "start_commit", r->start, "best_commit", r->best,
-			 "stop_reason", json_text(r->stop_reason), "rounds", (json_int_t)r->rounds,
+			 "stop_reason", json_text(r->stop_reason),
+			 "integrity", r->integrity ? json_text(r->integrity) : json_null(),
+			 "interrupted", r->interrupted, "rounds", (json_int_t)r->rounds,
 			 "kept", (json_int_t)r->kept, "rejected_by", by, "attempts", attempts,
 			 "total", total);
 }

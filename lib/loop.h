@@ -148,6 +148,7 @@ struct loop_result {
 	enum gate_stage rejected_order[GATE_STAGE_NR];
 	size_t nr_rejected_stages;
 	const char *stop_reason;
+	char *integrity;		/* what of the user's repository changed, and when; NULL: nothing */
 	bool finished;			/* every planned round ran */
 	bool interrupted;		/* hl_cancel() stopped it */
 	bool have_total;		/* the branch's start measured afresh against the best */

@@ -33,6 +33,7 @@ int gate_metric_parse(const char *s)
 const char *const gate_stage_names[GATE_STAGE_NR] = {
 	[GATE_STAGE_NONE] = NULL,
 	[GATE_STAGE_AGENT] = "agent",
+	[GATE_STAGE_INTEGRITY] = "integrity",
 	[GATE_STAGE_DIFF] = "diff",
 	[GATE_STAGE_PROTECTED] = "protected",
 	[GATE_STAGE_BUILD] = "build",

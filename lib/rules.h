@@ -24,6 +24,7 @@ enum gate_metric {
 enum gate_stage {
 	GATE_STAGE_NONE,	/* not decided yet (NULL in the store) */
 	GATE_STAGE_AGENT,	/* the agent failed, hung or had no candidate */
+	GATE_STAGE_INTEGRITY,	/* the user's repository changed: the loop stops */
 	GATE_STAGE_DIFF,	/* nothing changed, or the change could not be read */
 	GATE_STAGE_PROTECTED,	/* a protected path changed */
 	GATE_STAGE_BUILD,

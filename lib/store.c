@@ -124,8 +124,46 @@ static const char schema_v1[] =
 ");\n"
 "CREATE INDEX activity_loop ON activity (loop_id, id);\n";
 
+/*
+ * v2: an attempt may stop at the integrity stage. SQLite cannot change a
+ * CHECK in place: the table is made anew and the rows copied (foreign keys
+ * are off while migrating; they are checked after).
+ */
+static const char schema_v2[] =
+"CREATE TABLE attempts_v2 (\n"
+"	id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+"	loop_id INTEGER NOT NULL REFERENCES loops (id) ON DELETE CASCADE,\n"
+"	round INTEGER NOT NULL CHECK (round >= 0),\n"
+"	lens TEXT,\n"
+"	function TEXT,\n"
+"	hypothesis TEXT,\n"
+"	expected_gain_pct REAL,\n"
+"	verdict TEXT CHECK (verdict IN ('keep', 'reject', 'inconclusive', 'error', 'no-candidate')),\n"
+"	reasons_json TEXT NOT NULL DEFAULT '[]',\n"
+"	stage TEXT CHECK (stage IN ('agent', 'integrity', 'diff', 'protected', 'build', 'test',\n"
+"		'fingerprint', 'compare', 'tournament', 'commit')),\n"
+"	change_pct REAL,\n"
+"	ci_low_pct REAL,\n"
+"	ci_high_pct REAL,\n"
+"	diff TEXT,\n"
+"	commit_sha TEXT,\n"
+"	kb_slug TEXT,\n"
+"	agent_exit_status INTEGER,\n"
+"	agent_seconds REAL,\n"
+"	started_at REAL NOT NULL,\n"
+"	updated_at REAL NOT NULL,\n"
+"	finished_at REAL\n"
+");\n"
+"INSERT INTO attempts_v2 SELECT * FROM attempts;\n"
+"DROP TABLE attempts;\n"
+"ALTER TABLE attempts_v2 RENAME TO attempts;\n"
+"CREATE INDEX attempts_loop ON attempts (loop_id, round);\n"
+"CREATE INDEX attempts_function ON attempts (function);\n"
+"CREATE INDEX attempts_updated ON attempts (updated_at);\n";
+
 const struct store_migration store_migrations[] = {
 	{ "create the loops, attempts, runs, measurements and activity tables", schema_v1 },
+	{ "let an attempt stop at the integrity stage", schema_v2 },
 };
 const size_t store_nr_migrations = ARRAY_SIZE(store_migrations);
 
@@ -640,6 +678,30 @@ static int prepare_all(struct store *s)
 	return 0;
 }
 
+/*
+ * An older store proves it is one before anything is migrated: it holds
+ * the tables every schema has.
+ */
+static int check_tables(struct store *s)
+{
+	static const char *const tables[] = { "loops", "attempts", "runs", "measurements", "activity" };
+
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		char *q = xstrfmt("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%s'",
+				  tables[i]);
+		int64_t n;
+		int bad = query_int(s, q, &n);
+
+		free(q);
+		if (bad)
+			return open_error(s, "open");
+		if (!n)
+			return error("cannot open '%s': it does not hold hotloop's schema %d: no such table: %s",
+				     s->path, s->version, tables[i]);
+	}
+	return 0;
+}
+
 static int set_wal(struct store *s)
 {
 	sqlite3_stmt *st;
@@ -711,7 +773,7 @@ int store_open_migrations(const char *path, const struct store_migration *migrat
 	 * An up-to-date file proves it has the tables before anything is
 	 * written to it; an older one is migrated first.
 	 */
-	if ((size_t)version == nr && prepare_all(s))
+	if ((size_t)version == nr ? prepare_all(s) : version > 0 && check_tables(s))
 		goto out_free;
 	if (set_wal(s) ||
 	    exec(s, "PRAGMA synchronous = NORMAL", "open") ||

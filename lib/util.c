@@ -115,6 +115,11 @@ report_fn set_warn_routine(report_fn fn)
 	return old;
 }
 
+void clear_last_error(void)
+{
+	last_msg[0] = '\0';
+}
+
 const char *last_error(void)
 {
 	return last_msg;

@@ -63,6 +63,8 @@ void hl_warning(const char *fmt, ...) ATTR_PRINTF(1, 2);
 
 /* The last message error() produced (for --json error documents). */
 const char *last_error(void);
+/* Forget it: a command's own --json document has told it. */
+void clear_last_error(void);
 
 /*
  * Cancellation. A front end's SIGINT or SIGTERM handler calls hl_cancel()

@@ -14,6 +14,7 @@
 
 #include "builtin.h"
 #include "events.h"
+#include "json.h"
 #include "loop.h"
 #include "project.h"
 #include "store-feed.h"
@@ -83,9 +84,12 @@ static void print_summary(const struct loop_result *r)
 		printf("total on the primary, re-measured: %+.2f%% [%+.2f, %+.2f] (%.12s -> %.12s)\n",
 		       r->total.v.primary.change_pct, r->total.v.primary.ci_low_pct,
 		       r->total.v.primary.ci_high_pct, r->start, r->best);
+	else if (r->kept)
+		printf("the branch is at %.12s (from %.12s), not re-measured as a whole\n", r->best, r->start);
 	else
 		printf("no change kept: the branch is where it started (%.12s)\n", r->start);
-	printf("files: %s\n", r->dir);
+	if (r->dir)
+		printf("files: %s\n", r->dir);
 }
 
 /* "a,b c" -> a, b, c (pointing into *copy) */
@@ -186,15 +190,19 @@ int cmd_loop(int argc, char **argv)
 	terminal_done();
 	cancel_on_interrupt(false);
 	store_feed_close(&feed);
-	if (ret) {
-		ret = r.interrupted ? 130 : HL_EXIT_FAILURE;
-		goto out;
+	/* once it started, whatever stopped it: what was kept, and where the branch is */
+	if (r.branch && r.start) {
+		if (json) {
+			json_t *doc = loop_result_to_json(&r);
+
+			/* one document: the error is in it */
+			json_object_set_new(doc, "error", ret ? json_text(last_error()) : json_null());
+			clear_last_error();
+			print_json(doc);
+		} else
+			print_summary(&r);
 	}
-	if (json)
-		print_json(loop_result_to_json(&r));
-	else
-		print_summary(&r);
-	ret = r.interrupted ? 130 : HL_EXIT_OK;
+	ret = r.interrupted ? 130 : ret ? HL_EXIT_FAILURE : HL_EXIT_OK;
 	goto out;
 out_usage:
 	ret = HL_EXIT_USAGE;

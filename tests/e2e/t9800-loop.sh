@@ -8,6 +8,7 @@
 . "$(dirname "$0")/test-lib.sh"
 
 command -v git >/dev/null || skip_all="needs git"
+test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, user and PID namespaces)"
 
 # spin N: N million rounds of an LCG, then "done N"; spin.c is the code the
 # agents edit, tests/run the test they must not touch.

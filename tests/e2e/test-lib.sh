@@ -3,7 +3,7 @@
 #   test_expect_success 'title' 'commands'   run commands; they must succeed
 #   test_expect_code N 'title' 'cmds'         the commands must exit with N
 #   test_when_finished 'cmds'                cleanup after the current test
-#   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS, TWO_CPUS
+#   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS, TWO_CPUS, SANDBOX
 #   test_skip_unless NAME 'reason'           skip the rest of the tests
 #   test_skip 'title' 'reason'               count one test as skipped, say why
 #   test_done                                print the tally, exit
@@ -25,7 +25,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcod
 
 test_name=$(basename "$0" .sh)
 SCRATCH=$(mktemp -d "/tmp/hotloop-$test_name.XXXXXX")
-trap 'rm -rf "$SCRATCH"' EXIT
+trap '[ -n "$KEEP_SCRATCH" ] || rm -rf "$SCRATCH"' EXIT
 cd "$SCRATCH" || exit 1
 # the checkouts compare and the loop make go under the cache: this test's own
 XDG_CACHE_HOME=$SCRATCH/.cache
@@ -85,6 +85,9 @@ test_have_prereq() {
 	VALGRIND) command -v valgrind >/dev/null ;;
 	GO) command -v go >/dev/null ;;
 	TWO_CPUS) [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] ;;
+	# can bubblewrap make the loop's sandbox here?
+	SANDBOX) command -v bwrap >/dev/null &&
+		bwrap --die-with-parent --unshare-pid --ro-bind / / --dev /dev --proc /proc true 2>/dev/null ;;
 	KERNEL_SYMS) [ -r /proc/kallsyms ] && [ "$(awk 'NR==1{print $1}' /proc/kallsyms)" != 0000000000000000 ] ;;
 	*) echo "unknown prereq $1" >&2; return 1 ;;
 	esac

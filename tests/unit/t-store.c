@@ -133,6 +133,9 @@ static int64_t add_loop(struct store *s)
 
 /* ---- opening and migrating -------------------------------------------------- */
 
+/* the schema this hotloop writes; a fake migration comes after it */
+#define CUR ((int)store_nr_migrations)
+
 static void test_store__create_and_reopen(void **state)
 {
 	struct fixture *f = *state;
@@ -141,14 +144,14 @@ static void test_store__create_and_reopen(void **state)
 	char buf[32];
 
 	assert_int_equal(store_open(f->db, &s), 0);
-	assert_int_equal(store_version(s), 1);
+	assert_int_equal(store_version(s), CUR);
 	assert_int_equal(store_version_found(s), 0);
 	assert_string_equal(store_path(s), f->db);
 	assert_string_equal(pragma_text(s, "PRAGMA journal_mode", buf, sizeof(buf)), "wal");
 	assert_int_equal(pragma(s, "PRAGMA foreign_keys"), 1);
 	assert_int_equal(pragma(s, "PRAGMA synchronous"), 1);	/* NORMAL */
 	assert_int_equal(pragma(s, "PRAGMA busy_timeout"), STORE_BUSY_MS);
-	assert_int_equal(pragma(s, "PRAGMA user_version"), 1);
+	assert_int_equal(pragma(s, "PRAGMA user_version"), CUR);
 	assert_int_equal(pragma(s, "PRAGMA application_id"), 0x686f746c);
 	add_loop(s);
 	assert_int_equal(store_check(s), 0);
@@ -156,8 +159,8 @@ static void test_store__create_and_reopen(void **state)
 	assert_int_equal(stat(f->db, &st), 0);
 
 	assert_int_equal(store_open(f->db, &s), 0);
-	assert_int_equal(store_version(s), 1);
-	assert_int_equal(store_version_found(s), 1);
+	assert_int_equal(store_version(s), CUR);
+	assert_int_equal(store_version_found(s), CUR);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM loops"), 1);
 	store_close(s);
 	assert_string_equal(errors.buf, "");
@@ -172,7 +175,7 @@ static void test_store__empty_file_is_new(void **state)
 	write_bytes(path, "", 0);
 	assert_int_equal(store_open(path, &s), 0);
 	assert_int_equal(store_version_found(s), 0);
-	assert_int_equal(store_version(s), 1);
+	assert_int_equal(store_version(s), CUR);
 	store_close(s);
 	free(path);
 }
@@ -185,30 +188,31 @@ static const char fake_v2_sql[] =
 
 static void fake_list(struct store_migration *m, const char *v2)
 {
-	m[0] = store_migrations[0];
-	m[1] = (struct store_migration){ "add notes", v2 };
+	for (size_t i = 0; i < CUR; i++)
+		m[i] = store_migrations[i];
+	m[CUR] = (struct store_migration){ "add notes", v2 };
 }
 
 static void test_store__migrate_to_fake_v2(void **state)
 {
 	struct fixture *f = *state;
-	struct store_migration m[2];
+	char msg[128];
+	struct store_migration m[CUR + 1];
 	struct store_loop l;
 	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
 	struct store *s;
 	int64_t id;
 
-	assert_int_equal(store_nr_migrations, 1);
 	fake_list(m, fake_v2_sql);
 	assert_int_equal(store_open(f->db, &s), 0);
 	id = add_loop(s);
 	store_close(s);
 
 	/* v1 to v2: the loop is kept, the new column and table are there */
-	assert_int_equal(store_open_migrations(f->db, m, 2, &s), 0);
-	assert_int_equal(store_version_found(s), 1);
-	assert_int_equal(store_version(s), 2);
-	assert_int_equal(pragma(s, "PRAGMA user_version"), 2);
+	assert_int_equal(store_open_migrations(f->db, m, CUR + 1, &s), 0);
+	assert_int_equal(store_version_found(s), CUR);
+	assert_int_equal(store_version(s), CUR + 1);
+	assert_int_equal(pragma(s, "PRAGMA user_version"), CUR + 1);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM loops WHERE note IS NULL"), 1);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM notes WHERE text = 'migrated'"), 1);
 	assert_int_equal(store_loop_get(s, id, &l), 1);
@@ -220,7 +224,8 @@ static void test_store__migrate_to_fake_v2(void **state)
 	read_bytes(f->db, &before);
 	assert_int_equal(store_open(f->db, &s), -1);
 	assert_null(s);
-	expect_error("written by a newer hotloop: schema 2, this one knows 1");
+	snprintf(msg, sizeof(msg), "written by a newer hotloop: schema %d, this one knows %d", CUR + 1, CUR);
+	expect_error(msg);
 	expect_error(f->db);
 	read_bytes(f->db, &after);
 	assert_true(before.len == after.len && !memcmp(before.buf, after.buf, before.len));
@@ -231,13 +236,13 @@ static void test_store__migrate_to_fake_v2(void **state)
 static void test_store__migrate_empty_to_fake_v2(void **state)
 {
 	struct fixture *f = *state;
-	struct store_migration m[2];
+	struct store_migration m[CUR + 1];
 	struct store *s;
 
 	fake_list(m, fake_v2_sql);
-	assert_int_equal(store_open_migrations(f->db, m, 2, &s), 0);
+	assert_int_equal(store_open_migrations(f->db, m, CUR + 1, &s), 0);
 	assert_int_equal(store_version_found(s), 0);
-	assert_int_equal(store_version(s), 2);
+	assert_int_equal(store_version(s), CUR + 1);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM notes"), 0);
 	add_loop(s);
 	store_close(s);
@@ -246,7 +251,8 @@ static void test_store__migrate_empty_to_fake_v2(void **state)
 static void test_store__failed_migration_rolls_back(void **state)
 {
 	struct fixture *f = *state;
-	struct store_migration m[2];
+	char msg[128];
+	struct store_migration m[CUR + 1];
 	struct store *s;
 
 	assert_int_equal(store_open(f->db, &s), 0);
@@ -254,18 +260,19 @@ static void test_store__failed_migration_rolls_back(void **state)
 	store_close(s);
 
 	fake_list(m, "CREATE TABLE half (x);\nINSERT INTO nowhere VALUES (1);\n");
-	assert_int_equal(store_open_migrations(f->db, m, 2, &s), -1);
+	assert_int_equal(store_open_migrations(f->db, m, CUR + 1, &s), -1);
 	expect_error("cannot migrate");
-	expect_error("to schema 2 (add notes)");
+	snprintf(msg, sizeof(msg), "to schema %d (add notes)", CUR + 1);
+	expect_error(msg);
 
 	/* a migration that breaks a foreign key is refused too */
 	fake_list(m, "INSERT INTO attempts (loop_id, round, started_at, updated_at) VALUES (99, 1, 0, 0);\n");
 	strbuf_reset(&errors);
-	assert_int_equal(store_open_migrations(f->db, m, 2, &s), -1);
+	assert_int_equal(store_open_migrations(f->db, m, CUR + 1, &s), -1);
 	expect_error("refers to a missing one in 'loops'");
 
 	assert_int_equal(store_open(f->db, &s), 0);
-	assert_int_equal(store_version_found(s), 1);
+	assert_int_equal(store_version_found(s), CUR);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM sqlite_schema WHERE name = 'half'"), 0);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM attempts"), 0);
 	assert_int_equal(pragma(s, "SELECT count(*) FROM loops"), 1);
@@ -275,6 +282,7 @@ static void test_store__failed_migration_rolls_back(void **state)
 static void test_store__newer_schema_refused(void **state)
 {
 	struct fixture *f = *state;
+	char msg[128];
 	struct store *s;
 
 	assert_int_equal(store_open(f->db, &s), 0);
@@ -282,7 +290,47 @@ static void test_store__newer_schema_refused(void **state)
 	raw_sql(f->db, "PRAGMA user_version = 7");
 	assert_int_equal(store_open(f->db, &s), -1);
 	assert_null(s);
-	expect_error("written by a newer hotloop: schema 7, this one knows 1");
+	snprintf(msg, sizeof(msg), "written by a newer hotloop: schema 7, this one knows %d", CUR);
+	expect_error(msg);
+}
+
+/* A store of schema 1 with an attempt: migrated on open, the attempt kept, the integrity stage allowed. */
+static void test_store__v1_gains_the_integrity_stage(void **state)
+{
+	struct fixture *f = *state;
+	struct store_attempt a = STORE_ATTEMPT_INIT, *got;
+	struct store *s;
+	int64_t loop, id;
+	size_t n;
+
+	assert_int_equal(store_open_migrations(f->db, store_migrations, 1, &s), 0);
+	loop = add_loop(s);
+	a.loop_id = loop;
+	a.round = 1;
+	a.verdict = VERDICT_REJECT;
+	a.stage = GATE_STAGE_COMPARE;
+	assert_int_equal(store_attempt_add(s, &a, &id), 0);
+	a.stage = GATE_STAGE_INTEGRITY;
+	assert_int_equal(store_attempt_add(s, &a, NULL), -1);
+	expect_error("CHECK constraint failed");
+	store_close(s);
+
+	strbuf_reset(&errors);
+	assert_int_equal(store_open(f->db, &s), 0);
+	assert_int_equal(store_version_found(s), 1);
+	assert_int_equal(store_version(s), CUR);
+	assert_int_equal(store_attempt_add(s, &a, NULL), 0);
+	assert_int_equal(store_attempts_of_loop(s, loop, &got, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(got[0].id, id);
+	assert_int_equal(got[0].stage, GATE_STAGE_COMPARE);
+	assert_int_equal(got[1].stage, GATE_STAGE_INTEGRITY);
+	store_attempts_free(got, n);
+	assert_int_equal(pragma(s, "SELECT count(*) FROM pragma_foreign_key_check"), 0);
+	assert_int_equal(pragma(s, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'attempts%'"), 4);
+	assert_int_equal(store_check(s), 0);
+	store_close(s);
+	assert_string_equal(errors.buf, "");
 }
 
 /* ---- hostile and damaged files ---------------------------------------------- */
@@ -1157,6 +1205,7 @@ int main(void)
 		T(migrate_empty_to_fake_v2),
 		T(failed_migration_rolls_back),
 		T(newer_schema_refused),
+		T(v1_gains_the_integrity_stage),
 		T(hostile_files_refused),
 		T(directory_refused),
 		T(truncated_files),
