@@ -195,7 +195,7 @@ static int measure(const struct bench_spec *s, struct bench_result *b, struct ru
 
 int bench_run(const struct bench_spec *s, struct bench_result *b)
 {
-	struct runner rn = { -1, -1 };
+	struct runner rn = RUNNER_INIT;
 	struct run_spec spec = { 0 };
 	struct quiesce_opts q = s->quiesce;
 	int ret = -1;
@@ -215,7 +215,7 @@ int bench_run(const struct bench_spec *s, struct bench_result *b)
 	q.nr_cpus = s->nr_cpus;
 	b->warm = xcalloc((size_t)s->warmup + 1, sizeof(*b->warm));
 	b->runs = xcalloc((size_t)s->runs + 1, sizeof(*b->runs));
-	if (runner_start(&rn))
+	if (runner_start(&rn, NULL))
 		return -1;
 	if (quiesce_wait(&q, &b->machine) || measure(s, b, &rn, &spec))
 		goto out;

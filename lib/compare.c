@@ -208,7 +208,7 @@ struct plan {
 	size_t done, total;
 };
 
-static int run_one(struct compare *c, struct runner *rn, struct plan *p,
+static int run_one(struct compare *c, struct runner *const rn[2], struct plan *p,
 		   struct compare_result *w, bool cand, bool warmup, struct compare_run **out)
 {
 	const struct compare_opts *o = c->opts;
@@ -231,7 +231,7 @@ static int run_one(struct compare *c, struct runner *rn, struct plan *p,
 	emit_progress(o->obs, "compare", p->done, p->total, "run %zu/%zu: %s %s%s", p->done + 1,
 		      p->total, w->spec->name, cand ? "candidate" : "baseline", warmup ? " (check)" : "");
 	run_result_init(&r);
-	if (runner_run(rn, &spec, &r)) {
+	if (runner_run(rn[cand], &spec, &r)) {
 		ret = -1;
 		goto out;
 	}
@@ -255,7 +255,7 @@ static bool run_bad(const struct compare_run *k)
 }
 
 /* The check runs: each command once; 1 when one did not exit 0. */
-static int check_runs(struct compare *c, struct runner *rn, struct plan *p)
+static int check_runs(struct compare *c, struct runner *const rn[2], struct plan *p)
 {
 	for (size_t i = 0; i < c->nr_results; i++) {
 		struct compare_result *w = &c->results[i];
@@ -280,7 +280,7 @@ static int check_runs(struct compare *c, struct runner *rn, struct plan *p)
 	return 0;
 }
 
-static int warm_up(struct compare *c, struct runner *rn, struct plan *p)
+static int warm_up(struct compare *c, struct runner *const rn[2], struct plan *p)
 {
 	for (long n = 0; n < c->opts->warmup; n++) {
 		for (size_t i = 0; i < c->nr_results; i++) {
@@ -314,7 +314,7 @@ static void add_pair(struct compare_result *w, double base, double cand)
 }
 
 /* Pair k over every workload. 0, or -1 when a run could not be started. */
-static int one_pair(struct compare *c, struct runner *rn, struct plan *p, size_t k, uint64_t *rng)
+static int one_pair(struct compare *c, struct runner *const rn[2], struct plan *p, size_t k, uint64_t *rng)
 {
 	for (size_t i = 0; i < c->nr_results; i++) {
 		struct compare_result *w = &c->results[i];
@@ -377,7 +377,7 @@ static bool stopped(const struct compare *c)
 	return c->interrupted || c->failed_run;
 }
 
-static int run_pairs(struct compare *c, struct runner *rn, struct plan *p)
+static int run_pairs(struct compare *c, struct runner *const rn[2], struct plan *p)
 {
 	const struct stats_schedule *s = &c->opts->schedule;
 	struct compare_result *pw = &c->results[c->primary];
@@ -420,7 +420,7 @@ out:
 }
 
 /* Instructions: one run per side plus a confirming repeat. */
-static int run_counts(struct compare *c, struct runner *rn, struct plan *p)
+static int run_counts(struct compare *c, struct runner *const rn[2], struct plan *p)
 {
 	uint64_t rng = c->opts->seed;
 
@@ -434,8 +434,9 @@ static int run_counts(struct compare *c, struct runner *rn, struct plan *p)
 	return 0;
 }
 
-int compare_run(struct compare *c, struct runner *rn)
+int compare_run(struct compare *c, struct runner *base, struct runner *cand)
 {
+	struct runner *const rn[2] = { base, cand ? cand : base };
 	const struct compare_opts *o = c->opts;
 	size_t per_pair = 2 * c->nr_results;
 	struct plan p = { 0, 0 };

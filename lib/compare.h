@@ -118,9 +118,11 @@ void compare_release(struct compare *c);
  * confirming repeat. 0 when the measurements are ready for the verdict
  * (also after a failed run or an interruption); -1 with an error when a
  * run could not be started; HL_EXIT_NOT_FOUND when a check run says the
- * shell did not find the command.
+ * shell did not find the command. The baseline's runs go to runner
+ * 'base', the candidate's to 'cand' (NULL: 'base' too), so each side can
+ * be in a sandbox of its own.
  */
-int compare_run(struct compare *c, struct runner *rn);
+int compare_run(struct compare *c, struct runner *base, struct runner *cand);
 
 /*
  * The measurements for verdict_decide(), pointing into c (valid until the

@@ -227,18 +227,24 @@ static int run_test(const struct gate_spec *s, struct gate_result *r)
 	return ret;
 }
 
+/* Each side's runs in its own sandbox (when it has one): one cannot touch the other's tree. */
 static int measure(const struct gate_spec *s, struct gate_result *r)
 {
-	struct runner rn = { -1, -1 };
+	struct runner base = RUNNER_INIT, cand = RUNNER_INIT;
 	int ret;
 
 	if (s->rules.metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable())
 		return error("cannot measure instructions: %s", runner_instructions_unavailable());
-	if (runner_start(&rn))
+	if (runner_start(&base, s->base_sandbox))
 		return -1;
+	if (runner_start(&cand, s->cand_sandbox)) {
+		runner_stop(&base);
+		return -1;
+	}
 	emit_note(s->obs, s->source, "measuring the candidate against the baseline");
-	ret = compare_run(&r->compare, &rn);
-	runner_stop(&rn);
+	ret = compare_run(&r->compare, &base, &cand);
+	runner_stop(&base);
+	runner_stop(&cand);
 	if (ret)
 		return ret;
 	r->measured = true;

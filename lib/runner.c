@@ -26,11 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "util.h"
 #include "strbuf.h"
 #include "intern.h"
 #include "doctor.h"
 #include "runner.h"
+#include "sandbox.h"
 
 #define LAUNCHER_ENV "HOTLOOP_LAUNCHER_FD"
 #define LAUNCH_MAGIC 0x484c524eu
@@ -225,6 +228,15 @@ static void launch_one(const struct launch_req *req, char *dir, char **argv, cha
 	rep->wall_ns = (int64_t)(now_ns() - t0);
 	/* what the run left behind in its process group dies with it */
 	kill(-pid, SIGKILL);
+	/*
+	 * In a sandbox the launcher is its PID namespace's pid 1: everything
+	 * else there is what the run started (in any session), and goes too.
+	 */
+	if (getpid() == 1) {
+		kill(-1, SIGKILL);
+		while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+			;
+	}
 	rep->wstatus = status;
 	rep->user_ns = (int64_t)ru.ru_utime.tv_sec * 1000000000 + ru.ru_utime.tv_usec * 1000;
 	rep->sys_ns = (int64_t)ru.ru_stime.tv_sec * 1000000000 + ru.ru_stime.tv_usec * 1000;
@@ -290,19 +302,61 @@ __attribute__((constructor)) static void launcher_hook(void)
 
 /* ---- the caller's side ------------------------------------------------ */
 
-int runner_start(struct runner *r)
+/*
+ * The pid outside of the sandbox's pid 1 (the launcher), from what
+ * bubblewrap wrote to its info fd: {"child-pid": N}. -1 when it said nothing.
+ */
+static pid_t read_child_pid(int fd)
+{
+	struct strbuf sb = STRBUF_INIT;
+	json_t *doc;
+	pid_t pid = -1;
+
+	if (!strbuf_read_fd(&sb, fd, 65536) && (doc = json_loads(sb.buf, 0, NULL))) {
+		json_t *v = json_object_get(doc, "child-pid");
+
+		if (json_is_integer(v) && json_integer_value(v) > 0)
+			pid = (pid_t)json_integer_value(v);
+		json_decref(doc);
+	}
+	strbuf_release(&sb);
+	return pid;
+}
+
+int runner_start(struct runner *r, const struct sandbox *sb)
 {
 	extern char **environ;
 	struct strbuf var = STRBUF_INIT;
-	char **envp;
+	const char *const plain[] = { "hotloop-launcher", NULL };
+	const char **argv = NULL;
+	char **envp, *exe = NULL;
 	size_t n = 0;
-	int sv[2];
+	int sv[2], info[2] = { -1, -1 };
 	pid_t pid;
 
 	r->launcher = -1;
 	r->sock = -1;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return error("cannot create the launcher's socket: %s", strerror(errno));
+	r->signal = -1;
+	r->tmp = NULL;
+	if (sb) {
+		struct sandbox in = *sb;
+		const char *const self[2] = { exe = realpath("/proc/self/exe", NULL), NULL };
+
+		if (!exe)
+			return error("cannot find hotloop's own executable: %s", strerror(errno));
+		if (pipe2(info, O_CLOEXEC)) {
+			free(exe);
+			return error("cannot create a pipe: %s", strerror(errno));
+		}
+		in.as_pid_1 = true;
+		in.info_fd = info[1];
+		argv = sandbox_argv(&in, NULL, self);
+		r->tmp = sb->tmp ? xstrdup(sb->tmp) : NULL;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		error("cannot create the launcher's socket: %s", strerror(errno));
+		goto fail;
+	}
 	while (environ[n])
 		n++;
 	envp = xcalloc(n + 2, sizeof(*envp));
@@ -314,11 +368,14 @@ int runner_start(struct runner *r)
 	envp[n++] = var.buf;
 	pid = fork();
 	if (!pid) {
-		char *argv[] = { "hotloop-launcher", NULL };
-
 		close(sv[0]);
 		fcntl(sv[1], F_SETFD, 0);
-		execve("/proc/self/exe", argv, envp);
+		if (argv) {
+			fcntl(info[1], F_SETFD, 0);
+			execve(argv[0], (char *const *)argv, envp);
+		} else {
+			execve("/proc/self/exe", (char *const *)plain, envp);
+		}
 		_exit(127);
 	}
 	free(envp);
@@ -326,11 +383,36 @@ int runner_start(struct runner *r)
 	close(sv[1]);
 	if (pid < 0) {
 		close(sv[0]);
-		return error("cannot start the launcher: %s", strerror(errno));
+		error("cannot start the launcher: %s", strerror(errno));
+		goto fail;
 	}
 	r->launcher = pid;
 	r->sock = sv[0];
+	r->signal = pid;
+	if (argv) {
+		close(info[1]);
+		info[1] = -1;
+		/* bubblewrap says where its pid 1 is once it started it, or it failed */
+		if ((r->signal = read_child_pid(info[0])) < 0) {
+			runner_stop(r);
+			error("cannot start the launcher in its sandbox (bubblewrap said nothing of it)");
+			goto fail;
+		}
+		close(info[0]);
+		sandbox_argv_free(argv);
+		free(exe);
+	}
 	return 0;
+fail:
+	if (info[0] >= 0)
+		close(info[0]);
+	if (info[1] >= 0)
+		close(info[1]);
+	sandbox_argv_free(argv);
+	free(exe);
+	free(r->tmp);
+	r->tmp = NULL;
+	return -1;
 }
 
 void runner_stop(struct runner *r)
@@ -342,12 +424,15 @@ void runner_stop(struct runner *r)
 			;
 	r->sock = -1;
 	r->launcher = -1;
+	r->signal = -1;
+	free(r->tmp);
+	r->tmp = NULL;
 }
 
 void runner_interrupt(const struct runner *r)
 {
-	if (r->launcher > 0)
-		kill(r->launcher, SIGINT);
+	if (r->signal > 0)
+		kill(r->signal, SIGINT);
 }
 
 char **runner_build_env(const char *const *extra)
@@ -687,7 +772,7 @@ int runner_run(struct runner *r, const struct run_spec *spec, struct run_result 
 	struct strbuf payload = STRBUF_INIT, outfile = STRBUF_INIT;
 	struct launch_req req;
 	struct launch_reply rep;
-	char **env = NULL, tmpdir[] = "/tmp/hotloop-callgrind.XXXXXX";
+	char **env = NULL, *tmpdir = xstrfmt("%s/hotloop-callgrind.XXXXXX", r->tmp ? r->tmp : "/tmp");
 	bool have_tmpdir = false;
 	int pipefd[2] = { -1, -1 }, ret = -1;
 	const char *argv[16];
@@ -727,7 +812,24 @@ int runner_run(struct runner *r, const struct run_spec *spec, struct run_result 
 	argv[argc++] = "/bin/sh";
 	argv[argc++] = "-c";
 	argv[argc++] = spec->command;
-	env = runner_build_env(spec->env);
+	if (r->tmp) {
+		/* in a sandbox: temporary files in its own directory, the rest is read-only */
+		size_t n = 0;
+		const char **extra;
+		char *tmp = xstrfmt("TMPDIR=%s", r->tmp);
+
+		while (spec->env && spec->env[n])
+			n++;
+		extra = xcalloc(n + 2, sizeof(*extra));
+		if (n)
+			memcpy(extra, spec->env, n * sizeof(*extra));
+		extra[n] = tmp;
+		env = runner_build_env(extra);
+		free(extra);
+		free(tmp);
+	} else {
+		env = runner_build_env(spec->env);
+	}
 
 	req.magic = LAUNCH_MAGIC;
 	req.nr_argv = (uint32_t)argc;
@@ -809,6 +911,7 @@ out_free:
 			collect_instructions(tmpdir, &ignored);
 		rmdir(tmpdir);
 	}
+	free(tmpdir);
 	runner_free_env(env);
 	strbuf_release(&payload);
 	strbuf_release(&outfile);

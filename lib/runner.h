@@ -17,6 +17,8 @@
 #include "strbuf.h"
 #include "rules.h"
 
+struct sandbox;
+
 /* How much of a run's stdout is kept in memory (all of it is hashed). */
 #define RUNNER_STDOUT_CAP (64 * 1024)
 /* Longer stdout lines are hashed but not parsed for fingerprints or metrics. */
@@ -61,7 +63,10 @@ struct run_result {
 struct runner {
 	pid_t launcher;
 	int sock;
+	pid_t signal;		/* where runner_interrupt() sends SIGINT: the launcher, in or out of a sandbox */
+	char *tmp;		/* the sandbox's directory for temporary files; NULL: none */
 };
+#define RUNNER_INIT { .launcher = -1, .sock = -1, .signal = -1 }
 
 void run_result_init(struct run_result *r);
 void run_result_release(struct run_result *r);
@@ -69,8 +74,13 @@ void run_result_release(struct run_result *r);
 /*
  * Start the launcher. Call it early (before loading large data) for the
  * best isolation, though the launcher is a fresh exec of hotloop either way.
+ * In sandbox sb (sandbox.h; NULL: none) the launcher and every run it
+ * starts can write only where sb lets them, and after each run whatever
+ * the run left behind in the sandbox, in any session or process group, is
+ * killed. The timing is the launcher's, inside: the sandbox costs a run
+ * nothing.
  */
-int runner_start(struct runner *r);
+int runner_start(struct runner *r, const struct sandbox *sb);
 /* Stop the launcher; safe on a runner that never started. */
 void runner_stop(struct runner *r);
 

@@ -73,6 +73,8 @@ void sandbox_init(struct sandbox *s, const char *tree, const char *const *more, 
 		s->own[i + 1] = more[i];
 	s->writable = s->own;
 	s->tmp = tmp;
+	s->as_pid_1 = false;
+	s->info_fd = 0;
 }
 
 void sandbox_release(struct sandbox *s)
@@ -115,6 +117,12 @@ const char **sandbox_argv(const struct sandbox *s, const char *cwd, const char *
 		ADD(xstrdup("--setenv"));
 		ADD(xstrdup("TMPDIR"));
 		ADD(xstrdup(s->tmp));
+	}
+	if (s->as_pid_1)
+		ADD(xstrdup("--as-pid-1"));
+	if (s->info_fd > 0) {
+		ADD(xstrdup("--info-fd"));
+		ADD(xstrfmt("%d", s->info_fd));
 	}
 	if (cwd) {
 		ADD(xstrdup("--chdir"));

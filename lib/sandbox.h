@@ -20,6 +20,14 @@ struct sandbox {
 	const char *const *writable;	/* paths bound writable, NULL-terminated; may be NULL */
 	const char *tmp;		/* a directory of its own for temporary files ($TMPDIR); may be NULL */
 	const char **own;		/* private: what sandbox_init() allocated */
+	/*
+	 * For a long-lived helper (the runner's launcher): the command is the
+	 * namespace's pid 1 (it reaps, and its kill(-1) reaches every process
+	 * in the sandbox but itself), and bubblewrap writes {"child-pid": N},
+	 * its pid outside, to info_fd (0: not asked).
+	 */
+	bool as_pid_1;
+	int info_fd;
 };
 #define SANDBOX_INIT { 0 }
 

@@ -188,6 +188,36 @@ test_expect_success 'what an agent leaves running dies with it' '
 	! pgrep -f "sleep 301[12]" && sleep 3 && identical
 '
 
+agent runtime <<\EOA
+#!/bin/sh
+cat >/dev/null
+cat >spin.c <<\EOC
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) unsigned long spin(unsigned long n)
+{
+	unsigned long x = 1;
+	for (unsigned long i = 0; i < n / 3; i++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	return x;
+}
+int main(int argc, char **argv)
+{
+	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
+	volatile unsigned long sink = spin(n * 1000000ul);
+	(void)sink;
+	if (system("echo evil >>@U@/notes.txt 2>/dev/null; setsid sleep 3014 </dev/null >/dev/null 2>&1 &"))
+		return 1;
+	printf("done %lu\n", n);
+	return 0;
+}
+EOC
+EOA
+test_expect_success 'a candidate whose program writes outside and leaves a daemon: built, tested and measured in the sandbox' '
+	loop runtime && jq -e ".attempts[0].stage == \"compare\"" runtime.json &&
+	! pgrep -f "sleep 3014" && identical
+'
+
 agent huge <<\EOA
 #!/bin/sh
 cat >/dev/null

@@ -14,6 +14,7 @@
 #include "git.h"
 #include "run-command.h"
 #include "sandbox.h"
+#include "test-process.h"
 #include "strbuf.h"
 
 static void tp_sh_rm(const char *dir)
@@ -260,18 +261,6 @@ static void test_run_command__cannot_start(void **state)
 }
 
 /* Is a process whose command line holds 'marker' running (not a zombie)? */
-static bool marker_running(const char *marker)
-{
-	/* [s]: the pattern does not match the search's own command line */
-	char *cmd = xstrfmt("for p in /proc/[0-9]*; do tr '\\0' ' ' <$p/cmdline 2>/dev/null | "
-			    "grep -q -- '[%c]%s' && ! grep -q '^State:.Z' $p/status && exit 0; done; exit 1",
-			    marker[0], marker + 1);
-	int r = system(cmd);
-
-	free(cmd);
-	return r == 0;
-}
-
 static void test_run_command__sandbox(void **state)
 {
 	char dir[] = "/tmp/t-run-command-sb.XXXXXX", tmp[] = "/tmp/t-run-command-sbtmp.XXXXXX";

@@ -11,6 +11,8 @@
 #include "strbuf.h"
 #include "intern.h"
 #include "runner.h"
+#include "sandbox.h"
+#include "test-process.h"
 #include "quiesce.h"
 
 static char self_exe[4096];
@@ -164,7 +166,7 @@ static int run_once(const char *cmd, double timeout, struct run_result *r)
 
 	spec.command = cmd;
 	spec.timeout = timeout;
-	if (runner_start(&rn))
+	if (runner_start(&rn, NULL))
 		return -1;
 	ret = runner_run(&rn, &spec, r);
 	runner_stop(&rn);
@@ -196,7 +198,7 @@ static void test_runner__run_status_and_output(void **state)
 	assert_int_equal(r.signal, SIGKILL);
 
 	/* one launcher, several runs, an extra variable, a directory */
-	assert_int_equal(runner_start(&rn), 0);
+	assert_int_equal(runner_start(&rn, NULL), 0);
 	spec.command = "echo \"FINGERPRINT=$HL_TEST $(pwd)\"";
 	spec.env = env;
 	spec.dir = "/";
@@ -224,7 +226,7 @@ static void test_runner__peak_rss_not_inherited(void **state)
 	struct run_spec spec = { 0 };
 
 	memset(p, 1, big);
-	assert_int_equal(runner_start(&rn), 0);
+	assert_int_equal(runner_start(&rn, NULL), 0);
 	cmd = xstrfmt("exec '%s' --alloc-mib 10", self_exe);
 	spec.command = cmd;
 	run_result_init(&r);
@@ -239,6 +241,60 @@ static void test_runner__peak_rss_not_inherited(void **state)
 	free(p);
 }
 
+/*
+ * In a sandbox: a run writes only where it may, its temporary files go to
+ * the sandbox's own directory, and what it leaves running, even in a
+ * session of its own, is gone when its result comes back.
+ */
+static void test_runner__sandboxed(void **state)
+{
+	char dir[] = "/tmp/t-runner-sb.XXXXXX", tmp[] = "/tmp/t-runner-sbtmp.XXXXXX";
+	const char *writable[] = { dir, NULL };
+	struct sandbox sb = { .writable = writable, .tmp = tmp };
+	char *cmd, *outside, *inside, *marker = xstrfmt("sleep 30.%ld", (long)getpid());
+	struct runner rn = RUNNER_INIT;
+	struct run_spec spec = { 0 };
+	struct run_result r;
+
+	if (sandbox_unavailable()) {
+		print_message("skip sandboxed runs: %s\n", sandbox_unavailable());
+		free(marker);
+		skip();
+	}
+	assert_non_null(mkdtemp(dir));
+	assert_non_null(mkdtemp(tmp));
+	outside = xstrfmt("%s-outside", dir);
+	inside = xstrfmt("%s/in", dir);
+	cmd = xstrfmt("echo ok >in && echo FINGERPRINT=$TMPDIR; { echo no >%s; } 2>/dev/null; "
+		      "setsid %s </dev/null >/dev/null 2>&1 & exit 0", outside, marker);
+	run_result_init(&r);
+	assert_int_equal(runner_start(&rn, &sb), 0);
+	spec.command = cmd;
+	spec.dir = dir;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(runner_run(&rn, &spec, &r), 0);
+		assert_int_equal(r.exit_status, 0);
+		assert_string_equal(r.fingerprints[0], tmp);
+		assert_int_equal(access(inside, F_OK), 0);
+		assert_int_equal(access(outside, F_OK), -1);
+		assert_false(marker_running(marker));
+	}
+	/* the timeout still kills the run */
+	spec.command = "exec sleep 30";
+	spec.timeout = 0.2;
+	assert_int_equal(runner_run(&rn, &spec, &r), 0);
+	assert_true(r.timed_out);
+	runner_stop(&rn);
+	run_result_release(&r);
+	unlink(inside);
+	rmdir(dir);
+	rmdir(tmp);
+	free(inside);
+	free(outside);
+	free(cmd);
+	free(marker);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +306,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_quiesce__parsers),
 		cmocka_unit_test(test_runner__run_status_and_output),
 		cmocka_unit_test(test_runner__peak_rss_not_inherited),
+		cmocka_unit_test(test_runner__sandboxed),
 	};
 	ssize_t n;
 
