@@ -292,8 +292,8 @@ int project_lock(const struct project *p, enum project_lock which)
 	else if (which == PROJECT_LOCK_LOOP)
 		error("another hotloop loop (pid %s) is running on '%s'", *holder ? holder : "unknown", p->top);
 	else
-		error("another hotloop (pid %s) is using the worktrees under '%s/.hotloop/worktrees'; "
-		      "wait for it to finish", *holder ? holder : "unknown", p->top);
+		error("another hotloop (pid %s) is using the checkouts of '%s'; wait for it to finish",
+		      *holder ? holder : "unknown", p->top);
 out:
 	free(dir);
 	free(path);

@@ -219,7 +219,7 @@ test_expect_code 1 'a second compare on the same repository is refused' '
 	test_when_finished "kill $holder" &&
 	sleep 0.2 &&
 	(cd proj && hotloop compare --base base --cand faster) >out 2>err; rc=$?
-	expect_grep "another hotloop (pid 4242) is using the worktrees" err &&
+	expect_grep "another hotloop (pid 4242) is using the checkouts of" err &&
 	untouched || exit 99; exit $rc
 '
 
