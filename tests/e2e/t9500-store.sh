@@ -11,7 +11,7 @@ command -v jq >/dev/null || skip_all="needs jq (apt-get install jq)"
 test_expect_success 'a repository without a store: says so, creates it, exit 0' '
 	mkdir repo && (cd repo && git init -q . && mkdir sub) &&
 	(cd repo/sub && hotloop store) >out &&
-	expect_grep "^store  $(cd repo && pwd -P)/.hotloop/hotloop.db (schema 1)" out &&
+	expect_grep "^store  $(cd repo && pwd -P)/.hotloop/hotloop.db (schema [1-9][0-9]*)" out &&
 	expect_grep "there was no store here: created an empty one" out &&
 	expect_grep "^loops  *0$" out &&
 	expect_grep "^no loops yet" out &&
@@ -24,8 +24,8 @@ test_expect_success 'the second time it is only read' '
 	! grep -q "created" out &&
 	(cd repo && hotloop store --json) >out.json &&
 	test "$(jq -r .created out.json)" = false &&
-	test "$(jq .schema out.json)" = 1 &&
-	test "$(jq .schema_found out.json)" = 1 &&
+	test "$(jq .schema out.json)" -ge 1 &&
+	test "$(jq .schema_found out.json)" = "$(jq .schema out.json)" &&
 	test "$(jq -c .counts out.json)" = "{\"loops\":0,\"runs\":0,\"measurements\":0,\"attempts\":0,\"activity\":0}" &&
 	test "$(jq .last_loop out.json)" = null
 '
@@ -54,7 +54,7 @@ test_expect_success 'a store written by a newer hotloop is refused' '
 	cp repo/.hotloop/hotloop.db newer.db &&
 	sqlite3 newer.db "PRAGMA user_version = 7" &&
 	{ hotloop store --db newer.db 2>err; test $? -eq 1; } &&
-	expect_grep "written by a newer hotloop: schema 7, this one knows 1" err
+	expect_grep "written by a newer hotloop: schema 7, this one knows [1-6]$" err
 '
 
 cat >fill.sql <<\EOF
