@@ -278,6 +278,20 @@ static bool broken(struct loop *l, const char *when)
 	return true;
 }
 
+/*
+ * Kill what 'what' left running: the orphans the loop adopted. In the
+ * sandbox there are none (they die with it); outside, a profiled workload
+ * or an agent run with --no-sandbox may leave a daemon.
+ */
+static void kill_orphans(struct loop *l, const char *what)
+{
+	size_t n = kill_adopted();
+
+	if (n)
+		emit_note(l->spec->obs, "loop", "killed %zu process%s %s left running", n, n == 1 ? "" : "es",
+			  what);
+}
+
 /* Every attempt of a round the repository changed in: rejected at integrity, none kept. */
 static void reject_round(struct loop *l, struct attempt *a, size_t k)
 {
@@ -895,6 +909,8 @@ static int round_run(struct loop *l, long round, bool *stop)
 	}
 	if (profile_best(l, round_dir))
 		goto out;
+	/* the best ran outside the sandbox */
+	kill_orphans(l, "the best's workload");
 	if (broken(l, "while the best so far was built, tested and profiled")) {
 		*stop = true;
 		r->stop_reason = "the user's repository changed";
@@ -930,11 +946,13 @@ static int round_run(struct loop *l, long round, bool *stop)
 	}
 	if (run_agents(l, a, k))
 		goto out;
+	kill_orphans(l, k == 1 ? "the agent" : "the agents");
 	broken(l, k == 1 ? "while the agent ran" : "while the agents ran");
 	for (size_t i = 0; i < k && !hl_cancelled() && !r->integrity; i++) {
 		char when[96];
 
 		evaluate(l, &a[i]);
+		kill_orphans(l, "the candidate's build, tests or runs");
 		snprintf(when, sizeof(when), "while candidate %zu of round %ld was built, tested and measured",
 			 i + 1, round);
 		if (broken(l, when))
@@ -1108,6 +1126,9 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	if (s->parallel > LOOP_MAX_PARALLEL)
 		return error("at most %d agents at once", LOOP_MAX_PARALLEL);
 	if (pick_lenses(&l))
+		return -1;
+	/* what a step leaves running comes to us, to be killed (kill_adopted()) */
+	if (adopt_orphans())
 		return -1;
 	l.sandbox = !s->no_sandbox;
 	if (l.sandbox && sandbox_unavailable())

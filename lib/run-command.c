@@ -5,6 +5,7 @@
  * a grandchild holding the output pipe cannot keep hotloop waiting.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -367,4 +369,57 @@ void output_tail(const struct strbuf *out, int n, struct strbuf *sb)
 		strbuf_addf(sb, "\n    %.*s", (int)len, out->buf + start);
 		start += len + 1;
 	}
+}
+
+/* ---- orphans ------------------------------------------------------------- */
+
+int adopt_orphans(void)
+{
+	return prctl(PR_SET_CHILD_SUBREAPER, 1) ? error("cannot adopt orphans: %s", strerror(errno)) : 0;
+}
+
+/* The parent pid in /proc/<pid>/stat ("pid (comm) state ppid ..."); -1 when it cannot be read. */
+static pid_t parent_of(const char *pid)
+{
+	char path[64], buf[1024], *close_paren;
+	ssize_t n;
+	int ppid;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	n = read_small_file(path, buf, sizeof(buf));
+	/* the comm may hold anything, parentheses too: the state follows the last ')' */
+	if (n <= 0 || !(close_paren = strrchr(buf, ')')) || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+size_t kill_adopted(void)
+{
+	size_t killed = 0, found;
+	pid_t self = getpid();
+
+	/* what dies leaves its own children to us: until none is left */
+	do {
+		DIR *d = opendir("/proc");
+		struct dirent *e;
+
+		found = 0;
+		if (!d)
+			break;
+		while ((e = readdir(d))) {
+			pid_t pid;
+
+			if (e->d_name[0] < '1' || e->d_name[0] > '9' || parent_of(e->d_name) != self)
+				continue;
+			pid = (pid_t)atoi(e->d_name);
+			if (!kill(pid, SIGKILL)) {
+				while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+					;
+				found++;
+			}
+		}
+		closedir(d);
+		killed += found;
+	} while (found && killed < 100000);
+	return killed;
 }

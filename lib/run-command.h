@@ -88,4 +88,18 @@ void child_describe(const struct child_process *cp, struct strbuf *sb);
 /* Append the last 'n' lines of 'out' to 'sb', each on a new line indented by four spaces. */
 void output_tail(const struct strbuf *out, int n, struct strbuf *sb);
 
+/*
+ * Become a subreaper (PR_SET_CHILD_SUBREAPER): what a child of ours leaves
+ * running when it exits, even in a session of its own, becomes our child
+ * instead of init's, so kill_adopted() can reach it. 0, or -1 with an error.
+ */
+int adopt_orphans(void);
+
+/*
+ * Kill every child process of ours, and what they leave in turn; how many
+ * went. Only for a moment when hotloop waits for no child of its own:
+ * after adopt_orphans(), the children left are orphans of what it ran.
+ */
+size_t kill_adopted(void);
+
 #endif

@@ -326,6 +326,31 @@ test_expect_code 1 'with --no-sandbox, writes outside the tree are caught and na
 	exit $rc
 '
 
+test_expect_success 'with --no-sandbox, what the agent leaves running is killed when it exits' '
+	loop orphans --no-sandbox && dropped orphans test "tests failed" &&
+	expect_grep "killed [0-9]* process.* the agent left running" orphans.err &&
+	! pgrep -f "sleep 301[12]" && sleep 3 && identical
+'
+
+# The profile of the best runs outside the sandbox: a kept program that
+# misbehaves there is caught by the integrity check, and its daemon killed.
+agent runtime2 <<\EOA
+#!/bin/sh
+cat >/dev/null
+[ "$HOTLOOP_ROUND" = 1 ] || exit 0
+cat "@S@/agents/runtime" | sed -n "/^cat >spin.c/,/^EOC/p" | sed "1d;\$d" | sed "s|n / 3|n / 5|" >spin.c
+EOA
+test_expect_code 1 'a kept program that writes outside when profiled stops the next round' '
+	test_when_finished restore &&
+	loop runtime2 --rounds 2; rc=$?
+	jq -e ".kept == 1 and .stop_reason == \"the user'"'"'s repository changed\" and
+		(.integrity | test(\"while the best so far was built, tested and profiled\"))" runtime2.json &&
+	expect_grep "notes.txt: modified" runtime2.err &&
+	expect_grep "killed [0-9]* process.* the best.s workload left running" runtime2.err &&
+	! pgrep -f "sleep 3014" || exit 99
+	exit $rc
+'
+
 test_expect_code 1 'no sandbox to be had: the loop refuses, and says how to go on' '
 	mkdir nobwrap &&
 	for f in /usr/bin/* /bin/*; do

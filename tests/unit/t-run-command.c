@@ -305,6 +305,29 @@ static void test_run_command__sandbox(void **state)
 	free(marker);
 }
 
+/* A subreaper's orphans: a daemon of its own session is ours to kill, and is killed. */
+static void test_run_command__orphans_adopted_and_killed(void **state)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	char *marker = xstrfmt("sleep 31.%ld", (long)getpid()), *cmd;
+
+	assert_int_equal(adopt_orphans(), 0);
+	assert_int_equal(kill_adopted(), 0);
+	cmd = xstrfmt("setsid sh -c '%s; true' </dev/null >/dev/null 2>&1 & exit 0", marker);
+	cp.shell = cmd;
+	assert_int_equal(run_command(&cp), 0);
+	for (int i = 0; i < 100 && !marker_running(marker); i++)
+		usleep(20000);
+	assert_true(marker_running(marker));
+	/* the shell and its sleep: the second comes to us when the first dies */
+	assert_true(kill_adopted() >= 1);
+	assert_false(marker_running(marker));
+	assert_int_equal(kill_adopted(), 0);
+	child_process_release(&cp);
+	free(cmd);
+	free(marker);
+}
+
 static void test_git__run_and_rev_parse(void **state)
 {
 	char dir[] = "/tmp/t-git.XXXXXX";
@@ -363,6 +386,7 @@ int main(void)
 		cmocka_unit_test(test_run_command__several_at_once),
 		cmocka_unit_test(test_run_command__cannot_start),
 		cmocka_unit_test(test_run_command__sandbox),
+		cmocka_unit_test(test_run_command__orphans_adopted_and_killed),
 		cmocka_unit_test(test_git__run_and_rev_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
