@@ -59,6 +59,12 @@ test_expect_success 'json error document' '
 	jq -e ".error | test(\"nosuch.pb.gz\")" out.json >/dev/null
 '
 
+test_expect_success 'json error document for a path that is not UTF-8: bad bytes as U+FFFD' '
+	bad=$(printf "no\377such.pb.gz") &&
+	{ hotloop report --json "$bad" >out.json 2>/dev/null; test $? -eq 1; } &&
+	jq -e ".error | test(\"no\\ufffdsuch.pb.gz\")" out.json >/dev/null
+'
+
 test_expect_success 'a full disk is an error, not a silent success' '
 	test -w /dev/full || { echo "no /dev/full"; exit 0; }
 	printf "\n" | hotloop report --help >/dev/full 2>err && exit 1
