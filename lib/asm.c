@@ -23,6 +23,7 @@
 #undef ARRAY_SIZE	/* ansidecl.h's; util.h has its own */
 
 #include "util.h"
+#include "json.h"
 #include "strbuf.h"
 #include "profile.h"
 #include "symbolize.h"
@@ -868,16 +869,16 @@ json_t *asm_to_json(const struct asm_function *f)
 	json_t *doc = json_object(), *insns = json_array(), *loops = json_array();
 	json_t *tags = json_array(), *mix = json_object(), *vec = json_null();
 
-	json_object_set_new(doc, "binary", json_string(f->binary));
+	json_object_set_new(doc, "binary", json_text(f->binary));
 	json_object_set_new(doc, "arch", json_string(asm_arch_name(f->arch)));
-	json_object_set_new(doc, "build_id", *f->build_id ? json_string(f->build_id) : json_null());
-	json_object_set_new(doc, "function", json_string(f->name));
-	json_object_set_new(doc, "system_name", json_string(f->system_name));
+	json_object_set_new(doc, "build_id", *f->build_id ? json_text(f->build_id) : json_null());
+	json_object_set_new(doc, "function", json_text(f->name));
+	json_object_set_new(doc, "system_name", json_text(f->system_name));
 	json_object_set_new(doc, "start", json_integer((json_int_t)f->start));
 	json_object_set_new(doc, "end", json_integer((json_int_t)f->end));
 	json_object_set_new(doc, "size", json_integer((json_int_t)(f->end - f->start)));
 	json_object_set_new(doc, "relocatable", json_boolean(f->relocatable));
-	json_object_set_new(doc, "sample_type", f->annotated ? json_string(f->sample_type) : json_null());
+	json_object_set_new(doc, "sample_type", f->annotated ? json_text(f->sample_type) : json_null());
 	json_object_set_new(doc, "samples", f->annotated ? json_integer(f->samples) : json_null());
 	json_object_set_new(doc, "profile_samples", f->annotated ? json_integer(f->profile_samples) : json_null());
 	json_object_set_new(doc, "hot_rule", json_string(hot_rule_name(f->hot_rule)));
@@ -889,8 +890,8 @@ json_t *asm_to_json(const struct asm_function *f)
 
 		json_object_set_new(o, "address", json_integer((json_int_t)in->addr));
 		json_object_set_new(o, "size", json_integer(in->size));
-		json_object_set_new(o, "mnemonic", json_string(in->mnemonic));
-		json_object_set_new(o, "operands", json_string(in->operands));
+		json_object_set_new(o, "mnemonic", json_text(in->mnemonic));
+		json_object_set_new(o, "operands", json_text(in->operands));
 		json_object_set_new(o, "classes", classes_json(in->classes));
 		json_object_set_new(o, "simd_width", (in->classes & ASM_C_SIMD) ? json_integer(in->simd_width) : json_null());
 		json_object_set_new(o, "samples", f->annotated ? json_integer(in->samples) : json_null());
@@ -899,9 +900,9 @@ json_t *asm_to_json(const struct asm_function *f)
 					: json_null());
 		json_object_set_new(o, "hot", json_boolean(in->hot));
 		json_object_set_new(o, "hot_loop", json_boolean(in->in_hot_loop));
-		json_object_set_new(o, "file", *in->file ? json_string(in->file) : json_null());
+		json_object_set_new(o, "file", *in->file ? json_text(in->file) : json_null());
 		json_object_set_new(o, "line", in->line ? json_integer(in->line) : json_null());
-		json_object_set_new(o, "inlined", in->inlined && *in->inlined ? json_string(in->inlined) : json_null());
+		json_object_set_new(o, "inlined", in->inlined && *in->inlined ? json_text(in->inlined) : json_null());
 		json_array_append_new(insns, o);
 	}
 	json_object_set_new(doc, "instructions", insns);
@@ -928,7 +929,7 @@ json_t *asm_to_json(const struct asm_function *f)
 			continue;
 		o = json_object();
 		json_object_set_new(o, "name", json_string(asm_tag_name(t)));
-		json_object_set_new(o, "evidence", json_string(asm_evidence(f, t)));
+		json_object_set_new(o, "evidence", json_text(asm_evidence(f, t)));
 		json_array_append_new(tags, o);
 	}
 	json_object_set_new(doc, "tags", tags);
@@ -938,6 +939,6 @@ json_t *asm_to_json(const struct asm_function *f)
 		json_object_set_new(vec, "width", f->vector_width ? json_integer(f->vector_width) : json_null());
 	}
 	json_object_set_new(doc, "vector", vec);
-	json_object_set_new(doc, "verdict", json_string(f->verdict));
+	json_object_set_new(doc, "verdict", json_text(f->verdict));
 	return doc;
 }

@@ -10,6 +10,7 @@
 
 #include "bench.h"
 #include "events.h"
+#include "json.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -102,11 +103,11 @@ static json_t *run_json(size_t i, const struct run_result *r, double timeout)
 	json_object_set_new(o, "signal", r->signal ? json_integer(r->signal) : json_null());
 	json_object_set_new(o, "timed_out", json_boolean(r->timed_out));
 	json_object_set_new(o, "interrupted", json_boolean(r->interrupted));
-	json_object_set_new(o, "failure", why ? json_string(why) : json_null());
+	json_object_set_new(o, "failure", json_text(why));
 	json_object_set_new(o, "stdout_hash", json_string(hash));
 	json_object_set_new(o, "stdout_bytes", json_integer((json_int_t)r->stdout_bytes));
 	for (size_t k = 0; k < r->nr_fingerprints; k++)
-		json_array_append_new(fps, json_string(r->fingerprints[k]));
+		json_array_append_new(fps, json_text(r->fingerprints[k]));
 	json_object_set_new(o, "fingerprints", fps);
 	for (size_t k = 0; k < r->nr_metrics; k++)
 		json_object_set_new(metrics, r->metrics[k].name, json_real(r->metrics[k].value));
@@ -137,7 +138,7 @@ json_t *bench_to_json(const struct bench_result *b, const char *command)
 	json_t *sum = json_object(), *w = json_array(), *m;
 	struct stats_summary s;
 
-	json_object_set_new(doc, "command", json_string(command));
+	json_object_set_new(doc, "command", json_text(command));
 	json_object_set_new(doc, "metric", json_string(gate_metric_name(b->metric)));
 	json_object_set_new(doc, "complete", json_boolean(b->complete));
 	for (size_t i = 0; i < b->nr_warm; i++)
@@ -159,7 +160,7 @@ json_t *bench_to_json(const struct bench_result *b, const char *command)
 	m = quiesce_to_json(&b->machine);
 	json_object_set_new(doc, "machine", m ? m : json_null());
 	for (size_t i = 0; i < b->nr_warnings; i++)
-		json_array_append_new(w, json_string(b->warnings[i]));
+		json_array_append_new(w, json_text(b->warnings[i]));
 	json_object_set_new(doc, "warnings", w);
 	return doc;
 }

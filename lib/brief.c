@@ -17,6 +17,7 @@
 #include "callgrind.h"
 #include "config.h"
 #include "hindex.h"
+#include "json.h"
 #include "kb.h"
 #include "profile.h"
 #include "stacks.h"
@@ -1583,16 +1584,9 @@ static json_t *shares_json(const struct brief_share *s, size_t n, const char *ke
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(a, json_pack("{s:s, s:f, s:b}", key, s[i].name, "pct", s[i].pct,
-						   "owned", s[i].owned));
+		json_array_append_new(a, json_pack("{s:o, s:f, s:b}", key, json_text(s[i].name),
+						   "pct", s[i].pct, "owned", s[i].owned));
 	return a;
-}
-
-static json_t *json_or_null(const char *s)
-{
-	json_t *j = s ? json_string(s) : NULL;
-
-	return j ? j : json_null();
 }
 
 static json_t *hotspot_json(const struct brief *b, size_t rank, const struct brief_hotspot *h, bool snippet)
@@ -1601,50 +1595,51 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 	struct strbuf q = STRBUF_INIT;
 
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank + 1));
-	json_object_set_new(o, "function", json_string(h->function));
-	json_object_set_new(o, "file", *h->file ? json_string(display_file(b, h->file)) : json_null());
+	json_object_set_new(o, "function", json_text(h->function));
+	json_object_set_new(o, "file", *h->file ? json_text(display_file(b, h->file)) : json_null());
 	json_object_set_new(o, "line", h->line ? json_integer(h->line) : json_null());
-	json_object_set_new(o, "dso", h->dso ? json_string(h->dso) : json_null());
+	json_object_set_new(o, "dso", json_text(h->dso));
 	json_object_set_new(o, "self_pct", json_real(pct(h->self, b->total)));
 	json_object_set_new(o, "total_pct", json_real(pct(h->total, b->total)));
 	json_object_set_new(o, "attributed_pct", json_real(pct(h->attributed, b->total)));
 	for (size_t i = 0; i < h->nr_tags; i++)
-		json_array_append_new(tags, json_pack("{s:s, s:s}", "tag", brief_tag_name(h->tags[i].tag),
-						      "evidence", h->tags[i].evidence));
+		json_array_append_new(tags, json_pack("{s:s, s:o}", "tag", brief_tag_name(h->tags[i].tag),
+						      "evidence", json_text(h->tags[i].evidence)));
 	json_object_set_new(o, "tags", tags);
-	json_object_set_new(o, "asm", h->asm_verdict ? json_string(h->asm_verdict) : json_null());
-	json_object_set_new(o, "asm_note", h->asm_note ? json_string(h->asm_note) : json_null());
+	json_object_set_new(o, "asm", json_text(h->asm_verdict));
+	json_object_set_new(o, "asm_note", json_text(h->asm_note));
 	json_object_set_new(o, "growth", h->have_scale ? json_pack("{s:f, s:f}", "exponent", h->exponent,
 								  "r2", h->r2) : json_null());
 	if (snippet && h->nr_lines) {
 		sn = json_array();
 		for (size_t i = 0; i < h->nr_lines; i++)
-			json_array_append_new(sn, json_pack("{s:I, s:s, s:f, s:b}", "line",
-							    (json_int_t)h->lines[i].line, "text", h->lines[i].text,
+			json_array_append_new(sn, json_pack("{s:I, s:o, s:f, s:b}",
+							    "line", (json_int_t)h->lines[i].line,
+							    "text", json_text(h->lines[i].text),
 							    "pct", pct(h->lines[i].value, h->attributed),
 							    "hot", h->lines[i].line == h->line));
 	}
 	json_object_set_new(o, "snippet", sn);
-	json_object_set_new(o, "snippet_note", snippet && h->snippet_note ? json_string(h->snippet_note)
-									  : json_null());
+	json_object_set_new(o, "snippet_note", json_text(snippet ? h->snippet_note : NULL));
 	json_object_set_new(o, "callers", shares_json(h->callers, h->nr_callers, "function"));
 	json_object_set_new(o, "callees", shares_json(h->callees, h->nr_callees, "function"));
 	json_object_set_new(o, "kb", tags = json_array());
 	for (size_t i = 0; i < h->nr_kb; i++)
-		json_array_append_new(tags, json_pack("{s:s, s:o, s:o, s:o}", "slug", h->kb[i].slug,
-						      "verdict", json_or_null(verdict_kind_names[h->kb[i].verdict]),
-						      "change", json_or_null(h->kb[i].change),
-						      "hypothesis", json_or_null(h->kb[i].hypothesis)));
+		json_array_append_new(tags, json_pack("{s:o, s:o, s:o, s:o}",
+						      "slug", json_text(h->kb[i].slug),
+						      "verdict", json_text(verdict_kind_names[h->kb[i].verdict]),
+						      "change", json_text(h->kb[i].change),
+						      "hypothesis", json_text(h->kb[i].hypothesis)));
 	json_object_set_new(o, "questions", tags = json_array());
 	if (h->nr_kb) {
 		strbuf_reset(&q);
 		kb_question(b, h, &q);
-		json_array_append_new(tags, json_string(q.buf));
+		json_array_append_new(tags, json_text(q.buf));
 	}
 	for (size_t i = 0; i < h->nr_tags; i++) {
 		strbuf_reset(&q);
 		question(h, &h->tags[i], &q);
-		json_array_append_new(tags, json_string(q.buf));
+		json_array_append_new(tags, json_text(q.buf));
 	}
 	strbuf_release(&q);
 	return o;
@@ -1656,10 +1651,10 @@ static json_t *render_json(const struct brief *b)
 	json_t *own = json_object(), *roots = json_array();
 	struct strbuf cut = STRBUF_INIT;
 
-	json_object_set_new(doc, "workload", b->workload ? json_string(b->workload) : json_null());
+	json_object_set_new(doc, "workload", json_text(b->workload));
 	json_object_set_new(q, "samples", json_integer((json_int_t)b->samples));
-	json_object_set_new(q, "event", b->event ? json_string(b->event) : json_null());
-	json_object_set_new(q, "sample_type", json_string(b->sample_type));
+	json_object_set_new(q, "event", json_text(b->event));
+	json_object_set_new(q, "sample_type", json_text(b->sample_type));
 	json_object_set_new(q, "duration_s", b->duration_s > 0 ? json_real(b->duration_s) : json_null());
 	json_object_set_new(q, "rate_hz", b->duration_s > 0 ? json_real((double)b->samples / b->duration_s)
 							    : json_null());
@@ -1667,17 +1662,18 @@ static json_t *render_json(const struct brief *b)
 	json_object_set_new(q, "truncated_pct", json_real(b->truncated_pct));
 	json_object_set_new(q, "unattributed_pct", json_real(b->unattributed_pct));
 	for (size_t i = 0; i < b->nr_warnings; i++)
-		json_array_append_new(w, json_string(b->warnings[i]));
+		json_array_append_new(w, json_text(b->warnings[i]));
 	json_object_set_new(q, "warnings", w);
 	json_object_set_new(doc, "quality", q);
 	for (size_t i = 0; i < b->owned->nr_roots; i++)
-		json_array_append_new(roots, json_string(b->owned->roots[i]));
+		json_array_append_new(roots, json_text(b->owned->roots[i]));
 	json_object_set_new(own, "roots", roots);
-	json_object_set_new(own, "from", b->owned->how ? json_string(b->owned->how) : json_null());
+	json_object_set_new(own, "from", json_text(b->owned->how));
 	json_object_set_new(own, "main_executable_fallback", json_boolean(b->owned_fallback));
 	json_object_set_new(doc, "owned", own);
-	json_object_set_new(doc, "kb", b->kb_dir ? json_pack("{s:s, s:I}", "dir", b->kb_dir, "attempts",
-							     (json_int_t)b->kb_attempts) : json_null());
+	json_object_set_new(doc, "kb", b->kb_dir ? json_pack("{s:o, s:I}", "dir", json_text(b->kb_dir),
+							     "attempts", (json_int_t)b->kb_attempts)
+						 : json_null());
 	for (size_t i = 0; i < b->show_hotspots; i++)
 		json_array_append_new(hs, hotspot_json(b, i, &b->hotspots[i], i < b->show_snippets));
 	json_object_set_new(doc, "hotspots", hs);
@@ -1688,7 +1684,7 @@ static json_t *render_json(const struct brief *b)
 	json_object_set_new(doc, "truncated", json_boolean(b->truncated));
 	if (b->truncated)
 		cut_note(b, &cut);
-	json_object_set_new(doc, "cut", b->truncated ? json_string(cut.buf) : json_null());
+	json_object_set_new(doc, "cut", b->truncated ? json_text(cut.buf) : json_null());
 	json_object_set_new(doc, "budget_tokens", b->budget ? json_integer((json_int_t)b->budget) : json_null());
 	strbuf_release(&cut);
 	return doc;

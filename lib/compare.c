@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "compare.h"
+#include "json.h"
 #include "util.h"
 
 void compare_init(struct compare *c, const struct compare_opts *opts,
@@ -540,7 +541,7 @@ static void side_runs_json(json_t *a, const char *workload, const char *side,
 		const struct compare_run *k = &s->runs[i];
 		json_t *o = json_object();
 
-		json_object_set_new(o, "workload", json_string(workload));
+		json_object_set_new(o, "workload", json_text(workload));
 		json_object_set_new(o, "side", json_string(side));
 		json_object_set_new(o, "pair", k->pair >= 0 ? json_integer(k->pair) : json_null());
 		json_object_set_new(o, "position", k->pair >= 0 ? json_integer(k->position) : json_null());

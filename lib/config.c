@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "util.h"
+#include "json.h"
 #include "strbuf.h"
 #include "config.h"
 
@@ -1319,7 +1320,7 @@ static json_t *list_json(const struct config_list *l)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < l->nr; i++)
-		json_array_append_new(a, json_string(l->v[i]));
+		json_array_append_new(a, json_text(l->v[i]));
 	return a;
 }
 
@@ -1328,17 +1329,17 @@ json_t *config_to_json(const struct config *c)
 	const struct gate_rules *r = &c->rules;
 	json_t *doc = json_object(), *o, *a, *sizes;
 
-	json_object_set_new(doc, "file", json_string(c->file));
+	json_object_set_new(doc, "file", json_text(c->file));
 	o = json_object();
-	json_object_set_new(o, "build", json_string(c->build));
+	json_object_set_new(o, "build", json_text(c->build));
 	json_object_set_new(o, "build_timeout_s", json_real(c->build_timeout_s));
 	json_object_set_new(o, "owned", list_json(&c->owned));
 	json_object_set_new(o, "protected", list_json(&c->protected_paths));
-	json_object_set_new(o, "kb", json_string(c->kb));
+	json_object_set_new(o, "kb", json_text(c->kb));
 	json_object_set_new(o, "brief_budget", json_integer(c->brief_budget));
 	json_object_set_new(doc, "project", o);
 	o = json_object();
-	json_object_set_new(o, "test", json_string(c->test));
+	json_object_set_new(o, "test", json_text(c->test));
 	json_object_set_new(o, "fingerprint", json_boolean(c->fingerprint));
 	json_object_set_new(o, "timeout_s", json_real(c->gate_timeout_s));
 	json_object_set_new(o, "writable", list_json(&c->gate_writable));
@@ -1358,20 +1359,20 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "lenses", list_json(&c->lenses));
 	json_object_set_new(doc, "improve", o);
 	o = json_object();
-	json_object_set_new(o, "command", json_string(c->agent_command));
+	json_object_set_new(o, "command", json_text(c->agent_command));
 	json_object_set_new(o, "timeout_s", json_real(c->agent_timeout_s));
-	json_object_set_new(o, "prompt", json_string(c->agent_prompt));
+	json_object_set_new(o, "prompt", json_text(c->agent_prompt));
 	json_object_set_new(o, "writable", list_json(&c->agent_writable));
 	json_object_set_new(doc, "agent", o);
 	json_object_set_new(doc, "primary", c->nr_workloads ?
-			    json_string(c->workloads[c->primary].name) : json_null());
+			    json_text(c->workloads[c->primary].name) : json_null());
 	a = json_array();
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		const struct config_workload *w = &c->workloads[i];
 
 		o = json_object();
-		json_object_set_new(o, "name", json_string(w->name));
-		json_object_set_new(o, "run", json_string(w->run ? w->run : ""));
+		json_object_set_new(o, "name", json_text(w->name));
+		json_object_set_new(o, "run", json_text(w->run ? w->run : ""));
 		json_object_set_new(o, "primary", json_boolean(i == c->primary));
 		json_object_set_new(o, "timeout_s", json_real(w->timeout_s));
 		sizes = json_array();
@@ -1384,7 +1385,7 @@ json_t *config_to_json(const struct config *c)
 	a = json_array();
 	for (size_t i = 0; i < r->nr_metrics; i++) {
 		o = json_object();
-		json_object_set_new(o, "name", json_string(r->metrics[i].name));
+		json_object_set_new(o, "name", json_text(r->metrics[i].name));
 		json_object_set_new(o, "better", json_string(r->metrics[i].higher_is_better ? "higher" : "lower"));
 		json_object_set_new(o, "tolerance", json_real(r->metrics[i].tolerance));
 		json_array_append_new(a, o);
@@ -1396,9 +1397,9 @@ json_t *config_to_json(const struct config *c)
 		json_t *set = json_object();
 
 		for (size_t j = 0; j < s->nr_settings; j++)
-			json_object_set_new(set, s->settings[j].key, json_string(s->settings[j].value));
+			json_object_set_new(set, s->settings[j].key, json_text(s->settings[j].value));
 		o = json_object();
-		json_object_set_new(o, "name", json_string(s->name));
+		json_object_set_new(o, "name", json_text(s->name));
 		json_object_set_new(o, "settings", set);
 		json_array_append_new(a, o);
 	}

@@ -12,6 +12,7 @@
 
 #include "util.h"
 #include "intern.h"
+#include "json.h"
 #include "profile.h"
 #include "report.h"
 #include "strbuf.h"
@@ -294,21 +295,21 @@ json_t *report_to_json(const struct profile *p, const struct report *r, size_t t
 		 profile_string(p, st->unit));
 	json_object_set_new(doc, "total", json_integer(r->total));
 	json_object_set_new(doc, "stacks", json_integer((json_int_t)r->samples));
-	json_object_set_new(doc, "sample_type", json_string(type));
+	json_object_set_new(doc, "sample_type", json_text(type));
 	json_object_set_new(doc, "by", json_string(by_names[r->by]));
 	json_object_set_new(doc, "sort", json_string(sort == REPORT_SORT_SELF ? "self" : "total"));
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *row = &r->rows[i];
 		json_t *o = json_object();
 
-		json_object_set_new(o, "name", json_string(row->name));
+		json_object_set_new(o, "name", json_text(row->name));
 		json_object_set_new(o, "self", json_integer(row->self));
 		json_object_set_new(o, "self_pct", json_real(pct(row->self, r->total)));
 		json_object_set_new(o, "total", json_integer(row->total));
 		json_object_set_new(o, "total_pct", json_real(pct(row->total, r->total)));
-		json_object_set_new(o, "file", json_string(row->file));
+		json_object_set_new(o, "file", json_text(row->file));
 		json_object_set_new(o, "line", json_integer(row->line));
-		json_object_set_new(o, "dso", json_string(row->dso));
+		json_object_set_new(o, "dso", json_text(row->dso));
 		json_object_set_new(o, "inlined", json_boolean(row->inlined));
 		json_object_set_new(o, "kernel", json_boolean(row->kernel));
 		json_array_append_new(rows, o);

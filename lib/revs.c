@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "git.h"
+#include "json.h"
 #include "intern.h"
 #include "project.h"
 #include "revs.h"
@@ -292,9 +293,9 @@ json_t *revs_tree_to_json(const struct revs_tree *t)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "given", json_string(t->given));
-	json_object_set_new(o, "commit", t->sha ? json_string(t->sha) : json_null());
-	json_object_set_new(o, "dir", json_string(t->dir));
+	json_object_set_new(o, "given", json_text(t->given));
+	json_object_set_new(o, "commit", json_text(t->sha));
+	json_object_set_new(o, "dir", json_text(t->dir));
 	return o;
 }
 

@@ -18,6 +18,7 @@
 #include "events.h"
 #include "flame.h"
 #include "git.h"
+#include "json.h"
 #include "kb.h"
 #include "profile-io.h"
 #include "project.h"
@@ -324,14 +325,15 @@ static int write_brief(const struct run_request *rq, const char *dir, struct run
 static json_t *meta_of(const struct run_request *rq, const char *dir, const struct run_outcome *o)
 {
 	const struct project *p = rq->project;
-	json_t *meta = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "id", o->id, "workload",
-				 rq->workload->name, "command", o->command, "dir", dir, "config",
-				 p->conf_path, "started", (json_int_t)time(NULL));
+	json_t *meta = json_pack("{s:o, s:o, s:o, s:o, s:o, s:I}", "id", json_text(o->id),
+				 "workload", json_text(rq->workload->name), "command", json_text(o->command),
+				 "dir", json_text(dir), "config", json_text(p->conf_path),
+				 "started", (json_int_t)time(NULL));
 	struct strbuf out = STRBUF_INIT;
 	char *head;
 
 	if (p->in_git && (head = git_rev_parse(dir, "HEAD"))) {
-		json_object_set_new(meta, "commit", json_string(head));
+		json_object_set_new(meta, "commit", json_text(head));
 		if (!git_run(dir, &out, NULL, "status", "--porcelain", "--untracked-files=no", NULL))
 			json_object_set_new(meta, "dirty", json_boolean(out.len > 0));
 		free(head);
@@ -390,7 +392,7 @@ out:
 		if (o->have_brief) {
 			char *scale = project_scale_path(p, rq->workload->name);
 
-			json_object_set_new(meta, "scale", access(scale, R_OK) ? json_null() : json_string(scale));
+			json_object_set_new(meta, "scale", access(scale, R_OK) ? json_null() : json_text(scale));
 			free(scale);
 		}
 		json_object_set_new(meta, "ok", json_boolean(!ret));

@@ -14,6 +14,7 @@
 
 #include "util.h"
 #include "intern.h"
+#include "json.h"
 #include "profile.h"
 #include "report.h"
 #include "scale.h"
@@ -392,30 +393,6 @@ void scale_fit_all(struct scale *s, uint64_t min_samples)
 
 /* ---- JSON ------------------------------------------------------------- */
 
-/* A JSON string of s; bytes that are not UTF-8 (names come from outside) become '?'. */
-static json_t *text(const char *s)
-{
-	struct strbuf sb = STRBUF_INIT;
-	json_t *j = json_string(s);
-
-	if (j)
-		return j;
-	while (*s) {
-		size_t len;
-
-		if (utf8_decode((const unsigned char *)s, &len) < 0) {
-			strbuf_addch(&sb, '?');
-			s++;
-		} else {
-			strbuf_add(&sb, s, len);
-			s += len;
-		}
-	}
-	j = json_string(sb.buf);
-	strbuf_release(&sb);
-	return j ? j : json_string("?");
-}
-
 static json_t *num_or_null(bool have, double v)
 {
 	return have && isfinite(v) ? json_real(v) : json_null();
@@ -469,8 +446,8 @@ json_t *scale_to_json(const struct scale *s, const char *workload, const char *c
 	json_t *doc = json_object(), *sizes = json_array(), *runs = json_array();
 	json_t *prog = json_object(), *fns = json_array();
 
-	json_object_set_new(doc, "workload", text(workload));
-	json_object_set_new(doc, "command", text(command));
+	json_object_set_new(doc, "workload", json_text(workload));
+	json_object_set_new(doc, "command", json_text(command));
 	for (size_t i = 0; i < s->nr_sizes; i++) {
 		json_t *r = json_object();
 
@@ -479,7 +456,7 @@ json_t *scale_to_json(const struct scale *s, const char *workload, const char *c
 		json_object_set_new(r, "samples", json_integer(count_json(s->samples[i])));
 		json_object_set_new(r, "seconds", json_real(s->seconds[i]));
 		json_object_set_new(r, "wall_seconds", json_real(s->wall_seconds[i]));
-		json_object_set_new(r, "profile", s->profiles[i] ? text(s->profiles[i]) : json_null());
+		json_object_set_new(r, "profile", json_text(s->profiles[i]));
 		json_array_append_new(runs, r);
 	}
 	json_object_set_new(doc, "sizes", sizes);
@@ -495,9 +472,9 @@ json_t *scale_to_json(const struct scale *s, const char *workload, const char *c
 		const struct scale_fn *f = &s->fns[i];
 		json_t *o = json_object();
 
-		json_object_set_new(o, "function", text(f->function));
-		json_object_set_new(o, "file", text(f->file));
-		json_object_set_new(o, "dso", text(f->dso));
+		json_object_set_new(o, "function", json_text(f->function));
+		json_object_set_new(o, "file", json_text(f->file));
+		json_object_set_new(o, "dso", json_text(f->dso));
 		add_fit(o, &f->fit);
 		json_object_set_new(o, "superlinear", json_boolean(f->superlinear));
 		add_verdict(o, &f->fit);

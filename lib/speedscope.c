@@ -7,6 +7,7 @@
 
 #include <jansson.h>
 
+#include "json.h"
 #include "profile.h"
 #include "speedscope.h"
 #include "stacks.h"
@@ -20,13 +21,6 @@ struct frames {
 	long *by_map;		/* mapping id -> index + 1 of its [unknown] frame; [0]: no mapping */
 };
 
-static json_t *text(const char *s)
-{
-	json_t *j = json_string(s);
-
-	return j ? j : json_string("[not UTF-8]");
-}
-
 static long frame_index(struct frames *f, const struct profile *p, const struct pf_frame *fr)
 {
 	long *slot;
@@ -39,9 +33,9 @@ static long frame_index(struct frames *f, const struct profile *p, const struct 
 	if (*slot)
 		return *slot - 1;
 	o = json_object();
-	json_object_set_new(o, "name", text(frame_name(p, fr)));
+	json_object_set_new(o, "name", json_text(frame_name(p, fr)));
 	if (fr->fn && *frame_file(p, fr))
-		json_object_set_new(o, "file", text(frame_file(p, fr)));
+		json_object_set_new(o, "file", json_text(frame_file(p, fr)));
 	if (fr->fn && fr->fn->start_line > 0)
 		json_object_set_new(o, "line", json_integer(fr->fn->start_line));
 	json_array_append_new(f->array, o);
@@ -88,14 +82,15 @@ int speedscope_write(const struct profile *p, int idx, const char *name, struct 
 		json_array_append_new(weights, json_integer(st[i].value));
 		total = sat_add(total, st[i].value);
 	}
-	prof = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o, s:o}", "type", "sampled",
-			 "name", profile_string(p, p->sample_type[idx].type), "unit", unit_of(p, idx),
+	prof = json_pack("{s:s, s:o, s:s, s:I, s:I, s:o, s:o}", "type", "sampled",
+			 "name", json_text(profile_string(p, p->sample_type[idx].type)),
+			 "unit", unit_of(p, idx),
 			 "startValue", (json_int_t)0, "endValue", (json_int_t)total,
 			 "samples", samples, "weights", weights);
 	json_object_set_new(shared, "frames", f.array);
 	doc = json_pack("{s:s, s:o, s:[o], s:o, s:I, s:s}",
 			"$schema", "https://www.speedscope.app/file-format-schema.json",
-			"shared", shared, "profiles", prof, "name", text(name),
+			"shared", shared, "profiles", prof, "name", json_text(name),
 			"activeProfileIndex", (json_int_t)0, "exporter", "hotloop");
 	s = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
 	if (!s)

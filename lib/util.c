@@ -1,6 +1,7 @@
 /*
  * util.c: allocation wrappers, the error reporter, atomic file writes.
- * Out of memory is not an error hotloop can recover from: it aborts.
+ * Out of memory is not an error hotloop can recover from: it says so on
+ * stderr and exits with status 1 (oom()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,17 +18,51 @@
 #include "util.h"
 #include "strbuf.h"
 
-static _Noreturn void oom(size_t n)
+/* n in decimal at the end of buf[0..len), NUL-terminated; where it starts. */
+static char *fmt_size(char *buf, size_t len, size_t n)
 {
-	fprintf(stderr, "hotloop: out of memory (allocating %zu bytes)\n", n);
-	abort();
+	char *p = buf + len;
+
+	*--p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while ((n /= 10) && p > buf);
+	return p;
+}
+
+/*
+ * Out of memory: "hotloop: out of memory (allocating [NMEMB x ]SIZE bytes)"
+ * on stderr, then exit status 1. It may run anywhere: deep in a command, in
+ * a forked child before exec, in the launcher. So nothing is allocated
+ * (write(2), no stdio), and _exit(): no atexit handler, and no stdio buffer
+ * flushed, which would print half a document or, in a child, a second copy
+ * of the parent's pending output.
+ */
+static _Noreturn void oom(size_t nmemb, size_t size)
+{
+	char msg[128], a[24], b[24];
+	size_t len = 0;
+	const char *const parts[] = {
+		"hotloop: out of memory (allocating ",
+		nmemb != 1 ? fmt_size(a, sizeof(a), nmemb) : "", nmemb != 1 ? " x " : "",
+		fmt_size(b, sizeof(b), size), " bytes)\n",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+		size_t n = strlen(parts[i]);
+
+		memcpy(msg + len, parts[i], n);
+		len += n;
+	}
+	write_full(STDERR_FILENO, msg, len);
+	_exit(HL_EXIT_FAILURE);
 }
 
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
-		oom(n);
+		oom(1, n);
 	return p;
 }
 
@@ -35,7 +70,7 @@ void *xcalloc(size_t nmemb, size_t size)
 {
 	void *p = calloc(nmemb ? nmemb : 1, size ? size : 1);
 	if (!p)
-		oom(nmemb * size);
+		oom(nmemb, size);
 	return p;
 }
 
@@ -43,7 +78,7 @@ void *xrealloc(void *p, size_t n)
 {
 	void *q = realloc(p, n ? n : 1);
 	if (!q)
-		oom(n);
+		oom(1, n);
 	return q;
 }
 

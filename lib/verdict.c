@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "util.h"
+#include "json.h"
 #include "strbuf.h"
 #include "stats.h"
 #include "verdict.h"
@@ -498,23 +499,6 @@ void verdict_release(struct verdict *v)
 	*v = (struct verdict)VERDICT_INIT;
 }
 
-/* jansson wants UTF-8: a name that is not becomes '?' for each byte outside ASCII. */
-static json_t *jstr(const char *s)
-{
-	json_t *j = json_string(s);
-	char *copy;
-
-	if (j)
-		return j;
-	copy = xstrdup(s);
-	for (char *p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
 /* jansson refuses NaN and infinities: they become null. */
 static json_t *jnum(double x)
 {
@@ -525,7 +509,7 @@ json_t *verdict_estimate_to_json(const struct verdict *v, const struct verdict_e
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "workload", e->workload ? jstr(e->workload) : json_null());
+	json_object_set_new(o, "workload", json_text(e->workload));
 	json_object_set_new(o, "metric", json_string(gate_metric_name(v->metric)));
 	json_object_set_new(o, "change_pct", e->valid ? jnum(e->change_pct) : json_null());
 	json_object_set_new(o, "ci_low_pct", e->valid ? jnum(e->ci_low_pct) : json_null());
@@ -555,7 +539,7 @@ struct json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(o, "verdict", json_string(verdict_kind_name(v->kind)));
 	a = json_array();
 	for (size_t i = 0; i < v->nr_reasons; i++)
-		json_array_append_new(a, jstr(v->reasons[i]));
+		json_array_append_new(a, json_text(v->reasons[i]));
 	json_object_set_new(o, "reasons", a);
 	json_object_set_new(o, "suspicious", json_boolean(v->suspicious));
 	json_object_set_new(o, "primary", verdict_estimate_to_json(v, &v->primary, false));
@@ -576,8 +560,8 @@ struct json_t *verdict_to_json(const struct verdict *v)
 	for (size_t i = 0; i < v->nr_metrics; i++) {
 		const struct verdict_metric *mt = &v->metrics[i];
 		x = json_object();
-		json_object_set_new(x, "name", jstr(mt->name));
-		json_object_set_new(x, "workload", jstr(mt->workload));
+		json_object_set_new(x, "name", json_text(mt->name));
+		json_object_set_new(x, "workload", json_text(mt->workload));
 		json_object_set_new(x, "base", jnum(mt->base));
 		json_object_set_new(x, "cand", jnum(mt->cand));
 		json_object_set_new(x, "change_pct", jnum(mt->change_pct));
@@ -593,7 +577,7 @@ struct json_t *verdict_to_json(const struct verdict *v)
 	a = json_array();
 	for (size_t i = 0; i < v->correctness.nr_fingerprints; i++) {
 		json_t *f = json_object();
-		json_object_set_new(f, "workload", jstr(v->correctness.fingerprints[i].workload));
+		json_object_set_new(f, "workload", json_text(v->correctness.fingerprints[i].workload));
 		json_object_set_new(f, "match", json_boolean(v->correctness.fingerprints[i].match));
 		json_array_append_new(a, f);
 	}

@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "json.h"
 #include "project.h"
 #include "strbuf.h"
 
@@ -64,7 +65,7 @@ int cmd_config(int argc, char **argv)
 		json_t *doc = config_to_json(&p.cf);
 
 		/* messages name the file as given; the document says which file it was */
-		json_object_set_new(doc, "file", json_string(p.conf_path));
+		json_object_set_new(doc, "file", json_text(p.conf_path));
 		print_json(doc);
 	} else {
 		struct strbuf sb = STRBUF_INIT;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "json.h"
 #include "doctor.h"
 
 const char usage_doctor[] =
@@ -35,26 +36,21 @@ static json_t *json_int_or_null(int64_t v, bool known)
 	return known ? json_integer(v) : json_null();
 }
 
-static json_t *json_str_or_null(const char *s)
-{
-	return s ? json_string(s) : json_null();
-}
-
 static json_t *target_json(const struct doctor_target *t)
 {
 	json_t *o = json_object(), *needed = json_array();
 	bool elf = t->is_elf && !t->error;
 
-	json_object_set_new(o, "path", json_string(t->path));
+	json_object_set_new(o, "path", json_text(t->path));
 	json_object_set_new(o, "elf", json_boolean(t->is_elf));
-	json_object_set_new(o, "error", json_str_or_null(t->error));
-	json_object_set_new(o, "arch", json_str_or_null(elf ? t->arch : NULL));
-	json_object_set_new(o, "type", json_str_or_null(elf ? t->type : NULL));
+	json_object_set_new(o, "error", json_text(t->error));
+	json_object_set_new(o, "arch", json_text(elf ? t->arch : NULL));
+	json_object_set_new(o, "type", json_text(elf ? t->type : NULL));
 	json_object_set_new(o, "pie", elf ? json_boolean(t->pie) : json_null());
 	json_object_set_new(o, "stripped", elf ? json_boolean(!t->has_symtab) : json_null());
 	json_object_set_new(o, "debug_info", elf ? json_boolean(t->debug_info) : json_null());
-	json_object_set_new(o, "debug_file", json_str_or_null(t->debug_file));
-	json_object_set_new(o, "build_id", json_str_or_null(t->build_id));
+	json_object_set_new(o, "debug_file", json_text(t->debug_file));
+	json_object_set_new(o, "build_id", json_text(t->build_id));
 	json_object_set_new(o, "frame_pointers",
 			    t->frame_pointers < 0 ? json_null() : json_boolean(t->frame_pointers));
 	json_object_set_new(o, "frame_pointer_share",
@@ -63,7 +59,7 @@ static json_t *target_json(const struct doctor_target *t)
 	json_object_set_new(o, "functions_checked", json_integer((json_int_t)t->fp_checked));
 	json_object_set_new(o, "functions_with_frame_pointer", json_integer((json_int_t)t->fp_with));
 	for (size_t i = 0; i < t->nr_needed; i++)
-		json_array_append_new(needed, json_string(t->needed[i]));
+		json_array_append_new(needed, json_text(t->needed[i]));
 	json_object_set_new(o, "needed", needed);
 	return o;
 }
@@ -90,9 +86,9 @@ static json_t *doctor_json(const struct doctor *d)
 	json_object_set_new(doc, "ring_buffer", json_boolean(d->mmap_ok));
 	json_object_set_new(doc, "max_sample_rate",
 			    json_int_or_null(d->max_sample_rate, d->max_sample_rate >= 0));
-	json_object_set_new(tools, "valgrind", json_str_or_null(d->valgrind));
-	json_object_set_new(tools, "git", json_str_or_null(d->git));
-	json_object_set_new(tools, "perf", json_str_or_null(d->perf));
+	json_object_set_new(tools, "valgrind", json_text(d->valgrind));
+	json_object_set_new(tools, "git", json_text(d->git));
+	json_object_set_new(tools, "perf", json_text(d->perf));
 	json_object_set_new(doc, "tools", tools);
 	if (d->target)
 		json_object_set_new(doc, "target", target_json(d->target));
@@ -102,8 +98,8 @@ static json_t *doctor_json(const struct doctor *d)
 
 		json_object_set_new(o, "name", json_string(c->name));
 		json_object_set_new(o, "status", json_string(doctor_status_name(c->status)));
-		json_object_set_new(o, "message", json_string(c->message));
-		json_object_set_new(o, "remedy", json_str_or_null(c->remedy));
+		json_object_set_new(o, "message", json_text(c->message));
+		json_object_set_new(o, "remedy", json_text(c->remedy));
 		json_array_append_new(checks, o);
 	}
 	json_object_set_new(doc, "checks", checks);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "json.h"
 #include "project.h"
 #include "kb.h"
 #include "strbuf.h"
@@ -112,7 +113,7 @@ static json_t *entries_json(const struct kb *kb, const struct kb_entry *const *e
 {
 	json_t *doc = json_object(), *a = json_array();
 
-	json_object_set_new(doc, "kb", json_string(kb->dir));
+	json_object_set_new(doc, "kb", json_text(kb->dir));
 	for (size_t i = 0; i < nr; i++)
 		json_array_append_new(a, kb_entry_to_json(e[i], NULL));
 	json_object_set_new(doc, "attempts", a);
@@ -132,10 +133,9 @@ static int list(const struct kb *kb, const struct kb_opts *o, const char *const 
 			json_t *w = json_array();
 
 			for (size_t i = 0; i < nr_words; i++)
-				json_array_append_new(w, json_string(words[i]));
+				json_array_append_new(w, json_text(words[i]));
 			json_object_set_new(doc, "query", json_pack("{s:o, s:o}", "words", w, "function",
-								    o->function ? json_string(o->function)
-										: json_null()));
+								    json_text(o->function)));
 		}
 		print_json(doc);
 	} else if (!kb->nr) {

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "json.h"
 #include "pprof.h"
 #include "profile.h"
 #include "profile-io.h"
@@ -85,16 +86,16 @@ static void print_result(const struct push_request *r, const struct push_result 
 	if (json) {
 		json_t *doc = json_object();
 
-		json_object_set_new(doc, "url", json_string(res->url));
+		json_object_set_new(doc, "url", json_text(res->url));
 		json_object_set_new(doc, "status", json_integer(res->status));
-		json_object_set_new(doc, "file", json_string(file));
-		json_object_set_new(doc, "name", json_string(r->name));
+		json_object_set_new(doc, "file", json_text(file));
+		json_object_set_new(doc, "name", json_text(r->name));
 		json_object_set_new(doc, "from", json_integer(r->from));
 		json_object_set_new(doc, "until", json_integer(r->until));
 		json_object_set_new(doc, "bytes", json_integer((json_int_t)res->sent));
 		json_object_set_new(doc, "stacks", json_integer((json_int_t)p->nr_samples));
 		json_object_set_new(doc, "sample_type",
-				    json_string(idx >= 0 ? profile_string(p, p->sample_type[idx].type) : ""));
+				    json_text(idx >= 0 ? profile_string(p, p->sample_type[idx].type) : ""));
 		json_object_set_new(doc, "total", json_integer(total));
 		print_json(doc);
 		return;

@@ -16,6 +16,7 @@
 
 #include "builtin.h"
 #include "git.h"
+#include "json.h"
 #include "store.h"
 #include "strbuf.h"
 
@@ -158,7 +159,7 @@ static int summarize(struct store *s, bool existed, bool json)
 	if (json) {
 		json_t *doc = json_object(), *loop = json_null();
 
-		json_object_set_new(doc, "path", json_string(store_path(s)));
+		json_object_set_new(doc, "path", json_text(store_path(s)));
 		json_object_set_new(doc, "created", json_boolean(!existed));
 		json_object_set_new(doc, "schema", json_integer(store_version(s)));
 		json_object_set_new(doc, "schema_found", json_integer(store_version_found(s)));

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "json.h"
 
 #define CMD_JSON 0x1	/* takes --json: errors become {"error": ...} on stdout */
 
@@ -165,7 +166,7 @@ int main(int argc, char **argv)
 	status = c->fn(argc - 1, argv + 1);
 	if (status && (c->flags & CMD_JSON) && wants_json(argc - 1, argv + 1) && *last_error()) {
 		json_t *doc = json_object();
-		json_object_set_new(doc, "error", json_string(last_error()));
+		json_object_set_new(doc, "error", json_text(last_error()));
 		print_json(doc);
 	}
 	return finish_output(status);

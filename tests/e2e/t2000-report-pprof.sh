@@ -59,6 +59,34 @@ test_expect_success 'json error document' '
 	jq -e ".error | test(\"nosuch.pb.gz\")" out.json >/dev/null
 '
 
+test_expect_success 'json error document for a path that is not UTF-8: bad bytes as U+FFFD' '
+	bad=$(printf "no\377such.pb.gz") &&
+	{ hotloop report --json "$bad" >out.json 2>/dev/null; test $? -eq 1; } &&
+	jq -e ".error | test(\"no\\ufffdsuch.pb.gz\")" out.json >/dev/null
+'
+
+# Out of memory is a message and exit status 1, not abort()'s 134: a gzip
+# bomb of a folded profile inflates past the address space ulimit -v leaves.
+# ASan reserves terabytes of shadow at start, so a sanitized build cannot run.
+OOM_KB=98304
+oom_title='out of memory: a message on stderr and exit status 1'
+printf "main 1\n" >small.folded
+if ldd "$HOTLOOP" 2>/dev/null | grep -q libasan || nm "$HOTLOOP" 2>/dev/null | grep -q __asan_init; then
+	test_skip "$oom_title" "a sanitized build: ASan does not start under ulimit -v"
+elif ! (ulimit -v $OOM_KB && hotloop report small.folded) >/dev/null 2>&1; then
+	test_skip "$oom_title" "hotloop does not start under ulimit -v $OOM_KB here"
+else
+test_expect_code 1 "$oom_title" '
+	yes "main;parse;strlen 1" | head -c 268435456 | gzip -1 >big.folded.gz || exit 99
+	(ulimit -v $OOM_KB && hotloop report --json big.folded.gz) >out 2>err
+	rc=$?
+	expect_grep "^hotloop: out of memory (allocating [0-9]* bytes)$" err || exit 99
+	test $(wc -l <err) -eq 1 || { cat err; exit 99; }
+	test ! -s out || { cat out; exit 99; }
+	exit $rc
+'
+fi
+
 test_expect_success 'a full disk is an error, not a silent success' '
 	test -w /dev/full || { echo "no /dev/full"; exit 0; }
 	printf "\n" | hotloop report --help >/dev/full 2>err && exit 1

@@ -29,6 +29,12 @@ test_expect_success 'folded stacks to speedscope: frames, stacks root first, wei
 	sort in.folded >want && cmp want stacks
 '
 
+test_expect_success 'a name that is not UTF-8 keeps its frame, each bad byte as U+FFFD' '
+	printf "main;bad\377name 5\n" >bad.folded &&
+	hotloop convert bad.folded -o bad.speedscope.json &&
+	jq -e "[.shared.frames[].name] | sort == [\"bad\\ufffdname\", \"main\"]" bad.speedscope.json
+'
+
 if test_have_prereq PERF; then
 test_expect_success 'a recording: source files and first lines; cpu weights in nanoseconds' '
 	hotloop record -o rec.pb.gz -- "$WORKLOADS/cpuhog" 0.2 2>/dev/null &&

@@ -105,6 +105,13 @@ test_expect_success 'target keys for cpuhog: frame pointers, debug info, PIE' '
 	" out
 '
 
+test_expect_success 'a target path that is not UTF-8 keeps its key, bad bytes as U+FFFD' '
+	cp "$WORKLOADS/cpuhog" "$(printf "hog\377")" &&
+	hotloop doctor --json -- "./$(printf "hog\377")" >out
+	jq -e ".target.path == \"./hog\\ufffd\" and .target.elf == true" out &&
+	jq -e "[.checks[] | .message | type == \"string\"] | all" out
+'
+
 test_expect_success 'target keys for nofp: frame pointers false, low share' '
 	hotloop doctor --json -- "$WORKLOADS/nofp" >out
 	jq -e ".target.frame_pointers == false and .target.frame_pointer_share < 0.8" out

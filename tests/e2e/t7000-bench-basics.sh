@@ -31,6 +31,12 @@ test_expect_success 'fingerprints and metrics are parsed, a bad metric line warn
 	expect_grep "malformed metric line" err
 '
 
+test_expect_success 'a fingerprint or an argument that is not UTF-8 is kept, each bad byte as U+FFFD' '
+	$B -n 1 -w 0 --json -- sh -c "printf \"FINGERPRINT=a\\377b\\n\"" "$(printf "x\377")" >out.json &&
+	jq -e ".runs[0].fingerprints == [\"a\\ufffdb\"]" out.json &&
+	jq -e ".command | contains(\"x\\ufffd\")" out.json
+'
+
 test_expect_success 'the environment is fixed, with --env added' '
 	FOO_LEAK=1 $B -n 1 -w 0 --json -e X=42 -- sh -c "echo FINGERPRINT=\$LANG-\${FOO_LEAK:-none}-\$X" >out.json &&
 	jq -e ".runs[0].fingerprints == [\"C-none-42\"]" out.json

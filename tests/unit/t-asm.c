@@ -660,6 +660,34 @@ static void test_asm__json_shape(void **state)
 	asm_function_release(&f);
 }
 
+static void test_asm__json_not_utf8(void **state)
+{
+	/* symbol names and paths come from the binary: a byte that is not UTF-8 must not lose the key */
+	static const char *const keys[] = { "binary", "function", "system_name", "sample_type" };
+	struct asm_function f;
+	json_t *doc, *in;
+
+	build(&f, scalar_dot, true);
+	f.binary = "/bin/p\xff";
+	f.name = "bad\xff\xfename";
+	f.system_name = "_Z3bad\xfe";
+	f.sample_type = "cpu\xff";
+	f.insns[2].file = "/src/\xff.c";
+	f.insns[2].line = 3;
+	f.insns[2].inlined = "inl\xfe";
+	doc = asm_to_json(&f);
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		assert_true(json_is_string(json_object_get(doc, keys[i])));
+		assert_non_null(strstr(json_string_value(json_object_get(doc, keys[i])), "\xef\xbf\xbd"));
+	}
+	assert_string_equal(json_string_value(json_object_get(doc, "function")), "bad\xef\xbf\xbd\xef\xbf\xbdname");
+	in = json_array_get(json_object_get(doc, "instructions"), 2);
+	assert_string_equal(json_string_value(json_object_get(in, "file")), "/src/\xef\xbf\xbd.c");
+	assert_string_equal(json_string_value(json_object_get(in, "inlined")), "inl\xef\xbf\xbd");
+	json_decref(doc);
+	asm_function_release(&f);
+}
+
 /* ---- asm_load on a library compiled here ---- */
 
 static const char lib_c[] =
@@ -736,6 +764,7 @@ int main(void)
 		cmocka_unit_test(test_asm__backward_jump_without_cycle),
 		cmocka_unit_test(test_asm__annotate),
 		cmocka_unit_test(test_asm__json_shape),
+		cmocka_unit_test(test_asm__json_not_utf8),
 		cmocka_unit_test(test_asm__load_by_name),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

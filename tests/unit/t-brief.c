@@ -593,6 +593,49 @@ static void test_brief__kb(void **state)
 	free(cmd);
 }
 
+/* o's 'key': a string equal to want. */
+static void check_json_text(json_t *o, const char *key, const char *want)
+{
+	assert_non_null(o);
+	assert_true(json_is_string(json_object_get(o, key)));
+	assert_string_equal(json_string_value(json_object_get(o, key)), want);
+}
+
+static void test_brief__json_not_utf8(void **state)
+{
+	/* names and paths come from outside: a byte that is not UTF-8 must not lose the key */
+	struct profile p;
+	struct brief b;
+	json_t *doc, *h, *r;
+	char *s;
+
+	build(&p, &b,
+	      "bad\xff\xfename@/proj/d\xff/a.c:4;cal\xfeler@/proj/m.c:9!/usr/lib/l\xff.so;"
+	      "main@/proj/m.c:1 50\n"
+	      "ok@/proj/m.c:14;main@/proj/m.c:1 10\n",
+	      &proj, NULL);
+	doc = brief_to_json(&b, 0);
+	h = json_array_get(json_object_get(doc, "hotspots"), 0);
+	check_json_text(h, "function", "bad\xef\xbf\xbd\xef\xbf\xbdname");
+	check_json_text(h, "file", "d\xef\xbf\xbd/a.c");
+	check_json_text(h, "dso", "prog");
+	assert_int_equal(json_array_size(json_object_get(h, "callers")), 1);
+	check_json_text(json_array_get(json_object_get(h, "callers"), 0), "function", "cal\xef\xbf\xbdler");
+	assert_int_equal(json_array_size(json_object_get(h, "questions")), b.hotspots[0].nr_tags);
+	assert_int_equal(json_array_size(json_object_get(doc, "hot_path")), b.nr_hot_path);
+	r = json_object_get(doc, "hot_path");
+	check_json_text(json_array_get(r, 0), "function", "main");
+	check_json_text(json_array_get(r, 1), "function", "cal\xef\xbf\xbdler");
+	check_json_text(json_array_get(r, 2), "function", "bad\xef\xbf\xbd\xef\xbf\xbdname");
+	r = json_object_get(doc, "rollup");
+	assert_int_equal(json_array_size(json_object_get(r, "dir")), b.nr_by_dir);
+	assert_int_equal(json_array_size(json_object_get(r, "dso")), b.nr_by_dso);
+	assert_non_null(s = json_dumps(doc, JSON_COMPACT));
+	free(s);
+	json_decref(doc);
+	done(&p, &b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -607,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_brief__snippet_and_budget),
 		cmocka_unit_test(test_brief__scale),
 		cmocka_unit_test(test_brief__kb),
+		cmocka_unit_test(test_brief__json_not_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,8 @@
  * t-report.c: unit tests for report.c: self/total per function, line, file
  * and DSO; recursion counted once; inlined frames flagged.
  */
+#include <jansson.h>
+
 #include "test-helpers.h"
 #include "report.h"
 #include "strbuf.h"
@@ -153,6 +155,52 @@ static void test_report__empty_profile(void **state)
 	}
 }
 
+/* Row i's 'key' in a report's JSON: a string, the bytes not UTF-8 as U+FFFD. */
+static void check_json_row(json_t *doc, size_t i, const char *key, const char *want)
+{
+	json_t *row = json_array_get(json_object_get(doc, "rows"), i);
+
+	assert_non_null(row);
+	assert_true(json_is_string(json_object_get(row, key)));
+	assert_string_equal(json_string_value(json_object_get(row, key)), want);
+}
+
+static void test_report__json_not_utf8(void **state)
+{
+	/* names and paths come from outside: a byte that is not UTF-8 must not lose the key */
+	const char *text = "bad\xff\xfename@src/\xff.c:3;main@m.c:1!/lib/l\xfe.so 10\n";
+	struct profile p;
+	struct report r;
+	json_t *doc;
+	char *s;
+
+	build(&p, &r, text, REPORT_BY_FUNCTION, REPORT_SORT_SELF);
+	doc = report_to_json(&p, &r, 0, REPORT_SORT_SELF);
+	check_json_row(doc, 0, "name", "bad\xef\xbf\xbd\xef\xbf\xbdname");
+	check_json_row(doc, 0, "file", "src/\xef\xbf\xbd.c");
+	check_json_row(doc, 0, "dso", "prog");
+	check_json_row(doc, 1, "dso", "l\xef\xbf\xbd.so");
+	assert_non_null(s = json_dumps(doc, JSON_COMPACT));
+	free(s);
+	json_decref(doc);
+	report_release(&r);
+	profile_release(&p);
+
+	build(&p, &r, text, REPORT_BY_FILE, REPORT_SORT_SELF);
+	doc = report_to_json(&p, &r, 0, REPORT_SORT_SELF);
+	check_json_row(doc, 0, "name", "src/\xef\xbf\xbd.c");
+	json_decref(doc);
+	report_release(&r);
+	profile_release(&p);
+
+	build(&p, &r, text, REPORT_BY_DSO, REPORT_SORT_SELF);
+	doc = report_to_json(&p, &r, 0, REPORT_SORT_SELF);
+	check_json_row(doc, 1, "name", "l\xef\xbf\xbd.so");
+	json_decref(doc);
+	report_release(&r);
+	profile_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_report__by_line_file_dso),
 		cmocka_unit_test(test_report__hottest_line_survives_growth),
 		cmocka_unit_test(test_report__empty_profile),
+		cmocka_unit_test(test_report__json_not_utf8),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
