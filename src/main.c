@@ -138,6 +138,8 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 	int status;
 
+	/* jansson's allocations too: out of memory is one clear error, not a value quietly lost */
+	json_set_alloc_funcs(xmalloc, free);
 	if (argc < 2) {
 		print_usage(stderr);
 		return HL_EXIT_USAGE;
