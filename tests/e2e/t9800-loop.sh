@@ -14,26 +14,7 @@ test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, u
 # agents edit, tests/run the test they must not touch.
 test_expect_success 'setup: a project in git' '
 	mkdir proj && cd proj &&
-	cat >spin.c <<-\EOC &&
-	#include <stdio.h>
-	#include <stdlib.h>
-	#include <string.h>
-	__attribute__((noinline)) unsigned long spin(unsigned long n)
-	{
-		unsigned long x = 1;
-		for (unsigned long i = 0; i < n; i++)
-			x = x * 6364136223846793005ul + 1442695040888963407ul;
-		return x;
-	}
-	int main(int argc, char **argv)
-	{
-		unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
-		volatile unsigned long sink = spin(n * 1000000ul);
-		(void)sink;
-		printf("done %lu\n", n);
-		return 0;
-	}
-	EOC
+	cp "$DATA/loop/spin.c" . &&
 	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
 	mkdir tests && printf "#!/bin/sh\n./spin 1 | grep -q \"^done 1\$\"\n" >tests/run && chmod +x tests/run &&
 	cat >hotloop.conf <<-\EOC &&

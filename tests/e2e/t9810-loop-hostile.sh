@@ -20,25 +20,7 @@ GIT="git -c user.name=t -c user.email=t@t"
 
 test_expect_success 'setup: a project in git with work in progress' '
 	mkdir proj && cd proj &&
-	cat >spin.c <<-\EOC &&
-	#include <stdio.h>
-	#include <stdlib.h>
-	__attribute__((noinline)) unsigned long spin(unsigned long n)
-	{
-		unsigned long x = 1;
-		for (unsigned long i = 0; i < n; i++)
-			x = x * 6364136223846793005ul + 1442695040888963407ul;
-		return x;
-	}
-	int main(int argc, char **argv)
-	{
-		unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
-		volatile unsigned long sink = spin(n * 1000000ul);
-		(void)sink;
-		printf("done %lu\n", n);
-		return 0;
-	}
-	EOC
+	cp "$DATA/loop/spin.c" . &&
 	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
 	mkdir tests && printf "#!/bin/sh\n./spin 1 | grep -q \"^done 1\$\"\n" >tests/run && chmod +x tests/run &&
 	cat >hotloop.conf <<-\EOC &&
@@ -191,27 +173,9 @@ test_expect_success 'what an agent leaves running dies with it' '
 agent runtime <<\EOA
 #!/bin/sh
 cat >/dev/null
-cat >spin.c <<\EOC
-#include <stdio.h>
-#include <stdlib.h>
-__attribute__((noinline)) unsigned long spin(unsigned long n)
-{
-	unsigned long x = 1;
-	for (unsigned long i = 0; i < n / 3; i++)
-		x = x * 6364136223846793005ul + 1442695040888963407ul;
-	return x;
-}
-int main(int argc, char **argv)
-{
-	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 1;
-	volatile unsigned long sink = spin(n * 1000000ul);
-	(void)sink;
-	if (system("echo evil >>@U@/notes.txt 2>/dev/null; setsid sleep 3014 </dev/null >/dev/null 2>&1 &"))
-		return 1;
-	printf("done %lu\n", n);
-	return 0;
-}
-EOC
+sed -e 's/i < n;/i < n \/ 3;/' \
+    -e 's|(void)sink;|(void)sink; if (system("echo evil >>@U@/notes.txt 2>/dev/null; setsid sleep 3014 </dev/null >/dev/null 2>\&1 \&")) return 1;|' \
+    "$DATA/loop/spin.c" >spin.c
 EOA
 test_expect_success 'a candidate whose program writes outside and leaves a daemon: built, tested and measured in the sandbox' '
 	loop runtime && jq -e ".attempts[0].stage == \"compare\"" runtime.json &&
@@ -338,7 +302,7 @@ agent runtime2 <<\EOA
 #!/bin/sh
 cat >/dev/null
 [ "$HOTLOOP_ROUND" = 1 ] || exit 0
-cat "@S@/agents/runtime" | sed -n "/^cat >spin.c/,/^EOC/p" | sed "1d;\$d" | sed "s|n / 3|n / 5|" >spin.c
+sh "@S@/agents/runtime" </dev/null && sed -i "s|n / 3|n / 5|" spin.c
 EOA
 test_expect_code 1 'a kept program that writes outside when profiled stops the next round' '
 	test_when_finished restore &&
