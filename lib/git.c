@@ -89,20 +89,22 @@ int git_exec(const struct git_repo *g, struct strbuf *out, const char *what, ...
 	return ret;
 }
 
+/* What `rev-parse --verify` printed, when it succeeded ('failed' 0) and is a commit id; else NULL. */
+static char *commit_id(struct strbuf *out, int failed)
+{
+	strbuf_rtrim(out);
+	if (failed || out->len < 40 || strspn(out->buf, "0123456789abcdef") != out->len) {
+		strbuf_release(out);
+		return NULL;
+	}
+	return strbuf_detach(out, NULL);
+}
+
 char *git_resolve(const struct git_repo *g, const char *rev)
 {
 	struct strbuf out = STRBUF_INIT;
 
-	if (git_exec(g, &out, NULL, "rev-parse", "--verify", "--quiet", rev, NULL)) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	strbuf_rtrim(&out);
-	if (out.len < 40 || strspn(out.buf, "0123456789abcdef") != out.len) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	return strbuf_detach(&out, NULL);
+	return commit_id(&out, git_exec(g, &out, NULL, "rev-parse", "--verify", "--quiet", rev, NULL));
 }
 
 int git_run(const char *dir, struct strbuf *out, const char *what, ...)
@@ -131,16 +133,7 @@ char *git_rev_parse(const char *dir, const char *rev)
 {
 	struct strbuf out = STRBUF_INIT;
 
-	if (git_run(dir, &out, NULL, "rev-parse", "--verify", "--quiet", rev, NULL)) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	strbuf_rtrim(&out);
-	if (out.len < 40 || strspn(out.buf, "0123456789abcdef") != out.len) {
-		strbuf_release(&out);
-		return NULL;
-	}
-	return strbuf_detach(&out, NULL);
+	return commit_id(&out, git_run(dir, &out, NULL, "rev-parse", "--verify", "--quiet", rev, NULL));
 }
 
 int git_top(const char *dir, char **top)

@@ -282,6 +282,26 @@ static int absolute_git_dir(const char *top, char **out)
 	return 0;
 }
 
+/* The real path of 'path', or of its directory and its name when it does not exist yet (the kb). */
+static char *real_path_to_be(const char *path)
+{
+	char *real = realpath(path, NULL), *dir, *slash;
+
+	if (real)
+		return real;
+	slash = strrchr(path, '/');
+	if (!slash || slash == path)
+		return xstrdup(path);
+	dir = xstrndup(path, (size_t)(slash - path));
+	real = realpath(dir, NULL);
+	free(dir);
+	if (!real)
+		return xstrdup(path);
+	dir = xstrfmt("%s%s", real, slash);
+	free(real);
+	return dir;
+}
+
 int integrity_record(struct integrity *in, const struct project *p, const char *const *skip,
 		     const char *skip_ref)
 {
@@ -296,11 +316,8 @@ int integrity_record(struct integrity *in, const struct project *p, const char *
 	while (skip && skip[n])
 		n++;
 	in->skip = xcalloc(n + 1, sizeof(*in->skip));
-	for (size_t i = 0; i < n; i++) {
-		in->skip[i] = realpath(skip[i], NULL);
-		if (!in->skip[i])
-			in->skip[i] = xstrdup(skip[i]);
-	}
+	for (size_t i = 0; i < n; i++)
+		in->skip[i] = real_path_to_be(skip[i]);
 	in->skip_ref = skip_ref ? xstrdup(skip_ref) : NULL;
 	if (read_git_state(in, in))
 		return -1;

@@ -120,6 +120,28 @@ static void test_integrity__git_state(void **state)
 	expect_after(f, "rm -rf .git/objects/??", "object store: ");
 }
 
+/* A skipped directory that does not exist yet, named through a symlink: still skipped once made. */
+static void test_integrity__skip_to_be(void **state)
+{
+	struct fixture *f = *state;
+	struct integrity in = INTEGRITY_INIT;
+	struct strbuf what = STRBUF_INIT;
+	char *kb = xstrfmt("%s/self/kb", f->dir);
+	const char *skip[] = { kb, NULL };
+
+	tp_sh(f->dir, "ln -s . self");
+	assert_int_equal(integrity_record(&in, &f->p, skip, NULL), 0);
+	tp_sh(f->dir, "mkdir kb && echo report >kb/a.md");
+	assert_int_equal(integrity_check(&in, &what, 20), 0);
+	tp_sh(f->dir, "echo more >>notes.txt");
+	assert_int_equal(integrity_check(&in, &what, 20), 1);
+	assert_non_null(strstr(what.buf, "notes.txt: modified"));
+	assert_null(strstr(what.buf, "kb"));
+	strbuf_release(&what);
+	integrity_release(&in);
+	free(kb);
+}
+
 static void test_integrity__deleted_git(void **state)
 {
 	struct fixture *f = *state;
@@ -137,6 +159,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_integrity__unchanged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_integrity__files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_integrity__git_state, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_integrity__skip_to_be, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_integrity__deleted_git, setup, teardown),
 	};
 
