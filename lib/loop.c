@@ -241,7 +241,8 @@ static void decide(struct loop *l, struct attempt *a, enum gate_stage stage, enu
 /*
  * Is the user's repository as the loop found it, and the loop's branch
  * where the loop put it? False when so. Else r->integrity says what
- * changed and 'when' (once: the first time tells), and the loop stops.
+ * changed and 'when' (once: the first time tells), r->stop_reason says
+ * so, and the loop stops.
  */
 static bool broken(struct loop *l, const char *when)
 {
@@ -273,6 +274,7 @@ static bool broken(struct loop *l, const char *when)
 			break;
 	}
 	r->integrity = strbuf_detach(&sb, NULL);
+	r->stop_reason = "the user's repository changed";
 	emit_note(l->spec->obs, "loop", "%s", r->integrity);
 	strbuf_release(&what);
 	return true;
@@ -913,7 +915,6 @@ static int round_run(struct loop *l, long round, bool *stop)
 	kill_orphans(l, "the best's workload");
 	if (broken(l, "while the best so far was built, tested and profiled")) {
 		*stop = true;
-		r->stop_reason = "the user's repository changed";
 		ret = 0;
 		goto out;
 	}
@@ -969,7 +970,6 @@ static int round_run(struct loop *l, long round, bool *stop)
 		reject_round(l, a, k);
 		best = SIZE_MAX;
 		*stop = true;
-		r->stop_reason = "the user's repository changed";
 	}
 	if (best != SIZE_MAX) {
 		for (size_t i = 0; i < k; i++)
@@ -1180,7 +1180,6 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 out_end:
 	/* whatever stopped it: is the user's repository as it was? */
 	if (started && broken(&l, "while the loop ran")) {
-		r->stop_reason = "the user's repository changed";
 		r->finished = false;
 		ret = error("%s", r->integrity);
 	}
