@@ -24,6 +24,7 @@
 #include "util.h"
 #include "strbuf.h"
 #include "doctor.h"
+#include "sandbox.h"
 
 #define REMEDY_PARANOID "run as root or `sysctl kernel.perf_event_paranoid=1`"
 #define REMEDY_NO_FP "use --call-graph dwarf or rebuild with -fno-omit-frame-pointer"
@@ -507,6 +508,12 @@ void doctor_check_machine(struct doctor *d)
 	check_tool(d, "perf", d->perf, DOCTOR_OK,
 		   "optional, hotloop reads perf.data itself",
 		   NULL);
+	if (sandbox_unavailable())
+		add_check(d, "sandbox", DOCTOR_WARN, "hotloop loop refuses to run an agent without --no-sandbox",
+			  "%s", sandbox_unavailable());
+	else
+		add_check(d, "sandbox", DOCTOR_OK, NULL,
+			  "bubblewrap makes the loop's sandbox (PID namespace, read-only filesystem)");
 }
 
 /* ---- the target: ELF ----------------------------------------------------- */

@@ -48,6 +48,15 @@ test_expect_success 'unprivileged: no kernel samples, remedy names the paranoid 
 	fi
 '
 
+test_expect_success 'the sandbox: ok where bubblewrap makes one, else a warning that says what the loop does' '
+	hotloop doctor --json >out.json &&
+	status=$(jq -r ".checks[] | select(.name == \"sandbox\") | .status" out.json) &&
+	if test_have_prereq SANDBOX; then test "$status" = ok; else test "$status" = warn; fi &&
+	nobwrap=$(path_without bwrap) &&
+	PATH=$nobwrap hotloop doctor >out &&
+	expect_grep "^warn  *sandbox  *bubblewrap is not installed (apt-get install bubblewrap): hotloop loop refuses to run an agent without --no-sandbox" out
+'
+
 test_expect_code 2 'an unknown option is a usage error' '
 	hotloop doctor --bogus
 '

@@ -6,6 +6,7 @@
 #   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS, TWO_CPUS, SANDBOX
 #   test_skip_unless NAME 'reason'           skip the rest of the tests
 #   test_skip 'title' 'reason'               count one test as skipped, say why
+#   path_without TOOL                        a $PATH directory without TOOL
 #   test_done                                print the tally, exit
 #
 # Each script runs in a fresh scratch directory; $HOTLOOP is the binary,
@@ -99,6 +100,19 @@ test_skip() {
 
 test_skip_unless() {
 	test_have_prereq "$1" || skip_all=${2:-"needs $1"}
+}
+
+# path_without TOOL: a directory to use as $PATH that has everything of
+# /usr/bin and /bin but TOOL (made once; its path on stdout)
+path_without() {
+	d=$SCRATCH/.path-without-$1
+	if [ ! -d "$d" ]; then
+		mkdir "$d" &&
+		for f in /usr/bin/* /bin/*; do
+			case ${f##*/} in "$1") ;; *) [ -e "$d/${f##*/}" ] || ln -s "$f" "$d/" ;; esac
+		done
+	fi
+	echo "$d"
 }
 
 # grep that shows what it searched on failure
