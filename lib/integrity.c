@@ -114,8 +114,9 @@ static bool left_out(const struct integrity *in, enum walk_kind kind, const char
 	       (!strcmp(base + 1, "index") || !strcmp(base + 1, "logs"));
 }
 
-static int add_file(struct integrity_files *out, enum walk_kind kind, const char *rel, const char *abs,
-		    const struct stat *st)
+/* One file's stat data, and with 'hash' its content's SHA-256. */
+static int add_file(struct integrity_files *out, enum walk_kind kind, bool hash, const char *rel,
+		    const char *abs, const struct stat *st)
 {
 	struct integrity_file *f;
 
@@ -129,36 +130,52 @@ static int add_file(struct integrity_files *out, enum walk_kind kind, const char
 	f->size = (uint64_t)st->st_size;
 	f->mtime_ns = ts_ns(st->st_mtim);
 	f->ctime_ns = ts_ns(st->st_ctim);
-	if (kind == WALK_OBJECTS || S_ISDIR(st->st_mode))
+	if (!hash || kind == WALK_OBJECTS || S_ISDIR(st->st_mode))
 		return 0;
 	/* unreadable: compared by its stat data alone */
 	return hash_path(abs, st, f->sha) < 0 ? -1 : 0;
 }
 
-static int walk(const struct integrity *in, enum walk_kind kind, struct strbuf *abs, struct strbuf *rel,
-		struct integrity_files *out)
+/*
+ * The files of directory 'dfd' (taken: closed here), at 'abs', 'rel' from
+ * the root. Names are looked up from their directory's fd, not by their
+ * whole path. A directory that cannot be read is recorded, not entered.
+ */
+static int walk(const struct integrity *in, enum walk_kind kind, bool hash, int dfd, struct strbuf *abs,
+		struct strbuf *rel, struct integrity_files *out)
 {
 	size_t abs_len = abs->len, rel_len = rel->len;
-	DIR *d = opendir(abs->buf);
+	DIR *d = fdopendir(dfd);
 	struct dirent *de;
 	struct stat st;
 	int ret = 0;
 
-	if (!d)
-		return errno == ENOENT || errno == ENOTDIR ? 0 : error("cannot read '%s': %s", abs->buf,
-								       strerror(errno));
+	if (!d) {
+		close(dfd);
+		return error("cannot read '%s': %s", abs->buf, strerror(errno));
+	}
 	while (!ret && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		strbuf_setlen(abs, abs_len);
 		strbuf_setlen(rel, rel_len);
-		strbuf_addf(abs, "/%s", de->d_name);
-		strbuf_addf(rel, "%s%s", rel_len ? "/" : "", de->d_name);
-		if (lstat(abs->buf, &st) || left_out(in, kind, rel->buf, abs->buf))
+		strbuf_addch(abs, '/');
+		strbuf_addstr(abs, de->d_name);
+		if (rel_len)
+			strbuf_addch(rel, '/');
+		strbuf_addstr(rel, de->d_name);
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    left_out(in, kind, rel->buf, abs->buf))
 			continue;
-		ret = add_file(out, kind, rel->buf, abs->buf, &st);
-		if (!ret && S_ISDIR(st.st_mode))
-			ret = walk(in, kind, abs, rel, out);
+		ret = add_file(out, kind, hash, rel->buf, abs->buf, &st);
+		if (!ret && S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+			if (sub >= 0)
+				ret = walk(in, kind, hash, sub, abs, rel, out);
+			else if (errno != EACCES && errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+				ret = error("cannot read '%s': %s", abs->buf, strerror(errno));
+		}
 	}
 	closedir(d);
 	strbuf_setlen(abs, abs_len);
@@ -176,14 +193,17 @@ static int cmp_file(const void *a, const void *b)
 	return strcmp(((const struct integrity_file *)a)->path, ((const struct integrity_file *)b)->path);
 }
 
-static int walk_root(const struct integrity *in, enum walk_kind kind, const char *root,
+/* The files under 'root', sorted by path; hashed with 'hash' (the record), else stat data only (a check). */
+static int walk_root(const struct integrity *in, enum walk_kind kind, bool hash, const char *root,
 		     struct integrity_files *out)
 {
 	struct strbuf abs = STRBUF_INIT, rel = STRBUF_INIT;
-	int ret;
+	int ret, fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+	if (fd < 0)
+		return errno == ENOENT ? 0 : error("cannot read '%s': %s", root, strerror(errno));
 	strbuf_addstr(&abs, root);
-	ret = walk(in, kind, &abs, &rel, out);
+	ret = walk(in, kind, hash, fd, &abs, &rel, out);
 	if (out->nr)
 		qsort(out->v, out->nr, sizeof(*out->v), cmp_file);
 	strbuf_release(&abs);
@@ -216,8 +236,12 @@ static int read_optional(struct strbuf *sb, const char *path, const char *what)
 	return ret;
 }
 
-/* HEAD, the refs, the stash's reflog and the index of 'in' into 'to'. */
-static int read_git_state(const struct integrity *in, struct integrity *to)
+/*
+ * HEAD, the refs, the stash's reflog and the index of 'in' into 'to'; the
+ * index's entries only when its bytes are not those of 'was' (NULL: the
+ * record, always).
+ */
+static int read_git_state(const struct integrity *in, struct integrity *to, const struct integrity *was)
 {
 	struct git_repo g = { .git_dir = in->git_dir };
 	char *head = xstrfmt("%s/HEAD", in->git_dir);
@@ -241,6 +265,8 @@ static int read_git_state(const struct integrity *in, struct integrity *to)
 
 		if (h)
 			ret = h < 0 ? -1 : error("cannot read the index '%s'", index);
+		else if (was && was->has_index && !memcmp(was->index_sha, to->index_sha, sizeof(to->index_sha)))
+			;	/* the same bytes: the same entries */
 		else if (git_exec(&g, &to->entries, "list the index", "ls-files", "--stage", "-v", NULL))
 			ret = -1;
 	}
@@ -319,14 +345,15 @@ int integrity_record(struct integrity *in, const struct project *p, const char *
 	for (size_t i = 0; i < n; i++)
 		in->skip[i] = real_path_to_be(skip[i]);
 	in->skip_ref = skip_ref ? xstrdup(skip_ref) : NULL;
-	if (read_git_state(in, in))
+	if (read_git_state(in, in, NULL))
 		return -1;
 	drop_ref(&in->refs, in->skip_ref);
-	if (walk_root(in, WALK_TREE, in->top, &in->tree) || walk_root(in, WALK_GIT, in->common_dir, &in->git))
+	if (walk_root(in, WALK_TREE, true, in->top, &in->tree) ||
+	    walk_root(in, WALK_GIT, true, in->common_dir, &in->git))
 		return -1;
 
 	char *objects = xstrfmt("%s/objects", in->common_dir);
-	int ret = walk_root(in, WALK_OBJECTS, objects, &in->objects);
+	int ret = walk_root(in, WALK_OBJECTS, false, objects, &in->objects);
 
 	free(objects);
 	return ret;
@@ -418,7 +445,7 @@ static int diff_files(const struct integrity *in, enum walk_kind kind, const cha
 {
 	struct integrity_files is = { 0 };
 	size_t i = 0, j = 0;
-	int ret = walk_root(in, kind, root, &is);
+	int ret = walk_root(in, kind, false, root, &is);
 
 	while (!ret && (i < was->nr || j < is.nr)) {
 		int c = i == was->nr ? 1 : j == is.nr ? -1 : strcmp(was->v[i].path, is.v[j].path);
@@ -452,7 +479,7 @@ int integrity_check(const struct integrity *in, struct strbuf *what, size_t max)
 
 	now.git_dir = in->git_dir;
 	now.common_dir = in->common_dir;
-	ret = read_git_state(in, &now);
+	ret = read_git_state(in, &now, in);
 	if (ret)
 		goto out;
 	drop_ref(&now.refs, in->skip_ref);
