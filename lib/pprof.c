@@ -98,6 +98,61 @@ int gzip_bytes(struct strbuf *out, const void *data, size_t len)
 	return 0;
 }
 
+/* ---- recognizing ------------------------------------------------------ */
+
+static bool skip_varint(const unsigned char **b, const unsigned char *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *b < end; shift += 7) {
+		unsigned char c = *(*b)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The fields of profile.proto's Profile: sample_type (1) ... doc_url (15). */
+#define PPROF_LAST_FIELD 15
+
+bool pprof_sniff(const void *data, size_t len)
+{
+	const unsigned char *b = data, *end = b + len;
+	uint64_t tag, v;
+
+	if (!len)
+		return false;
+	while (b < end) {
+		if (!skip_varint(&b, end, &tag) || tag >> 3 < 1 || tag >> 3 > PPROF_LAST_FIELD)
+			return false;
+		switch (tag & 7) {
+		case 0:
+			if (!skip_varint(&b, end, &v))
+				return false;
+			break;
+		case 1:
+			if (end - b < 8)
+				return false;
+			b += 8;
+			break;
+		case 2:
+			if (!skip_varint(&b, end, &v) || v > (uint64_t)(end - b))
+				return false;
+			b += v;
+			break;
+		case 5:
+			if (end - b < 4)
+				return false;
+			b += 4;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
 /* ---- decoding --------------------------------------------------------- */
 
 /*

@@ -1,7 +1,7 @@
 /*
  * profile-io.c: format detection (see profile-io.h).
- * Detection looks at bytes, not names: a pprof message starts with binary
- * field tags and lengths, folded stacks are text.
+ * Detection looks at bytes, not names: a pprof message is a sequence of
+ * field tags and lengths to its end, folded stacks are text.
  */
 #include <string.h>
 
@@ -47,7 +47,7 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 		if (fmt)
 			*fmt = PROFILE_FORMAT_PERFSCRIPT;
 		ret = perfscript_parse(p, data, len, what);
-	} else if (folded_sniff(data, len)) {
+	} else if (!pprof_sniff(data, len) && folded_sniff(data, len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_FOLDED;
 		ret = folded_parse(p, data, len, what);
