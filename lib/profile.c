@@ -330,6 +330,19 @@ const struct pf_function *profile_function(const struct profile *p, uint64_t id)
 	return id && id <= p->nr_functions ? &p->functions[id - 1] : NULL;
 }
 
+struct pf_frame profile_location_frame(const struct profile *p, const struct pf_location *l,
+				       uint32_t j)
+{
+	const struct pf_mapping *m = profile_mapping(p, l->mapping_id);
+	const struct pf_line *ln;
+
+	if (!l->nline)
+		return (struct pf_frame){ l, m, NULL, 0, false, p->nr_lines + (size_t)(l - p->locations) };
+	ln = &p->lines[l->line_off + j];
+	return (struct pf_frame){ l, m, profile_function(p, ln->function_id), ln->line,
+				  j + 1 < l->nline, l->line_off + j };
+}
+
 size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
 			     struct pf_frame **frames, size_t *alloc)
 {
@@ -338,23 +351,14 @@ size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
 
 	for (uint32_t i = 0; i < s->nloc; i++) {
 		const struct pf_location *l = profile_location(p, locs[i]);
-		const struct pf_mapping *m;
+		uint32_t nf;
 
 		if (!l)
 			continue;
-		m = profile_mapping(p, l->mapping_id);
-		ALLOC_GROW(*frames, n + (l->nline ? l->nline : 1), *alloc);
-		if (!l->nline) {
-			(*frames)[n++] = (struct pf_frame){ l, m, NULL, 0, false };
-			continue;
-		}
-		for (uint32_t j = 0; j < l->nline; j++) {
-			const struct pf_line *ln = &p->lines[l->line_off + j];
-			(*frames)[n++] = (struct pf_frame){
-				l, m, profile_function(p, ln->function_id), ln->line,
-				j + 1 < l->nline,
-			};
-		}
+		nf = l->nline ? l->nline : 1;
+		ALLOC_GROW(*frames, n + nf, *alloc);
+		for (uint32_t j = 0; j < nf; j++)
+			(*frames)[n++] = profile_location_frame(p, l, j);
 	}
 	return n;
 }
