@@ -138,12 +138,29 @@ static void set_hottest_lines(struct report *r, struct line_cost *lc, size_t n)
 	}
 }
 
+/*
+ * The row of a frame: a frame's key depends on its slot alone, so each slot
+ * is looked up once and remembered (slot_row[slot]: row index + 1, 0 before).
+ */
+static struct report_row *slot_row(struct report *r, const struct profile *p,
+				   const struct pf_frame *f, uint32_t *slot_rows)
+{
+	struct report_row *row;
+
+	if (slot_rows[f->slot])
+		return &r->rows[slot_rows[f->slot] - 1];
+	row = row_for(r, p, f);
+	slot_rows[f->slot] = (uint32_t)(row - r->rows) + 1;
+	return row;
+}
+
 int report_build(struct report *r, const struct profile *p, int sample_index,
 		 enum report_by by)
 {
 	struct pf_frame *frames = NULL;
 	size_t alloc = 0, nlc = 0, alloc_lc = 0;
 	struct line_cost *lc = NULL;
+	uint32_t *slot_rows;
 
 	if (sample_index < 0 || (size_t)sample_index >= p->nr_sample_type)
 		return error("sample type %d out of range", sample_index);
@@ -151,6 +168,7 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 	r->by = by;
 	r->sample_index = sample_index;
 	r->samples = p->nr_samples;
+	slot_rows = xcalloc(profile_frame_slots(p) + 1, sizeof(*slot_rows));
 
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct pf_sample *s = &p->samples[i];
@@ -161,14 +179,14 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		r->total = sat_add(r->total, w);
 		if (!n)
 			continue;
-		row = row_for(r, p, &frames[0]);
+		row = slot_row(r, p, &frames[0], slot_rows);
 		row->self = sat_add(row->self, w);
 		if (by == REPORT_BY_FUNCTION && frames[0].line) {
 			ALLOC_GROW(lc, nlc + 1, alloc_lc);
 			lc[nlc++] = (struct line_cost){ (size_t)(row - r->rows), frames[0].line, w };
 		}
 		for (size_t j = 0; j < n; j++) {
-			row = row_for(r, p, &frames[j]);
+			row = slot_row(r, p, &frames[j], slot_rows);
 			if (frames[j].inlined && (by == REPORT_BY_FUNCTION || by == REPORT_BY_LINE))
 				row->inlined = true;
 			if (row->stamp != i) {
@@ -181,6 +199,7 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		set_hottest_lines(r, lc, nlc);
 	free(lc);
 	free(frames);
+	free(slot_rows);
 	return 0;
 }
 
