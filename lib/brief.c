@@ -355,21 +355,54 @@ static uint64_t frame_key(const struct pf_frame *f)
 	       ((uint64_t)1 << 63);
 }
 
-/* A small name -> value tally. */
+/*
+ * A name -> value tally; 'owned' is that of the name's first add. Names
+ * are hashed: a hotspot may have thousands of distinct callers.
+ */
 struct tally {
 	struct tally_item { const char *name; int64_t value; bool owned; } *v;
 	size_t nr, alloc;
+	struct hindex index;	/* name -> item, while it holds every item */
 };
 
-static void tally_add(struct tally *t, const char *name, int64_t value, bool owned)
+static uint64_t name_hash(const char *name)
 {
-	for (size_t i = 0; i < t->nr; i++)
-		if (t->v[i].name == name || !strcmp(t->v[i].name, name)) {
-			t->v[i].value = sat_add(t->v[i].value, value);
-			return;
-		}
+	return hash_bytes(HASH_SEED, name, strlen(name));
+}
+
+static bool tally_eq(const void *table, size_t i, const void *key)
+{
+	const char *a = ((const struct tally *)table)->v[i].name;
+
+	return a == key || !strcmp(a, key);
+}
+
+/* The name as the tally keeps it (the first add's pointer). */
+static const char *tally_add(struct tally *t, const char *name, int64_t value, bool owned)
+{
+	uint64_t h = name_hash(name);
+	size_t slot, i;
+
+	if (t->index.nr != t->nr) {
+		/* sorted or emptied since: index the items again */
+		hindex_release(&t->index);
+		for (i = 0; i < t->nr; i++)
+			hindex_add(&t->index, name_hash(t->v[i].name), i);
+	}
+	if ((i = hindex_probe(&t->index, h, tally_eq, t, name, &slot)) != HINDEX_NONE) {
+		t->v[i].value = sat_add(t->v[i].value, value);
+		return t->v[i].name;
+	}
 	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
-	t->v[t->nr++] = (struct tally_item){ name, value, owned };
+	t->v[t->nr] = (struct tally_item){ name, value, owned };
+	hindex_set(&t->index, slot, h, t->nr);
+	return t->v[t->nr++].name;
+}
+
+static void tally_release(struct tally *t)
+{
+	free(t->v);
+	hindex_release(&t->index);
 }
 
 static int cmp_tally(const void *a, const void *b)
@@ -385,6 +418,7 @@ static void tally_sort(struct tally *t)
 {
 	if (t->nr > 1)
 		qsort(t->v, t->nr, sizeof(*t->v), cmp_tally);
+	hindex_release(&t->index);	/* it points at places that moved */
 }
 
 /* What pass 2 learns about one hotspot. */
@@ -397,33 +431,43 @@ struct detail {
 	int max_depth;
 	int64_t *line_no, *line_value;	/* attributed per source line */
 	size_t nr_lines, alloc_lines;
+	struct hindex line_index;	/* line -> its index */
 };
 
 static void detail_release(struct detail *d)
 {
-	free(d->callers.v);
-	free(d->callees.v);
+	tally_release(&d->callers);
+	tally_release(&d->callees);
 	for (int i = 0; i < BT_NR; i++)
-		free(d->cat_names[i].v);
-	free(d->callback_from.v);
+		tally_release(&d->cat_names[i]);
+	tally_release(&d->callback_from);
 	free(d->line_no);
 	free(d->line_value);
+	hindex_release(&d->line_index);
+}
+
+static bool line_eq(const void *table, size_t i, const void *key)
+{
+	return ((const struct detail *)table)->line_no[i] == *(const int64_t *)key;
 }
 
 static void detail_add_line(struct detail *d, int64_t line, int64_t v)
 {
-	for (size_t i = 0; i < d->nr_lines; i++)
-		if (d->line_no[i] == line) {
-			d->line_value[i] = sat_add(d->line_value[i], v);
-			return;
-		}
+	uint64_t h = hash64((uint64_t)line);
+	size_t slot, i;
+
+	if ((i = hindex_probe(&d->line_index, h, line_eq, d, &line, &slot)) != HINDEX_NONE) {
+		d->line_value[i] = sat_add(d->line_value[i], v);
+		return;
+	}
 	if (d->nr_lines == d->alloc_lines) {
 		d->alloc_lines = d->alloc_lines ? 2 * d->alloc_lines : 16;
 		d->line_no = xrealloc(d->line_no, d->alloc_lines * sizeof(*d->line_no));
 		d->line_value = xrealloc(d->line_value, d->alloc_lines * sizeof(*d->line_value));
 	}
 	d->line_no[d->nr_lines] = line;
-	d->line_value[d->nr_lines++] = v;
+	d->line_value[d->nr_lines] = v;
+	hindex_set(&d->line_index, slot, h, d->nr_lines++);
 }
 
 /* ---- building ---------------------------------------------------------- */
@@ -975,7 +1019,7 @@ static void hot_path(struct builder *bd, bool fallback)
 		nlive = keep;
 	}
 	free(path);
-	free(next.v);
+	tally_release(&next);
 	free(live);
 	free(st);
 }
@@ -1038,10 +1082,9 @@ static void rollups(struct builder *bd, bool fallback)
 			continue;
 		}
 		ALLOC_GROW(names, nr_names + 1, alloc_names);
-		tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]), &names[nr_names]),
-			  v, true);
 		/* keep the string only when the tally took it */
-		if (dir.v[dir.nr - 1].name == names[nr_names])
+		if (tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]), &names[nr_names]),
+			      v, true) == names[nr_names])
 			nr_names++;
 		else
 			free(names[nr_names]);
@@ -1053,8 +1096,8 @@ static void rollups(struct builder *bd, bool fallback)
 	/* the directory names live as long as the brief */
 	b->dir_names = names;
 	b->nr_dir_names = nr_names;
-	free(dso.v);
-	free(dir.v);
+	tally_release(&dso);
+	tally_release(&dir);
 }
 
 /* ---- the whole brief ---------------------------------------------------- */
