@@ -472,6 +472,20 @@ static void detail_add_line(struct detail *d, int64_t line, int64_t v)
 
 /* ---- building ---------------------------------------------------------- */
 
+/*
+ * What a frame slot (profile.h) says, worked out on its first sight: the
+ * passes below look at every frame of every sample, and a deep stack is
+ * mostly the same few slots again and again.
+ */
+struct slot_info {
+	uint32_t fs;			/* index + 1 of its function in bd->fns; 0: not yet */
+	uint8_t known;			/* SLOT_* bits: which fields below are set */
+	bool owned, kernel, entry;
+	uint8_t cat;			/* its brief_categorize(), an enum brief_tag */
+	const char *dir;		/* its directory as the rollup keeps it; NULL: not yet */
+};
+enum { SLOT_OWNED = 1, SLOT_KERNEL = 2, SLOT_ENTRY = 4, SLOT_CAT = 8 };
+
 struct builder {
 	struct brief *b;
 	const struct profile *p;
@@ -484,6 +498,7 @@ struct builder {
 	bool *owned;
 	size_t alloc_owned;
 	struct detail *details;
+	struct slot_info *slots;	/* profile_frame_slots() of them */
 };
 
 /* A PLT stub ("strcmp@plt", "[plt]") jumps to foreign code: it is not ours. */
@@ -529,6 +544,73 @@ static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool
 	       brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename));
 }
 
+static bool slot_owned(struct builder *bd, const struct pf_frame *f, bool fallback)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_OWNED)) {
+		si->owned = frame_owned(bd, f, fallback);
+		si->known |= SLOT_OWNED;
+	}
+	return si->owned;
+}
+
+static bool slot_kernel(struct builder *bd, const struct pf_frame *f)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_KERNEL)) {
+		si->kernel = frame_is_kernel(bd->p, f);
+		si->known |= SLOT_KERNEL;
+	}
+	return si->kernel;
+}
+
+static bool slot_entry(struct builder *bd, const struct pf_frame *f)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_ENTRY)) {
+		si->entry = is_entry(frame_name(bd->p, f));
+		si->known |= SLOT_ENTRY;
+	}
+	return si->entry;
+}
+
+static enum brief_tag slot_cat(struct builder *bd, const struct pf_frame *f)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_CAT)) {
+		si->cat = (uint8_t)brief_categorize(frame_name(bd->p, f), frame_dso(bd->p, f));
+		si->known |= SLOT_CAT;
+	}
+	return (enum brief_tag)si->cat;
+}
+
+/* The statistics of the frame's function (which has one), created when absent if 'create'. */
+static struct fstat *slot_fstat(struct builder *bd, const struct pf_frame *f, bool create)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+	struct fstat *fs;
+
+	if (si->fs)
+		return &bd->fns.v[si->fs - 1];
+	fs = fmap_get(&bd->fns, frame_key(f), create);
+	if (fs)
+		si->fs = (uint32_t)(fs - bd->fns.v) + 1;
+	return fs;
+}
+
+/* Owned or not, and the function statistics, change with the fallback. */
+static void forget_owned(struct builder *bd)
+{
+	for (size_t i = 0; i < profile_frame_slots(bd->p); i++) {
+		bd->slots[i].fs = 0;
+		bd->slots[i].known &= (uint8_t)~SLOT_OWNED;
+	}
+}
+
 static int64_t sample_value(const struct builder *bd, const struct pf_sample *s, int idx)
 {
 	const int64_t *v = profile_sample_values(bd->p, s);
@@ -546,7 +628,7 @@ static size_t expand(struct builder *bd, size_t i, bool fallback)
 		bd->owned = xrealloc(bd->owned, n * sizeof(*bd->owned));
 	}
 	for (size_t k = 0; k < n; k++)
-		bd->owned[k] = frame_owned(bd, &bd->frames[k], fallback);
+		bd->owned[k] = slot_owned(bd, &bd->frames[k], fallback);
 	return n;
 }
 
@@ -573,7 +655,7 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 				has_unknown = true;
 				continue;
 			}
-			fs = fmap_get(&bd->fns, frame_key(f), true);
+			fs = slot_fstat(bd, f, true);
 			if (!fs->name) {
 				fs->name = frame_name(bd->p, f);
 				fs->file = frame_file(bd->p, f);
@@ -592,13 +674,13 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 		}
 		if (has_unknown)
 			unknown = sat_add(unknown, v);
-		if (n && !complete && !frame_is_kernel(bd->p, &bd->frames[n - 1]) &&
-		    !is_entry(frame_name(bd->p, &bd->frames[n - 1])))
+		if (n && !complete && !slot_kernel(bd, &bd->frames[n - 1]) &&
+		    !slot_entry(bd, &bd->frames[n - 1]))
 			truncated = sat_add(truncated, v);
 		for (k = 0; k < n && !bd->owned[k]; k++)
 			;
 		if (k < n) {
-			struct fstat *fs = fmap_get(&bd->fns, frame_key(&bd->frames[k]), false);
+			struct fstat *fs = slot_fstat(bd, &bd->frames[k], false);
 
 			fs->attributed = sat_add(fs->attributed, v);
 			if (bd->frames[k].inlined)
@@ -681,25 +763,25 @@ static void pass_details(struct builder *bd, bool fallback)
 	bd->details = xcalloc(bd->b->nr_hotspots ? bd->b->nr_hotspots : 1, sizeof(*bd->details));
 	for (size_t i = 0; i < bd->p->nr_samples; i++) {
 		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
-		size_t n = expand(bd, i, fallback), k;
+		size_t n = expand(bd, i, fallback), k, stamp = i + 1 + bd->p->nr_samples;
 		struct fstat *fs;
+		struct detail *d;
 
 		/* per hotspot in the stack: its nearest-to-leaf occurrence */
 		for (k = 0; k < n; k++) {
 			const struct pf_frame *f = &bd->frames[k];
-			struct detail *d;
 			int depth = 0;
 
-			if (!f->fn || !(fs = fmap_get(&bd->fns, frame_key(f), false)) || fs->hotspot < 0)
+			if (!f->fn || !(fs = slot_fstat(bd, f, false)) || fs->hotspot < 0)
 				continue;
-			if (fs->stamp == i + 1 + bd->p->nr_samples)
+			if (fs->stamp == stamp)
 				continue;	/* counted for this stack */
-			fs->stamp = i + 1 + bd->p->nr_samples;
+			fs->stamp = stamp;
 			d = &bd->details[fs->hotspot];
 			if (k + 1 < n)
 				tally_add(&d->callers, frame_name(bd->p, &bd->frames[k + 1]), v,
 					  bd->owned[k + 1]);
-			if (k > 0 && !(frame_is_kernel(bd->p, &bd->frames[k - 1]) &&
+			if (k > 0 && !(slot_kernel(bd, &bd->frames[k - 1]) &&
 				       is_interrupt_entry(frame_name(bd->p, &bd->frames[k - 1]))))
 				tally_add(&d->callees, frame_name(bd->p, &bd->frames[k - 1]), v,
 					  bd->owned[k - 1]);
@@ -715,26 +797,25 @@ static void pass_details(struct builder *bd, bool fallback)
 			;
 		if (k == n)
 			continue;
-		fs = fmap_get(&bd->fns, frame_key(&bd->frames[k]), false);
+		fs = slot_fstat(bd, &bd->frames[k], false);
 		if (fs->hotspot >= 0) {
-			struct detail *d = &bd->details[fs->hotspot];
 			enum brief_tag cat = BT_NR;
 			const char *why = NULL;
 			bool kernel = false, interrupt = false;
 
+			d = &bd->details[fs->hotspot];
 			detail_add_line(d, bd->frames[k].line, v);
 			/* the outermost foreign function with a category says what it is */
 			for (size_t j = k; j-- > 0;) {
 				const struct pf_frame *f = &bd->frames[j];
 
-				if (frame_is_kernel(bd->p, f)) {
+				if (slot_kernel(bd, f)) {
 					if (!kernel)
 						interrupt = is_interrupt_entry(frame_name(bd->p, f));
 					kernel = true;
 					continue;
 				}
-				if (cat == BT_NR &&
-				    (cat = brief_categorize(frame_name(bd->p, f), frame_dso(bd->p, f))) != BT_NR)
+				if (cat == BT_NR && (cat = slot_cat(bd, f)) != BT_NR)
 					why = frame_name(bd->p, f);
 			}
 			if (cat == BT_NR && kernel && !interrupt) {
@@ -746,8 +827,7 @@ static void pass_details(struct builder *bd, bool fallback)
 				tally_add(&d->cat_names[cat], why, v, false);
 			}
 			if (k + 1 < n && !bd->owned[k + 1] && bd->frames[k + 1].fn &&
-			    !frame_is_kernel(bd->p, &bd->frames[k + 1]) &&
-			    !is_entry(frame_name(bd->p, &bd->frames[k + 1]))) {
+			    !slot_kernel(bd, &bd->frames[k + 1]) && !slot_entry(bd, &bd->frames[k + 1])) {
 				d->callback = sat_add(d->callback, v);
 				tally_add(&d->callback_from, frame_name(bd->p, &bd->frames[k + 1]), v, false);
 			}
@@ -1070,21 +1150,28 @@ static void rollups(struct builder *bd, bool fallback)
 	for (size_t i = 0; i < bd->p->nr_samples; i++) {
 		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
 		size_t n = expand(bd, i, fallback), k;
+		struct slot_info *si;
 
 		if (!n)
 			continue;
-		tally_add(&dso, frame_is_kernel(bd->p, &bd->frames[0]) ? "[kernel]"
-								      : frame_dso(bd->p, &bd->frames[0]), v, false);
+		tally_add(&dso, slot_kernel(bd, &bd->frames[0]) ? "[kernel]" : frame_dso(bd->p, &bd->frames[0]),
+			  v, false);
 		for (k = 0; k < n && !bd->owned[k]; k++)
 			;
 		if (k == n) {
 			unowned = sat_add(unowned, v);
 			continue;
 		}
+		si = &bd->slots[bd->frames[k].slot];
+		if (si->dir) {
+			tally_add(&dir, si->dir, v, true);
+			continue;
+		}
 		ALLOC_GROW(names, nr_names + 1, alloc_names);
+		si->dir = tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]),
+						 &names[nr_names]), v, true);
 		/* keep the string only when the tally took it */
-		if (tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]), &names[nr_names]),
-			      v, true) == names[nr_names])
+		if (si->dir == names[nr_names])
 			nr_names++;
 		else
 			free(names[nr_names]);
@@ -1169,6 +1256,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 	bd.p = p;
 	bd.idx = idx;
 	bd.o = o;
+	bd.slots = xcalloc(profile_frame_slots(p) + 1, sizeof(*bd.slots));
 	header(&bd);
 	if (b->total <= 0) {
 		error("the profile has no samples of %s", b->sample_type);
@@ -1179,6 +1267,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		/* nothing under the roots: count the main executable's code as ours */
 		fmap_release(&bd.fns);
 		memset(&bd.fns, 0, sizeof(bd.fns));
+		forget_owned(&bd);
 		fallback = true;
 		pass_totals(&bd, true, &attributed);
 		b->owned_fallback = true;
@@ -1217,6 +1306,7 @@ out:
 	fmap_release(&bd.fns);
 	free(bd.frames);
 	free(bd.owned);
+	free(bd.slots);
 	if (ret)
 		brief_release(b);	/* what was built before the error */
 	return ret;
