@@ -423,6 +423,8 @@ static void tally_sort(struct tally *t)
 
 /* What pass 2 learns about one hotspot. */
 struct detail {
+	size_t stamp;			/* the stack 'depth' counts */
+	int depth;			/* how often it is on that stack */
 	struct tally callers, callees;
 	struct tally cat_names[BT_NR];	/* foreign functions behind each category */
 	int64_t cat[BT_NR];
@@ -767,10 +769,21 @@ static void pass_details(struct builder *bd, bool fallback)
 		struct fstat *fs;
 		struct detail *d;
 
+		/* how often each hotspot is on the stack: its depth of recursion */
+		for (k = 0; k < n; k++) {
+			if (!bd->frames[k].fn || !(fs = slot_fstat(bd, &bd->frames[k], false)) ||
+			    fs->hotspot < 0)
+				continue;
+			d = &bd->details[fs->hotspot];
+			if (d->stamp != stamp) {
+				d->stamp = stamp;
+				d->depth = 0;
+			}
+			d->depth++;
+		}
 		/* per hotspot in the stack: its nearest-to-leaf occurrence */
 		for (k = 0; k < n; k++) {
 			const struct pf_frame *f = &bd->frames[k];
-			int depth = 0;
 
 			if (!f->fn || !(fs = slot_fstat(bd, f, false)) || fs->hotspot < 0)
 				continue;
@@ -785,13 +798,10 @@ static void pass_details(struct builder *bd, bool fallback)
 				       is_interrupt_entry(frame_name(bd->p, &bd->frames[k - 1]))))
 				tally_add(&d->callees, frame_name(bd->p, &bd->frames[k - 1]), v,
 					  bd->owned[k - 1]);
-			for (size_t j = k; j < n; j++)
-				if (bd->frames[j].fn && frame_key(&bd->frames[j]) == fs->key)
-					depth++;
-			if (depth > 1)
+			if (d->depth > 1)
 				d->recursive = sat_add(d->recursive, v);
-			if (depth > d->max_depth)
-				d->max_depth = depth;
+			if (d->depth > d->max_depth)
+				d->max_depth = d->depth;
 		}
 		for (k = 0; k < n && !bd->owned[k]; k++)
 			;
