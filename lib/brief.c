@@ -1058,32 +1058,60 @@ static void set_snippet(struct builder *bd, struct brief_hotspot *h, struct deta
 
 /* ---- hot path and rollups ---------------------------------------------- */
 
-/* The heaviest chain from the root: at each step the child with the most time. */
+/*
+ * A walk down a merged stack from its root, a frame at a time: of the
+ * location locs[pos], 'left' frames are still to come (the outermost first).
+ */
+struct root_walk {
+	uint32_t stack;			/* index in the merged stacks */
+	uint32_t pos, left;
+};
+
+/* The walk's next frame toward the leaf into *f; false past the leaf. */
+static bool walk_next(const struct profile *p, const struct stack_sum *st, struct root_walk *w,
+		      struct pf_frame *f)
+{
+	const uint64_t *locs = profile_sample_locs(p, &p->samples[st[w->stack].sample]);
+	const struct pf_location *l;
+
+	while (!w->left) {
+		if (!w->pos)
+			return false;
+		if ((l = profile_location(p, locs[--w->pos])))
+			w->left = l->nline ? l->nline : 1;
+	}
+	*f = profile_location_frame(p, profile_location(p, locs[w->pos]), --w->left);
+	return true;
+}
+
+/*
+ * The heaviest chain from the root: at each step the child with the most
+ * time. Each stack still on the path is walked one frame further per step.
+ */
 static void hot_path(struct builder *bd, bool fallback)
 {
 	struct brief *b = bd->b;
 	struct stack_sum *st = NULL;
 	size_t nst = stacks_merge(bd->p, bd->idx, &st), nlive = nst;
-	size_t *live = xcalloc(nst ? nst : 1, sizeof(*live));
+	struct root_walk *live = xcalloc(nst ? nst : 1, sizeof(*live));
 	struct tally next = { 0 };
-	const char **path = NULL;
-	size_t alloc_path = 0, alloc_hp = 0;
+	size_t alloc_hp = 0;
 	int64_t parent = b->total;
 
 	for (size_t i = 0; i < nst; i++)
-		live[i] = i;
+		live[i] = (struct root_walk){ (uint32_t)i, bd->p->samples[st[i].sample].nloc, 0 };
 	while (b->nr_hot_path < 64) {
-		size_t depth = b->nr_hot_path, keep = 0;
+		size_t keep = 0;
 		const char *name;
 
 		next.nr = 0;
 		for (size_t i = 0; i < nlive; i++) {
-			struct stack_sum *s = &st[live[i]];
-			size_t n = expand(bd, s->sample, fallback);
+			struct root_walk w = live[i];
+			struct pf_frame f;
 
-			if (n > depth)
-				tally_add(&next, frame_name(bd->p, &bd->frames[n - 1 - depth]), s->value,
-					  bd->owned[n - 1 - depth]);
+			if (walk_next(bd->p, st, &w, &f))
+				tally_add(&next, frame_name(bd->p, &f), st[w.stack].value,
+					  slot_owned(bd, &f, fallback));
 		}
 		if (!next.nr)
 			break;
@@ -1097,18 +1125,14 @@ static void hot_path(struct builder *bd, bool fallback)
 		ALLOC_GROW(b->hot_path, b->nr_hot_path + 1, alloc_hp);
 		b->hot_path[b->nr_hot_path++] = (struct brief_share){ name, pct(next.v[0].value, b->total),
 								      next.v[0].owned };
-		ALLOC_GROW(path, depth + 1, alloc_path);
-		path[depth] = name;
 		for (size_t i = 0; i < nlive; i++) {
-			struct stack_sum *s = &st[live[i]];
-			size_t n = expand(bd, s->sample, fallback);
+			struct pf_frame f;
 
-			if (n > depth && !strcmp(frame_name(bd->p, &bd->frames[n - 1 - depth]), name))
+			if (walk_next(bd->p, st, &live[i], &f) && !strcmp(frame_name(bd->p, &f), name))
 				live[keep++] = live[i];
 		}
 		nlive = keep;
 	}
-	free(path);
 	tally_release(&next);
 	free(live);
 	free(st);
