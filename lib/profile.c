@@ -273,6 +273,22 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 
 /* ---- samples ---------------------------------------------------------- */
 
+void profile_reserve_samples(struct profile *p, size_t nsamples, size_t nlocs)
+{
+	if (p->nr_samples + nsamples > p->alloc_samples) {
+		p->alloc_samples = p->nr_samples + nsamples;
+		p->samples = xrealloc(p->samples, p->alloc_samples * sizeof(*p->samples));
+	}
+	if (p->nr_sample_locs + nlocs > p->alloc_sample_locs) {
+		p->alloc_sample_locs = p->nr_sample_locs + nlocs;
+		p->sample_locs = xrealloc(p->sample_locs, p->alloc_sample_locs * sizeof(*p->sample_locs));
+	}
+	if (p->nr_values + nsamples * p->nr_sample_type > p->alloc_values) {
+		p->alloc_values = p->nr_values + nsamples * p->nr_sample_type;
+		p->values = xrealloc(p->values, p->alloc_values * sizeof(*p->values));
+	}
+}
+
 void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,
 			const int64_t *values, const struct pf_label *labels,
 			size_t nlabel)

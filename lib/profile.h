@@ -126,6 +126,12 @@ uint64_t profile_add_function(struct profile *p, const char *name,
 			      int64_t start_line);
 uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			      const struct pf_line *lines, size_t nline);
+/*
+ * Room for 'nsamples' more samples holding 'nlocs' location ids in all, and
+ * no more: a reader that knows how many are coming saves the slack that
+ * growing leaves.
+ */
+void profile_reserve_samples(struct profile *p, size_t nsamples, size_t nlocs);
 /* values: p->nr_sample_type of them. */
 void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,
 			const int64_t *values, const struct pf_label *labels,
