@@ -346,17 +346,28 @@ const struct pf_function *profile_function(const struct profile *p, uint64_t id)
 	return id && id <= p->nr_functions ? &p->functions[id - 1] : NULL;
 }
 
+/* Inline in the loop of profile_sample_frames(), which runs for every frame of every sample. */
+static inline void location_frame(const struct profile *p, const struct pf_location *l, uint32_t j,
+				  const struct pf_mapping *m, struct pf_frame *f)
+{
+	const struct pf_line *ln;
+
+	if (!l->nline) {
+		*f = (struct pf_frame){ l, m, NULL, 0, false, p->nr_lines + (size_t)(l - p->locations) };
+		return;
+	}
+	ln = &p->lines[l->line_off + j];
+	*f = (struct pf_frame){ l, m, profile_function(p, ln->function_id), ln->line,
+				j + 1 < l->nline, l->line_off + j };
+}
+
 struct pf_frame profile_location_frame(const struct profile *p, const struct pf_location *l,
 				       uint32_t j)
 {
-	const struct pf_mapping *m = profile_mapping(p, l->mapping_id);
-	const struct pf_line *ln;
+	struct pf_frame f;
 
-	if (!l->nline)
-		return (struct pf_frame){ l, m, NULL, 0, false, p->nr_lines + (size_t)(l - p->locations) };
-	ln = &p->lines[l->line_off + j];
-	return (struct pf_frame){ l, m, profile_function(p, ln->function_id), ln->line,
-				  j + 1 < l->nline, l->line_off + j };
+	location_frame(p, l, j, profile_mapping(p, l->mapping_id), &f);
+	return f;
 }
 
 size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
@@ -367,14 +378,16 @@ size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
 
 	for (uint32_t i = 0; i < s->nloc; i++) {
 		const struct pf_location *l = profile_location(p, locs[i]);
+		const struct pf_mapping *m;
 		uint32_t nf;
 
 		if (!l)
 			continue;
+		m = profile_mapping(p, l->mapping_id);
 		nf = l->nline ? l->nline : 1;
 		ALLOC_GROW(*frames, n + nf, *alloc);
 		for (uint32_t j = 0; j < nf; j++)
-			(*frames)[n++] = profile_location_frame(p, l, j);
+			location_frame(p, l, j, m, &(*frames)[n++]);
 	}
 	return n;
 }
