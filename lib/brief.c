@@ -488,6 +488,14 @@ struct slot_info {
 };
 enum { SLOT_OWNED = 1, SLOT_KERNEL = 2, SLOT_ENTRY = 4, SLOT_CAT = 8 };
 
+/* The rollups as pass 2 adds them up. */
+struct rollups {
+	struct tally dso, dir;
+	char **names;			/* the directory names dir holds */
+	size_t nr_names, alloc_names;
+	int64_t unowned;
+};
+
 struct builder {
 	struct brief *b;
 	const struct profile *p;
@@ -501,6 +509,7 @@ struct builder {
 	size_t alloc_owned;
 	struct detail *details;
 	struct slot_info *slots;	/* profile_frame_slots() of them */
+	struct rollups roll;
 };
 
 /* A PLT stub ("strcmp@plt", "[plt]") jumps to foreign code: it is not ours. */
@@ -759,7 +768,12 @@ static int pick_hotspots(struct builder *bd)
 	return ret;
 }
 
-/* Pass 2: callers, callees, lines and the evidence for the tags of each hotspot. */
+static void rollup_sample(struct builder *bd, int64_t v, size_t n);
+
+/*
+ * Pass 2: callers, callees, lines and the evidence for the tags of each
+ * hotspot; the rollups.
+ */
 static void pass_details(struct builder *bd, bool fallback)
 {
 	bd->details = xcalloc(bd->b->nr_hotspots ? bd->b->nr_hotspots : 1, sizeof(*bd->details));
@@ -769,6 +783,7 @@ static void pass_details(struct builder *bd, bool fallback)
 		struct fstat *fs;
 		struct detail *d;
 
+		rollup_sample(bd, v, n);
 		/* how often each hotspot is on the stack: its depth of recursion */
 		for (k = 0; k < n; k++) {
 			if (!bd->frames[k].fn || !(fs = slot_fstat(bd, &bd->frames[k], false)) ||
@@ -1173,52 +1188,63 @@ static const char *dir_of(const struct brief_owned *o, const char *file, char **
 	return *owned_str;
 }
 
-static void rollups(struct builder *bd, bool fallback)
+/* One expanded sample into the rollups: its leaf's DSO, its owned frame's directory. */
+static void rollup_sample(struct builder *bd, int64_t v, size_t n)
+{
+	struct rollups *r = &bd->roll;
+	struct slot_info *si;
+	size_t k;
+
+	if (!n)
+		return;
+	tally_add(&r->dso, slot_kernel(bd, &bd->frames[0]) ? "[kernel]" : frame_dso(bd->p, &bd->frames[0]),
+		  v, false);
+	for (k = 0; k < n && !bd->owned[k]; k++)
+		;
+	if (k == n) {
+		r->unowned = sat_add(r->unowned, v);
+		return;
+	}
+	si = &bd->slots[bd->frames[k].slot];
+	if (si->dir) {
+		tally_add(&r->dir, si->dir, v, true);
+		return;
+	}
+	ALLOC_GROW(r->names, r->nr_names + 1, r->alloc_names);
+	si->dir = tally_add(&r->dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]),
+					    &r->names[r->nr_names]), v, true);
+	/* keep the string only when the tally took it */
+	if (si->dir == r->names[r->nr_names])
+		r->nr_names++;
+	else
+		free(r->names[r->nr_names]);
+}
+
+static void rollups_release(struct rollups *r)
+{
+	for (size_t i = 0; i < r->nr_names; i++)
+		free(r->names[i]);
+	free(r->names);
+	tally_release(&r->dso);
+	tally_release(&r->dir);
+	memset(r, 0, sizeof(*r));
+}
+
+static void rollups(struct builder *bd)
 {
 	struct brief *b = bd->b;
-	struct tally dso = { 0 }, dir = { 0 };
-	char **names = NULL;
-	size_t nr_names = 0, alloc_names = 0;
-	int64_t unowned = 0;
+	struct rollups *r = &bd->roll;
 
-	for (size_t i = 0; i < bd->p->nr_samples; i++) {
-		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
-		size_t n = expand(bd, i, fallback), k;
-		struct slot_info *si;
-
-		if (!n)
-			continue;
-		tally_add(&dso, slot_kernel(bd, &bd->frames[0]) ? "[kernel]" : frame_dso(bd->p, &bd->frames[0]),
-			  v, false);
-		for (k = 0; k < n && !bd->owned[k]; k++)
-			;
-		if (k == n) {
-			unowned = sat_add(unowned, v);
-			continue;
-		}
-		si = &bd->slots[bd->frames[k].slot];
-		if (si->dir) {
-			tally_add(&dir, si->dir, v, true);
-			continue;
-		}
-		ALLOC_GROW(names, nr_names + 1, alloc_names);
-		si->dir = tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]),
-						 &names[nr_names]), v, true);
-		/* keep the string only when the tally took it */
-		if (si->dir == names[nr_names])
-			nr_names++;
-		else
-			free(names[nr_names]);
-	}
-	if (unowned)
-		tally_add(&dir, "(no owned caller)", unowned, false);
-	rollup(&dso, b->total, &b->by_dso, &b->nr_by_dso);
-	rollup(&dir, b->total, &b->by_dir, &b->nr_by_dir);
+	if (r->unowned)
+		tally_add(&r->dir, "(no owned caller)", r->unowned, false);
+	rollup(&r->dso, b->total, &b->by_dso, &b->nr_by_dso);
+	rollup(&r->dir, b->total, &b->by_dir, &b->nr_by_dir);
 	/* the directory names live as long as the brief */
-	b->dir_names = names;
-	b->nr_dir_names = nr_names;
-	tally_release(&dso);
-	tally_release(&dir);
+	b->dir_names = r->names;
+	b->nr_dir_names = r->nr_names;
+	r->names = NULL;
+	r->nr_names = 0;
+	rollups_release(r);
 }
 
 /* ---- the whole brief ---------------------------------------------------- */
@@ -1330,7 +1356,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		set_snippet(&bd, h, d);
 	}
 	hot_path(&bd, fallback);
-	rollups(&bd, fallback);
+	rollups(&bd);
 	b->show_hotspots = b->show_snippets = b->nr_hotspots;
 	ret = 0;
 out:
@@ -1341,6 +1367,7 @@ out:
 	free(bd.frames);
 	free(bd.owned);
 	free(bd.slots);
+	rollups_release(&bd.roll);
 	if (ret)
 		brief_release(b);	/* what was built before the error */
 	return ret;
