@@ -11,7 +11,8 @@
  *        deep-stacks many N OUT            N distinct stacks 20 to 30 deep over
  *                                          a few thousand functions, shaped as
  *                                          a call tree (shared prefixes)
- * SRC is the environment's DEEP_SRC, else /src/deep.
+ * SRC is the environment's DEEP_SRC, else /src/deep; DEEP_FUNCTIONS (4096)
+ * sets how many functions the many stacks are made of.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +23,10 @@
 #include "profile.h"
 #include "pprof.h"
 
-#define POOL 4096		/* functions of the many-stacks program */
-#define FILES 64		/* source files they are spread over */
+#define FILES 64		/* source files the functions are spread over */
 
 static const char *src_dir;
+static size_t pool = 4096;	/* functions of the many-stacks program */
 
 static uint64_t mix(uint64_t x)
 {
@@ -126,7 +127,7 @@ static void many_stacks(struct gen *g, size_t n)
 			uint64_t node = d < tree ? mix((k >> (2 * (tree - d))) * 64 + d)
 						 : mix(h + d * 0x9e3779b97f4a7c15ull);
 
-			push(g, 1 + node % (POOL - 1), NULL, (unsigned)(node >> 40) % 4);
+			push(g, 1 + node % (pool - 1), NULL, (unsigned)(node >> 40) % 4);
 		}
 		if (h % 4 == 0)
 			push_foreign(g, h & 8 ? "malloc" : "__memcpy_avx_unaligned_erms", h & 8 ? 0x7f001000 : 0x7f002000);
@@ -168,6 +169,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	src_dir = getenv("DEEP_SRC") ? getenv("DEEP_SRC") : "/src/deep";
+	if (getenv("DEEP_FUNCTIONS") && strtoull(getenv("DEEP_FUNCTIONS"), NULL, 10) > 1)
+		pool = strtoull(getenv("DEEP_FUNCTIONS"), NULL, 10);
 	profile_init(&g.p);
 	profile_add_sample_type(&g.p, "samples", "count");
 	profile_add_sample_type(&g.p, "cpu", "nanoseconds");
