@@ -283,10 +283,6 @@ void profile_reserve_samples(struct profile *p, size_t nsamples, size_t nlocs)
 		p->alloc_sample_locs = p->nr_sample_locs + nlocs;
 		p->sample_locs = xrealloc(p->sample_locs, p->alloc_sample_locs * sizeof(*p->sample_locs));
 	}
-	if (p->nr_values + nsamples * p->nr_sample_type > p->alloc_values) {
-		p->alloc_values = p->nr_values + nsamples * p->nr_sample_type;
-		p->values = xrealloc(p->values, p->alloc_values * sizeof(*p->values));
-	}
 }
 
 void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,

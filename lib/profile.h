@@ -129,7 +129,8 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 /*
  * Room for 'nsamples' more samples holding 'nlocs' location ids in all, and
  * no more: a reader that knows how many are coming saves the slack that
- * growing leaves.
+ * growing leaves. (Their values grow as they come: a hostile count of
+ * sample types must not multiply what is reserved.)
  */
 void profile_reserve_samples(struct profile *p, size_t nsamples, size_t nlocs);
 /* values: p->nr_sample_type of them. */
