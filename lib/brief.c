@@ -356,21 +356,54 @@ static uint64_t frame_key(const struct pf_frame *f)
 	       ((uint64_t)1 << 63);
 }
 
-/* A small name -> value tally. */
+/*
+ * A name -> value tally; 'owned' is that of the name's first add. Names
+ * are hashed: a hotspot may have thousands of distinct callers.
+ */
 struct tally {
 	struct tally_item { const char *name; int64_t value; bool owned; } *v;
 	size_t nr, alloc;
+	struct hindex index;	/* name -> item, while it holds every item */
 };
 
-static void tally_add(struct tally *t, const char *name, int64_t value, bool owned)
+static uint64_t name_hash(const char *name)
 {
-	for (size_t i = 0; i < t->nr; i++)
-		if (t->v[i].name == name || !strcmp(t->v[i].name, name)) {
-			t->v[i].value = sat_add(t->v[i].value, value);
-			return;
-		}
+	return hash_bytes(HASH_SEED, name, strlen(name));
+}
+
+static bool tally_eq(const void *table, size_t i, const void *key)
+{
+	const char *a = ((const struct tally *)table)->v[i].name;
+
+	return a == key || !strcmp(a, key);
+}
+
+/* The name as the tally keeps it (the first add's pointer). */
+static const char *tally_add(struct tally *t, const char *name, int64_t value, bool owned)
+{
+	uint64_t h = name_hash(name);
+	size_t slot, i;
+
+	if (t->index.nr != t->nr) {
+		/* sorted or emptied since: index the items again */
+		hindex_release(&t->index);
+		for (i = 0; i < t->nr; i++)
+			hindex_add(&t->index, name_hash(t->v[i].name), i);
+	}
+	if ((i = hindex_probe(&t->index, h, tally_eq, t, name, &slot)) != HINDEX_NONE) {
+		t->v[i].value = sat_add(t->v[i].value, value);
+		return t->v[i].name;
+	}
 	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
-	t->v[t->nr++] = (struct tally_item){ name, value, owned };
+	t->v[t->nr] = (struct tally_item){ name, value, owned };
+	hindex_set(&t->index, slot, h, t->nr);
+	return t->v[t->nr++].name;
+}
+
+static void tally_release(struct tally *t)
+{
+	free(t->v);
+	hindex_release(&t->index);
 }
 
 static int cmp_tally(const void *a, const void *b)
@@ -386,10 +419,13 @@ static void tally_sort(struct tally *t)
 {
 	if (t->nr > 1)
 		qsort(t->v, t->nr, sizeof(*t->v), cmp_tally);
+	hindex_release(&t->index);	/* it points at places that moved */
 }
 
 /* What pass 2 learns about one hotspot. */
 struct detail {
+	size_t stamp;			/* the stack 'depth' counts */
+	int depth;			/* how often it is on that stack */
 	struct tally callers, callees;
 	struct tally cat_names[BT_NR];	/* foreign functions behind each category */
 	int64_t cat[BT_NR];
@@ -398,36 +434,68 @@ struct detail {
 	int max_depth;
 	int64_t *line_no, *line_value;	/* attributed per source line */
 	size_t nr_lines, alloc_lines;
+	struct hindex line_index;	/* line -> its index */
 };
 
 static void detail_release(struct detail *d)
 {
-	free(d->callers.v);
-	free(d->callees.v);
+	tally_release(&d->callers);
+	tally_release(&d->callees);
 	for (int i = 0; i < BT_NR; i++)
-		free(d->cat_names[i].v);
-	free(d->callback_from.v);
+		tally_release(&d->cat_names[i]);
+	tally_release(&d->callback_from);
 	free(d->line_no);
 	free(d->line_value);
+	hindex_release(&d->line_index);
+}
+
+static bool line_eq(const void *table, size_t i, const void *key)
+{
+	return ((const struct detail *)table)->line_no[i] == *(const int64_t *)key;
 }
 
 static void detail_add_line(struct detail *d, int64_t line, int64_t v)
 {
-	for (size_t i = 0; i < d->nr_lines; i++)
-		if (d->line_no[i] == line) {
-			d->line_value[i] = sat_add(d->line_value[i], v);
-			return;
-		}
+	uint64_t h = hash64((uint64_t)line);
+	size_t slot, i;
+
+	if ((i = hindex_probe(&d->line_index, h, line_eq, d, &line, &slot)) != HINDEX_NONE) {
+		d->line_value[i] = sat_add(d->line_value[i], v);
+		return;
+	}
 	if (d->nr_lines == d->alloc_lines) {
 		d->alloc_lines = d->alloc_lines ? 2 * d->alloc_lines : 16;
 		d->line_no = xrealloc(d->line_no, d->alloc_lines * sizeof(*d->line_no));
 		d->line_value = xrealloc(d->line_value, d->alloc_lines * sizeof(*d->line_value));
 	}
 	d->line_no[d->nr_lines] = line;
-	d->line_value[d->nr_lines++] = v;
+	d->line_value[d->nr_lines] = v;
+	hindex_set(&d->line_index, slot, h, d->nr_lines++);
 }
 
 /* ---- building ---------------------------------------------------------- */
+
+/*
+ * What a frame slot (profile.h) says, worked out on its first sight: the
+ * passes below look at every frame of every sample, and a deep stack is
+ * mostly the same few slots again and again.
+ */
+struct slot_info {
+	uint32_t fs;			/* index + 1 of its function in bd->fns; 0: not yet */
+	uint8_t known;			/* SLOT_* bits: which fields below are set */
+	bool owned, kernel, entry;
+	uint8_t cat;			/* its brief_categorize(), an enum brief_tag */
+	const char *dir;		/* its directory as the rollup keeps it; NULL: not yet */
+};
+enum { SLOT_OWNED = 1, SLOT_KERNEL = 2, SLOT_ENTRY = 4, SLOT_CAT = 8 };
+
+/* The rollups as pass 2 adds them up. */
+struct rollups {
+	struct tally dso, dir;
+	char **names;			/* the directory names dir holds */
+	size_t nr_names, alloc_names;
+	int64_t unowned;
+};
 
 struct builder {
 	struct brief *b;
@@ -441,6 +509,8 @@ struct builder {
 	bool *owned;
 	size_t alloc_owned;
 	struct detail *details;
+	struct slot_info *slots;	/* profile_frame_slots() of them */
+	struct rollups roll;
 };
 
 /* A PLT stub ("strcmp@plt", "[plt]") jumps to foreign code: it is not ours. */
@@ -486,6 +556,73 @@ static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool
 	       brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename));
 }
 
+static bool slot_owned(struct builder *bd, const struct pf_frame *f, bool fallback)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_OWNED)) {
+		si->owned = frame_owned(bd, f, fallback);
+		si->known |= SLOT_OWNED;
+	}
+	return si->owned;
+}
+
+static bool slot_kernel(struct builder *bd, const struct pf_frame *f)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_KERNEL)) {
+		si->kernel = frame_is_kernel(bd->p, f);
+		si->known |= SLOT_KERNEL;
+	}
+	return si->kernel;
+}
+
+static bool slot_entry(struct builder *bd, const struct pf_frame *f)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_ENTRY)) {
+		si->entry = is_entry(frame_name(bd->p, f));
+		si->known |= SLOT_ENTRY;
+	}
+	return si->entry;
+}
+
+static enum brief_tag slot_cat(struct builder *bd, const struct pf_frame *f)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+
+	if (!(si->known & SLOT_CAT)) {
+		si->cat = (uint8_t)brief_categorize(frame_name(bd->p, f), frame_dso(bd->p, f));
+		si->known |= SLOT_CAT;
+	}
+	return (enum brief_tag)si->cat;
+}
+
+/* The statistics of the frame's function (which has one), created when absent if 'create'. */
+static struct fstat *slot_fstat(struct builder *bd, const struct pf_frame *f, bool create)
+{
+	struct slot_info *si = &bd->slots[f->slot];
+	struct fstat *fs;
+
+	if (si->fs)
+		return &bd->fns.v[si->fs - 1];
+	fs = fmap_get(&bd->fns, frame_key(f), create);
+	if (fs)
+		si->fs = (uint32_t)(fs - bd->fns.v) + 1;
+	return fs;
+}
+
+/* Owned or not, and the function statistics, change with the fallback. */
+static void forget_owned(struct builder *bd)
+{
+	for (size_t i = 0; i < profile_frame_slots(bd->p); i++) {
+		bd->slots[i].fs = 0;
+		bd->slots[i].known &= (uint8_t)~SLOT_OWNED;
+	}
+}
+
 static int64_t sample_value(const struct builder *bd, const struct pf_sample *s, int idx)
 {
 	const int64_t *v = profile_sample_values(bd->p, s);
@@ -503,7 +640,7 @@ static size_t expand(struct builder *bd, size_t i, bool fallback)
 		bd->owned = xrealloc(bd->owned, n * sizeof(*bd->owned));
 	}
 	for (size_t k = 0; k < n; k++)
-		bd->owned[k] = frame_owned(bd, &bd->frames[k], fallback);
+		bd->owned[k] = slot_owned(bd, &bd->frames[k], fallback);
 	return n;
 }
 
@@ -530,7 +667,7 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 				has_unknown = true;
 				continue;
 			}
-			fs = fmap_get(&bd->fns, frame_key(f), true);
+			fs = slot_fstat(bd, f, true);
 			if (!fs->name) {
 				fs->name = frame_name(bd->p, f);
 				fs->file = frame_file(bd->p, f);
@@ -549,13 +686,13 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 		}
 		if (has_unknown)
 			unknown = sat_add(unknown, v);
-		if (n && !complete && !frame_is_kernel(bd->p, &bd->frames[n - 1]) &&
-		    !is_entry(frame_name(bd->p, &bd->frames[n - 1])))
+		if (n && !complete && !slot_kernel(bd, &bd->frames[n - 1]) &&
+		    !slot_entry(bd, &bd->frames[n - 1]))
 			truncated = sat_add(truncated, v);
 		for (k = 0; k < n && !bd->owned[k]; k++)
 			;
 		if (k < n) {
-			struct fstat *fs = fmap_get(&bd->fns, frame_key(&bd->frames[k]), false);
+			struct fstat *fs = slot_fstat(bd, &bd->frames[k], false);
 
 			fs->attributed = sat_add(fs->attributed, v);
 			if (bd->frames[k].inlined)
@@ -632,66 +769,79 @@ static int pick_hotspots(struct builder *bd)
 	return ret;
 }
 
-/* Pass 2: callers, callees, lines and the evidence for the tags of each hotspot. */
+static void rollup_sample(struct builder *bd, int64_t v, size_t n);
+
+/*
+ * Pass 2: callers, callees, lines and the evidence for the tags of each
+ * hotspot; the rollups.
+ */
 static void pass_details(struct builder *bd, bool fallback)
 {
 	bd->details = xcalloc(bd->b->nr_hotspots ? bd->b->nr_hotspots : 1, sizeof(*bd->details));
 	for (size_t i = 0; i < bd->p->nr_samples; i++) {
 		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
-		size_t n = expand(bd, i, fallback), k;
+		size_t n = expand(bd, i, fallback), k, stamp = i + 1 + bd->p->nr_samples;
 		struct fstat *fs;
+		struct detail *d;
 
+		rollup_sample(bd, v, n);
+		/* how often each hotspot is on the stack: its depth of recursion */
+		for (k = 0; k < n; k++) {
+			if (!bd->frames[k].fn || !(fs = slot_fstat(bd, &bd->frames[k], false)) ||
+			    fs->hotspot < 0)
+				continue;
+			d = &bd->details[fs->hotspot];
+			if (d->stamp != stamp) {
+				d->stamp = stamp;
+				d->depth = 0;
+			}
+			d->depth++;
+		}
 		/* per hotspot in the stack: its nearest-to-leaf occurrence */
 		for (k = 0; k < n; k++) {
 			const struct pf_frame *f = &bd->frames[k];
-			struct detail *d;
-			int depth = 0;
 
-			if (!f->fn || !(fs = fmap_get(&bd->fns, frame_key(f), false)) || fs->hotspot < 0)
+			if (!f->fn || !(fs = slot_fstat(bd, f, false)) || fs->hotspot < 0)
 				continue;
-			if (fs->stamp == i + 1 + bd->p->nr_samples)
+			if (fs->stamp == stamp)
 				continue;	/* counted for this stack */
-			fs->stamp = i + 1 + bd->p->nr_samples;
+			fs->stamp = stamp;
 			d = &bd->details[fs->hotspot];
 			if (k + 1 < n)
 				tally_add(&d->callers, frame_name(bd->p, &bd->frames[k + 1]), v,
 					  bd->owned[k + 1]);
-			if (k > 0 && !(frame_is_kernel(bd->p, &bd->frames[k - 1]) &&
+			if (k > 0 && !(slot_kernel(bd, &bd->frames[k - 1]) &&
 				       is_interrupt_entry(frame_name(bd->p, &bd->frames[k - 1]))))
 				tally_add(&d->callees, frame_name(bd->p, &bd->frames[k - 1]), v,
 					  bd->owned[k - 1]);
-			for (size_t j = k; j < n; j++)
-				if (bd->frames[j].fn && frame_key(&bd->frames[j]) == fs->key)
-					depth++;
-			if (depth > 1)
+			if (d->depth > 1)
 				d->recursive = sat_add(d->recursive, v);
-			if (depth > d->max_depth)
-				d->max_depth = depth;
+			if (d->depth > d->max_depth)
+				d->max_depth = d->depth;
 		}
 		for (k = 0; k < n && !bd->owned[k]; k++)
 			;
 		if (k == n)
 			continue;
-		fs = fmap_get(&bd->fns, frame_key(&bd->frames[k]), false);
+		fs = slot_fstat(bd, &bd->frames[k], false);
 		if (fs->hotspot >= 0) {
-			struct detail *d = &bd->details[fs->hotspot];
 			enum brief_tag cat = BT_NR;
 			const char *why = NULL;
 			bool kernel = false, interrupt = false;
 
+			d = &bd->details[fs->hotspot];
 			detail_add_line(d, bd->frames[k].line, v);
 			/* the outermost foreign function with a category says what it is */
 			for (size_t j = k; j-- > 0;) {
 				const struct pf_frame *f = &bd->frames[j];
 
-				if (frame_is_kernel(bd->p, f)) {
+				if (slot_kernel(bd, f)) {
 					if (!kernel)
 						interrupt = is_interrupt_entry(frame_name(bd->p, f));
 					kernel = true;
 					continue;
 				}
-				if (cat == BT_NR &&
-				    (cat = brief_categorize(frame_name(bd->p, f), frame_dso(bd->p, f))) != BT_NR)
+				if (cat == BT_NR && (cat = slot_cat(bd, f)) != BT_NR)
 					why = frame_name(bd->p, f);
 			}
 			if (cat == BT_NR && kernel && !interrupt) {
@@ -703,8 +853,7 @@ static void pass_details(struct builder *bd, bool fallback)
 				tally_add(&d->cat_names[cat], why, v, false);
 			}
 			if (k + 1 < n && !bd->owned[k + 1] && bd->frames[k + 1].fn &&
-			    !frame_is_kernel(bd->p, &bd->frames[k + 1]) &&
-			    !is_entry(frame_name(bd->p, &bd->frames[k + 1]))) {
+			    !slot_kernel(bd, &bd->frames[k + 1]) && !slot_entry(bd, &bd->frames[k + 1])) {
 				d->callback = sat_add(d->callback, v);
 				tally_add(&d->callback_from, frame_name(bd->p, &bd->frames[k + 1]), v, false);
 			}
@@ -925,32 +1074,60 @@ static void set_snippet(struct builder *bd, struct brief_hotspot *h, struct deta
 
 /* ---- hot path and rollups ---------------------------------------------- */
 
-/* The heaviest chain from the root: at each step the child with the most time. */
+/*
+ * A walk down a merged stack from its root, a frame at a time: of the
+ * location locs[pos], 'left' frames are still to come (the outermost first).
+ */
+struct root_walk {
+	uint32_t stack;			/* index in the merged stacks */
+	uint32_t pos, left;
+};
+
+/* The walk's next frame toward the leaf into *f; false past the leaf. */
+static bool walk_next(const struct profile *p, const struct stack_sum *st, struct root_walk *w,
+		      struct pf_frame *f)
+{
+	const uint64_t *locs = profile_sample_locs(p, &p->samples[st[w->stack].sample]);
+	const struct pf_location *l;
+
+	while (!w->left) {
+		if (!w->pos)
+			return false;
+		if ((l = profile_location(p, locs[--w->pos])))
+			w->left = l->nline ? l->nline : 1;
+	}
+	*f = profile_location_frame(p, profile_location(p, locs[w->pos]), --w->left);
+	return true;
+}
+
+/*
+ * The heaviest chain from the root: at each step the child with the most
+ * time. Each stack still on the path is walked one frame further per step.
+ */
 static void hot_path(struct builder *bd, bool fallback)
 {
 	struct brief *b = bd->b;
 	struct stack_sum *st = NULL;
 	size_t nst = stacks_merge(bd->p, bd->idx, &st), nlive = nst;
-	size_t *live = xcalloc(nst ? nst : 1, sizeof(*live));
+	struct root_walk *live = xcalloc(nst ? nst : 1, sizeof(*live));
 	struct tally next = { 0 };
-	const char **path = NULL;
-	size_t alloc_path = 0, alloc_hp = 0;
+	size_t alloc_hp = 0;
 	int64_t parent = b->total;
 
 	for (size_t i = 0; i < nst; i++)
-		live[i] = i;
+		live[i] = (struct root_walk){ (uint32_t)i, bd->p->samples[st[i].sample].nloc, 0 };
 	while (b->nr_hot_path < 64) {
-		size_t depth = b->nr_hot_path, keep = 0;
+		size_t keep = 0;
 		const char *name;
 
 		next.nr = 0;
 		for (size_t i = 0; i < nlive; i++) {
-			struct stack_sum *s = &st[live[i]];
-			size_t n = expand(bd, s->sample, fallback);
+			struct root_walk w = live[i];
+			struct pf_frame f;
 
-			if (n > depth)
-				tally_add(&next, frame_name(bd->p, &bd->frames[n - 1 - depth]), s->value,
-					  bd->owned[n - 1 - depth]);
+			if (walk_next(bd->p, st, &w, &f))
+				tally_add(&next, frame_name(bd->p, &f), st[w.stack].value,
+					  slot_owned(bd, &f, fallback));
 		}
 		if (!next.nr)
 			break;
@@ -964,19 +1141,15 @@ static void hot_path(struct builder *bd, bool fallback)
 		ALLOC_GROW(b->hot_path, b->nr_hot_path + 1, alloc_hp);
 		b->hot_path[b->nr_hot_path++] = (struct brief_share){ name, pct(next.v[0].value, b->total),
 								      next.v[0].owned };
-		ALLOC_GROW(path, depth + 1, alloc_path);
-		path[depth] = name;
 		for (size_t i = 0; i < nlive; i++) {
-			struct stack_sum *s = &st[live[i]];
-			size_t n = expand(bd, s->sample, fallback);
+			struct pf_frame f;
 
-			if (n > depth && !strcmp(frame_name(bd->p, &bd->frames[n - 1 - depth]), name))
+			if (walk_next(bd->p, st, &live[i], &f) && !strcmp(frame_name(bd->p, &f), name))
 				live[keep++] = live[i];
 		}
 		nlive = keep;
 	}
-	free(path);
-	free(next.v);
+	tally_release(&next);
 	free(live);
 	free(st);
 }
@@ -1016,46 +1189,63 @@ static const char *dir_of(const struct brief_owned *o, const char *file, char **
 	return *owned_str;
 }
 
-static void rollups(struct builder *bd, bool fallback)
+/* One expanded sample into the rollups: its leaf's DSO, its owned frame's directory. */
+static void rollup_sample(struct builder *bd, int64_t v, size_t n)
+{
+	struct rollups *r = &bd->roll;
+	struct slot_info *si;
+	size_t k;
+
+	if (!n)
+		return;
+	tally_add(&r->dso, slot_kernel(bd, &bd->frames[0]) ? "[kernel]" : frame_dso(bd->p, &bd->frames[0]),
+		  v, false);
+	for (k = 0; k < n && !bd->owned[k]; k++)
+		;
+	if (k == n) {
+		r->unowned = sat_add(r->unowned, v);
+		return;
+	}
+	si = &bd->slots[bd->frames[k].slot];
+	if (si->dir) {
+		tally_add(&r->dir, si->dir, v, true);
+		return;
+	}
+	ALLOC_GROW(r->names, r->nr_names + 1, r->alloc_names);
+	si->dir = tally_add(&r->dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]),
+					    &r->names[r->nr_names]), v, true);
+	/* keep the string only when the tally took it */
+	if (si->dir == r->names[r->nr_names])
+		r->nr_names++;
+	else
+		free(r->names[r->nr_names]);
+}
+
+static void rollups_release(struct rollups *r)
+{
+	for (size_t i = 0; i < r->nr_names; i++)
+		free(r->names[i]);
+	free(r->names);
+	tally_release(&r->dso);
+	tally_release(&r->dir);
+	memset(r, 0, sizeof(*r));
+}
+
+static void rollups(struct builder *bd)
 {
 	struct brief *b = bd->b;
-	struct tally dso = { 0 }, dir = { 0 };
-	char **names = NULL;
-	size_t nr_names = 0, alloc_names = 0;
-	int64_t unowned = 0;
+	struct rollups *r = &bd->roll;
 
-	for (size_t i = 0; i < bd->p->nr_samples; i++) {
-		int64_t v = sample_value(bd, &bd->p->samples[i], bd->idx);
-		size_t n = expand(bd, i, fallback), k;
-
-		if (!n)
-			continue;
-		tally_add(&dso, frame_is_kernel(bd->p, &bd->frames[0]) ? "[kernel]"
-								      : frame_dso(bd->p, &bd->frames[0]), v, false);
-		for (k = 0; k < n && !bd->owned[k]; k++)
-			;
-		if (k == n) {
-			unowned = sat_add(unowned, v);
-			continue;
-		}
-		ALLOC_GROW(names, nr_names + 1, alloc_names);
-		tally_add(&dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]), &names[nr_names]),
-			  v, true);
-		/* keep the string only when the tally took it */
-		if (dir.v[dir.nr - 1].name == names[nr_names])
-			nr_names++;
-		else
-			free(names[nr_names]);
-	}
-	if (unowned)
-		tally_add(&dir, "(no owned caller)", unowned, false);
-	rollup(&dso, b->total, &b->by_dso, &b->nr_by_dso);
-	rollup(&dir, b->total, &b->by_dir, &b->nr_by_dir);
+	if (r->unowned)
+		tally_add(&r->dir, "(no owned caller)", r->unowned, false);
+	rollup(&r->dso, b->total, &b->by_dso, &b->nr_by_dso);
+	rollup(&r->dir, b->total, &b->by_dir, &b->nr_by_dir);
 	/* the directory names live as long as the brief */
-	b->dir_names = names;
-	b->nr_dir_names = nr_names;
-	free(dso.v);
-	free(dir.v);
+	b->dir_names = r->names;
+	b->nr_dir_names = r->nr_names;
+	r->names = NULL;
+	r->nr_names = 0;
+	rollups_release(r);
 }
 
 /* ---- the whole brief ---------------------------------------------------- */
@@ -1127,6 +1317,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 	bd.p = p;
 	bd.idx = idx;
 	bd.o = o;
+	bd.slots = xcalloc(profile_frame_slots(p) + 1, sizeof(*bd.slots));
 	header(&bd);
 	if (b->total <= 0) {
 		error("the profile has no samples of %s", b->sample_type);
@@ -1137,6 +1328,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		/* nothing under the roots: count the main executable's code as ours */
 		fmap_release(&bd.fns);
 		memset(&bd.fns, 0, sizeof(bd.fns));
+		forget_owned(&bd);
 		fallback = true;
 		pass_totals(&bd, true, &attributed);
 		b->owned_fallback = true;
@@ -1165,7 +1357,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		set_snippet(&bd, h, d);
 	}
 	hot_path(&bd, fallback);
-	rollups(&bd, fallback);
+	rollups(&bd);
 	b->show_hotspots = b->show_snippets = b->nr_hotspots;
 	ret = 0;
 out:
@@ -1175,6 +1367,8 @@ out:
 	fmap_release(&bd.fns);
 	free(bd.frames);
 	free(bd.owned);
+	free(bd.slots);
+	rollups_release(&bd.roll);
 	if (ret)
 		brief_release(b);	/* what was built before the error */
 	return ret;

@@ -124,19 +124,10 @@ static void loc_frames_build(struct loc_frames *lf, struct strtab *names,
 	lf->n = xcalloc(p->nr_locations + 1, sizeof(*lf->n));
 	for (size_t i = 0; i < p->nr_locations; i++) {
 		const struct pf_location *l = &p->locations[i];
-		const struct pf_mapping *m = profile_mapping(p, l->mapping_id);
 
 		lf->off[i] = lf->nr;
-		if (!l->nline) {
-			struct pf_frame f = { l, m, NULL, 0, false };
-			loc_frames_add(lf, names, p, &f);
-		}
-		for (uint32_t j = 0; j < l->nline; j++) {
-			const struct pf_line *ln = &p->lines[l->line_off + j];
-			struct pf_frame f = {
-				l, m, profile_function(p, ln->function_id), ln->line,
-				j + 1 < l->nline,
-			};
+		for (uint32_t j = 0; j < (l->nline ? l->nline : 1); j++) {
+			struct pf_frame f = profile_location_frame(p, l, j);
 			loc_frames_add(lf, names, p, &f);
 		}
 		lf->n[i] = (uint32_t)(lf->nr - lf->off[i]);

@@ -358,19 +358,11 @@ int folded_write(const struct profile *p, int idx, struct strbuf *out)
 	seg_len = xcalloc(p->nr_locations + 1, sizeof(*seg_len));
 	for (size_t i = 0; i < p->nr_locations; i++) {
 		const struct pf_location *l = &p->locations[i];
-		const struct pf_mapping *m = profile_mapping(p, l->mapping_id);
 
 		seg_off[i] = segs.len;
-		if (!l->nline) {
-			struct pf_frame f = { l, m, NULL, 0, false };
-			add_frame(&segs, p, &f);
-		}
-		for (uint32_t j = l->nline; j-- > 0; ) {
-			const struct pf_line *ln = &p->lines[l->line_off + j];
-			struct pf_frame f = {
-				l, m, profile_function(p, ln->function_id), ln->line,
-				j + 1 < l->nline,
-			};
+		for (uint32_t j = l->nline ? l->nline : 1; j-- > 0; ) {
+			struct pf_frame f = profile_location_frame(p, l, j);
+
 			if (segs.len > seg_off[i])
 				strbuf_addch(&segs, ';');
 			add_frame(&segs, p, &f);

@@ -98,6 +98,82 @@ int gzip_bytes(struct strbuf *out, const void *data, size_t len)
 	return 0;
 }
 
+/* ---- the wire format, field by field --------------------------------- */
+
+static bool read_varint(const unsigned char **b, const unsigned char *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *b < end; shift += 7) {
+		unsigned char c = *(*b)++;
+
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* One field: its number, wire type, all its bytes, and a length-delimited one's payload. */
+struct pb_field {
+	uint64_t number;
+	unsigned wire;
+	const unsigned char *start, *end;
+	const unsigned char *data;	/* wire type 2 */
+	size_t len;
+};
+
+/* The field at *b, *b moved past it; false when it is cut short or malformed. */
+static bool next_field(const unsigned char **b, const unsigned char *end, struct pb_field *f)
+{
+	uint64_t tag, v;
+
+	f->start = *b;
+	if (!read_varint(b, end, &tag))
+		return false;
+	f->number = tag >> 3;
+	f->wire = (unsigned)(tag & 7);
+	switch (f->wire) {
+	case 0:
+		if (!read_varint(b, end, &v))
+			return false;
+		break;
+	case 1:
+	case 5:
+		if (end - *b < (f->wire == 1 ? 8 : 4))
+			return false;
+		*b += f->wire == 1 ? 8 : 4;
+		break;
+	case 2:
+		if (!read_varint(b, end, &v) || v > (uint64_t)(end - *b))
+			return false;
+		f->data = *b;
+		f->len = (size_t)v;
+		*b += v;
+		break;
+	default:
+		return false;
+	}
+	f->end = *b;
+	return true;
+}
+
+/* The fields of profile.proto's Profile: sample_type (1) ... doc_url (15). */
+#define PPROF_LAST_FIELD 15
+#define PPROF_SAMPLE_FIELD 2
+
+bool pprof_sniff(const void *data, size_t len)
+{
+	const unsigned char *b = data, *end = b + len;
+	struct pb_field f;
+
+	if (!len)
+		return false;
+	while (b < end)
+		if (!next_field(&b, end, &f) || f.number < 1 || f.number > PPROF_LAST_FIELD)
+			return false;
+	return true;
+}
+
 /* ---- decoding --------------------------------------------------------- */
 
 /*
@@ -179,6 +255,11 @@ struct decoder {
 	const PbProfile *pb;
 	int64_t *strmap;
 	struct idmap maps, fns, locs;
+	/* one sample's ids, labels and values on their way into p */
+	uint64_t *sample_locs;
+	struct pf_label *labels;
+	int64_t *values;
+	size_t alloc_sample_locs, alloc_labels;
 };
 
 /* Our string index for foreign index i, or -1 when out of range. */
@@ -298,53 +379,104 @@ static int decode_locations(struct decoder *d)
 	return ret;
 }
 
+/* Sample i of the message. */
+static int decode_sample(struct decoder *d, size_t i, const PbSample *ps)
+{
+	struct profile *p = d->p;
+
+	if (ps->n_value != p->nr_sample_type)
+		return error("invalid profile '%s': sample %zu has %zu values for %zu sample types",
+			     d->what, i, ps->n_value, p->nr_sample_type);
+	ALLOC_GROW(d->sample_locs, ps->n_location_id, d->alloc_sample_locs);
+	for (size_t j = 0; j < ps->n_location_id; j++) {
+		d->sample_locs[j] = idmap_get(&d->locs, ps->location_id[j]);
+		if (!d->sample_locs[j])
+			return error("invalid profile '%s': sample %zu refers to missing location %llu",
+				     d->what, i, (unsigned long long)ps->location_id[j]);
+	}
+	ALLOC_GROW(d->labels, ps->n_label, d->alloc_labels);
+	for (size_t j = 0; j < ps->n_label; j++) {
+		const PbLabel *pl = ps->label[j];
+		struct pf_label *l = &d->labels[j];
+		if ((l->key = dstr(d, pl->key)) < 0 || (l->str = dstr(d, pl->str)) < 0 ||
+		    (l->num_unit = dstr(d, pl->num_unit)) < 0)
+			return error("invalid profile '%s': sample %zu has a label naming a missing string",
+				     d->what, i);
+		l->num = pl->num;
+	}
+	if (!d->values)
+		d->values = xcalloc(p->nr_sample_type + 1, sizeof(*d->values));
+	if (ps->n_value)
+		memcpy(d->values, ps->value, ps->n_value * sizeof(*d->values));
+	profile_add_sample(p, d->sample_locs, ps->n_location_id, d->values, d->labels, ps->n_label);
+	return 0;
+}
+
+/* The samples of the unpacked message. */
 static int decode_samples(struct decoder *d)
 {
-	const PbProfile *pb = d->pb;
-	struct profile *p = d->p;
-	uint64_t *locs = NULL;
-	struct pf_label *labels = NULL;
-	int64_t *values = xcalloc(p->nr_sample_type + 1, sizeof(*values));
-	size_t alloc_locs = 0, alloc_labels = 0;
-	int ret = 0;
+	for (size_t i = 0; i < d->pb->n_sample; i++)
+		if (decode_sample(d, i, d->pb->sample[i]))
+			return -1;
+	return 0;
+}
 
-	for (size_t i = 0; i < pb->n_sample && !ret; i++) {
-		const PbSample *ps = pb->sample[i];
+/*
+ * Samples are most of a large profile, and unpacked all at once they take
+ * several times their encoded size. So the message is split: its other
+ * fields are copied to *rest and unpacked as a whole, its samples unpacked
+ * one at a time from where they lie (decode_sample_fields()). Counts the
+ * samples and their location ids, for profile_reserve_samples(). False
+ * when the message is malformed: unpacking it whole then says so.
+ */
+static bool split_samples(const unsigned char *b, size_t len, struct strbuf *rest,
+			  size_t *nsamples, size_t *nlocs)
+{
+	const unsigned char *end = b + len;
+	struct pb_field f, g;
 
-		if (ps->n_value != p->nr_sample_type) {
-			ret = error("invalid profile '%s': sample %zu has %zu values for %zu sample types",
-				    d->what, i, ps->n_value, p->nr_sample_type);
-			break;
+	*nsamples = *nlocs = 0;
+	while (b < end) {
+		if (!next_field(&b, end, &f))
+			return false;
+		if (f.number != PPROF_SAMPLE_FIELD || f.wire != 2) {
+			strbuf_add(rest, f.start, (size_t)(f.end - f.start));
+			continue;
 		}
-		ALLOC_GROW(locs, ps->n_location_id, alloc_locs);
-		for (size_t j = 0; j < ps->n_location_id; j++) {
-			locs[j] = idmap_get(&d->locs, ps->location_id[j]);
-			if (!locs[j]) {
-				ret = error("invalid profile '%s': sample %zu refers to missing location %llu",
-					    d->what, i, (unsigned long long)ps->location_id[j]);
-				break;
-			}
+		++*nsamples;
+		/* location_id (1): packed, one byte below 0x80 ends each id; or one per field */
+		for (const unsigned char *s = f.data, *send = s + f.len; s < send && next_field(&s, send, &g);) {
+			if (g.number == 1 && g.wire == 2)
+				for (size_t k = 0; k < g.len; k++)
+					*nlocs += g.data[k] < 0x80;
+			else if (g.number == 1 && g.wire == 0)
+				++*nlocs;
 		}
-		ALLOC_GROW(labels, ps->n_label, alloc_labels);
-		for (size_t j = 0; j < ps->n_label && !ret; j++) {
-			const PbLabel *pl = ps->label[j];
-			struct pf_label *l = &labels[j];
-			if ((l->key = dstr(d, pl->key)) < 0 || (l->str = dstr(d, pl->str)) < 0 ||
-			    (l->num_unit = dstr(d, pl->num_unit)) < 0)
-				ret = error("invalid profile '%s': sample %zu has a label naming a missing string",
-					    d->what, i);
-			l->num = pl->num;
-		}
-		if (ret)
-			break;
-		if (ps->n_value)
-			memcpy(values, ps->value, ps->n_value * sizeof(*values));
-		profile_add_sample(p, locs, ps->n_location_id, values, labels, ps->n_label);
 	}
-	free(locs);
-	free(labels);
-	free(values);
-	return ret;
+	return true;
+}
+
+static int decode_sample_fields(struct decoder *d, const unsigned char *b, size_t len)
+{
+	const unsigned char *end = b + len;
+	struct pb_field f;
+	size_t i = 0;
+
+	while (b < end && next_field(&b, end, &f)) {
+		PbSample *ps;
+		int ret;
+
+		if (f.number != PPROF_SAMPLE_FIELD || f.wire != 2)
+			continue;
+		ps = perftools__profiles__sample__unpack(NULL, f.len, f.data);
+		if (!ps)
+			return error("cannot read '%s': not a pprof profile (protobuf decoding failed)", d->what);
+		ret = decode_sample(d, i++, ps);
+		perftools__profiles__sample__free_unpacked(ps, NULL);
+		if (ret)
+			return -1;
+	}
+	return 0;
 }
 
 static int decode_header(struct decoder *d)
@@ -373,30 +505,54 @@ static int decode_header(struct decoder *d)
 
 int pprof_decode(struct profile *p, const void *data, size_t len, const char *what)
 {
-	struct strbuf raw = STRBUF_INIT;
+	struct strbuf raw = STRBUF_INIT, rest = STRBUF_INIT;
 	struct decoder d = { .p = p, .what = what };
+	const unsigned char *msg = data;
+	size_t nsamples, nlocs;
 	PbProfile *pb = NULL;
+	bool split;
 	int ret = -1;
 
 	if (!len) {
 		error("cannot read '%s': the file is empty", what);
 		goto out;
 	}
-	if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
+	if (len >= 2 && msg[0] == 0x1f && msg[1] == 0x8b) {
+		if (gunzip_maybe(&raw, data, len, PPROF_MAX_BYTES, what))
+			goto out;
+		msg = (const unsigned char *)raw.buf;
+		len = raw.len;
+	} else if (len > PPROF_MAX_BYTES) {
+		error("cannot read '%s': larger than %zu bytes", what, PPROF_MAX_BYTES);
 		goto out;
-	pb = perftools__profiles__profile__unpack(NULL, raw.len, (const uint8_t *)raw.buf);
+	}
+	split = split_samples(msg, len, &rest, &nsamples, &nlocs);
+	pb = split ? perftools__profiles__profile__unpack(NULL, rest.len, (const uint8_t *)rest.buf)
+		   : perftools__profiles__profile__unpack(NULL, len, msg);
+	strbuf_release(&rest);
 	if (!pb) {
 		error("cannot read '%s': not a pprof profile (protobuf decoding failed)", what);
 		goto out;
 	}
 	d.pb = pb;
-	if (decode_tables(&d) || decode_locations(&d) || decode_samples(&d) ||
-	    decode_header(&d) || profile_validate(p))
+	if (decode_tables(&d) || decode_locations(&d))
+		goto out;
+	if (split) {
+		profile_reserve_samples(p, nsamples, nlocs);
+		if (decode_sample_fields(&d, msg, len))
+			goto out;
+	} else if (decode_samples(&d)) {
+		goto out;
+	}
+	if (decode_header(&d) || profile_validate(p))
 		goto out;
 	ret = 0;
 out:
 	if (pb)
 		perftools__profiles__profile__free_unpacked(pb, NULL);
+	free(d.sample_locs);
+	free(d.labels);
+	free(d.values);
 	free(d.strmap);
 	idmap_release(&d.maps);
 	idmap_release(&d.fns);

@@ -6,6 +6,7 @@
 #ifndef HOTLOOP_PPROF_H
 #define HOTLOOP_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct profile;
@@ -21,6 +22,13 @@ struct strbuf;
  */
 int pprof_decode(struct profile *p, const void *data, size_t len, const char *what);
 int pprof_read_file(struct profile *p, const char *path);
+
+/*
+ * Is data (not gzipped) a protobuf message whose top-level fields are all
+ * those of a profile, to its last byte? Text is not: a deep stack makes a
+ * message of mostly printable bytes, and this tells it from folded stacks.
+ */
+bool pprof_sniff(const void *data, size_t len);
 
 /* Encode p as gzipped protobuf into out. */
 int pprof_encode(const struct profile *p, struct strbuf *out);

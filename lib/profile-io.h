@@ -24,8 +24,9 @@ enum profile_format {
  * Decode 'len' bytes into p (freshly initialized): a perf.data file (by
  * its magic, perfdata.h) is read as such; otherwise gzip is inflated
  * first, then callgrind output (callgrind.h) is read as such, `perf
- * script` output when it looks like it, other text as folded stacks, and
- * anything else as a pprof message.
+ * script` output when it looks like it, a pprof message as one (even one
+ * mostly of printable bytes: pprof_sniff()), other text as folded stacks,
+ * and anything else as a pprof message, for its errors.
  * *fmt (when not NULL) says which. 'what' names the input in messages.
  */
 int profile_decode_any(struct profile *p, const void *data, size_t len,

@@ -273,6 +273,18 @@ uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t a
 
 /* ---- samples ---------------------------------------------------------- */
 
+void profile_reserve_samples(struct profile *p, size_t nsamples, size_t nlocs)
+{
+	if (p->nr_samples + nsamples > p->alloc_samples) {
+		p->alloc_samples = p->nr_samples + nsamples;
+		p->samples = xrealloc(p->samples, p->alloc_samples * sizeof(*p->samples));
+	}
+	if (p->nr_sample_locs + nlocs > p->alloc_sample_locs) {
+		p->alloc_sample_locs = p->nr_sample_locs + nlocs;
+		p->sample_locs = xrealloc(p->sample_locs, p->alloc_sample_locs * sizeof(*p->sample_locs));
+	}
+}
+
 void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,
 			const int64_t *values, const struct pf_label *labels,
 			size_t nlabel)
@@ -330,6 +342,30 @@ const struct pf_function *profile_function(const struct profile *p, uint64_t id)
 	return id && id <= p->nr_functions ? &p->functions[id - 1] : NULL;
 }
 
+/* Inline in the loop of profile_sample_frames(), which runs for every frame of every sample. */
+static inline void location_frame(const struct profile *p, const struct pf_location *l, uint32_t j,
+				  const struct pf_mapping *m, struct pf_frame *f)
+{
+	const struct pf_line *ln;
+
+	if (!l->nline) {
+		*f = (struct pf_frame){ l, m, NULL, 0, false, p->nr_lines + (size_t)(l - p->locations) };
+		return;
+	}
+	ln = &p->lines[l->line_off + j];
+	*f = (struct pf_frame){ l, m, profile_function(p, ln->function_id), ln->line,
+				j + 1 < l->nline, l->line_off + j };
+}
+
+struct pf_frame profile_location_frame(const struct profile *p, const struct pf_location *l,
+				       uint32_t j)
+{
+	struct pf_frame f;
+
+	location_frame(p, l, j, profile_mapping(p, l->mapping_id), &f);
+	return f;
+}
+
 size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
 			     struct pf_frame **frames, size_t *alloc)
 {
@@ -339,22 +375,15 @@ size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
 	for (uint32_t i = 0; i < s->nloc; i++) {
 		const struct pf_location *l = profile_location(p, locs[i]);
 		const struct pf_mapping *m;
+		uint32_t nf;
 
 		if (!l)
 			continue;
 		m = profile_mapping(p, l->mapping_id);
-		ALLOC_GROW(*frames, n + (l->nline ? l->nline : 1), *alloc);
-		if (!l->nline) {
-			(*frames)[n++] = (struct pf_frame){ l, m, NULL, 0, false };
-			continue;
-		}
-		for (uint32_t j = 0; j < l->nline; j++) {
-			const struct pf_line *ln = &p->lines[l->line_off + j];
-			(*frames)[n++] = (struct pf_frame){
-				l, m, profile_function(p, ln->function_id), ln->line,
-				j + 1 < l->nline,
-			};
-		}
+		nf = l->nline ? l->nline : 1;
+		ALLOC_GROW(*frames, n + nf, *alloc);
+		for (uint32_t j = 0; j < nf; j++)
+			location_frame(p, l, j, m, &(*frames)[n++]);
 	}
 	return n;
 }

@@ -126,6 +126,13 @@ uint64_t profile_add_function(struct profile *p, const char *name,
 			      int64_t start_line);
 uint64_t profile_add_location(struct profile *p, uint64_t mapping_id, uint64_t address,
 			      const struct pf_line *lines, size_t nline);
+/*
+ * Room for 'nsamples' more samples holding 'nlocs' location ids in all, and
+ * no more: a reader that knows how many are coming saves the slack that
+ * growing leaves. (Their values grow as they come: a hostile count of
+ * sample types must not multiply what is reserved.)
+ */
+void profile_reserve_samples(struct profile *p, size_t nsamples, size_t nlocs);
 /* values: p->nr_sample_type of them. */
 void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nloc,
 			const int64_t *values, const struct pf_label *labels,
@@ -170,11 +177,31 @@ struct pf_frame {
 	const struct pf_function *fn;		/* NULL when not symbolized */
 	int64_t line;
 	bool inlined;
+	size_t slot;		/* see profile_frame_slots(); set by profile_sample_frames() */
 };
+
+/*
+ * Frame j of location l (0: the innermost; a location without lines has
+ * one frame), as profile_sample_frames() gives it.
+ */
+struct pf_frame profile_location_frame(const struct profile *p, const struct pf_location *l,
+				       uint32_t j);
 
 /* Expand sample s into frames; *frames grows as needed. Returns the count. */
 size_t profile_sample_frames(const struct profile *p, const struct pf_sample *s,
 			     struct pf_frame **frames, size_t *alloc);
+
+/*
+ * Every distinct frame of p has a slot below this number: its line's index
+ * in p->lines, or for a location without lines p->nr_lines + its index.
+ * Frames in the same slot are alike in all but their place in a stack, so
+ * what depends on the frame alone (a table row, whether it is owned) can be
+ * worked out once per slot instead of once per frame of every sample.
+ */
+static inline size_t profile_frame_slots(const struct profile *p)
+{
+	return p->nr_lines + p->nr_locations;
+}
 
 /* A frame's function name, "[unknown]" when there is none. */
 const char *frame_name(const struct profile *p, const struct pf_frame *f);

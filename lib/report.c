@@ -104,12 +104,41 @@ static struct report_row *row_for(struct report *r, const struct profile *p,
 
 /*
  * For --by function, a row's line is its hottest line: the line in the
- * function with the most self cost. Counted in a second small table.
+ * function with the most self cost. Counted in a second small table, one
+ * entry per row and line.
  */
 struct line_cost {
 	size_t row;		/* index: rows move while the table grows */
 	int64_t line, cost;
 };
+
+struct line_costs {
+	struct line_cost *v;
+	size_t nr, alloc;
+	struct hindex index;
+};
+
+static bool line_cost_eq(const void *table, size_t i, const void *key)
+{
+	const struct line_cost *a = &((const struct line_costs *)table)->v[i], *b = key;
+
+	return a->row == b->row && a->line == b->line;
+}
+
+static void line_cost_add(struct line_costs *lc, size_t row, int64_t line, int64_t cost)
+{
+	struct line_cost key = { row, line, cost };
+	uint64_t h = hash_u64(hash_u64(HASH_SEED, row), (uint64_t)line);
+	size_t slot, i;
+
+	if ((i = hindex_probe(&lc->index, h, line_cost_eq, lc, &key, &slot)) != HINDEX_NONE) {
+		lc->v[i].cost = sat_add(lc->v[i].cost, cost);
+		return;
+	}
+	ALLOC_GROW(lc->v, lc->nr + 1, lc->alloc);
+	lc->v[lc->nr] = key;
+	hindex_set(&lc->index, slot, h, lc->nr++);
+}
 
 static int cmp_line_cost(const void *a, const void *b)
 {
@@ -139,12 +168,29 @@ static void set_hottest_lines(struct report *r, struct line_cost *lc, size_t n)
 	}
 }
 
+/*
+ * The row of a frame: a frame's key depends on its slot alone, so each slot
+ * is looked up once and remembered (slot_row[slot]: row index + 1, 0 before).
+ */
+static struct report_row *slot_row(struct report *r, const struct profile *p,
+				   const struct pf_frame *f, uint32_t *slot_rows)
+{
+	struct report_row *row;
+
+	if (slot_rows[f->slot])
+		return &r->rows[slot_rows[f->slot] - 1];
+	row = row_for(r, p, f);
+	slot_rows[f->slot] = (uint32_t)(row - r->rows) + 1;
+	return row;
+}
+
 int report_build(struct report *r, const struct profile *p, int sample_index,
 		 enum report_by by)
 {
 	struct pf_frame *frames = NULL;
-	size_t alloc = 0, nlc = 0, alloc_lc = 0;
-	struct line_cost *lc = NULL;
+	size_t alloc = 0;
+	struct line_costs lc = { 0 };
+	uint32_t *slot_rows;
 
 	if (sample_index < 0 || (size_t)sample_index >= p->nr_sample_type)
 		return error("sample type %d out of range", sample_index);
@@ -152,6 +198,7 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 	r->by = by;
 	r->sample_index = sample_index;
 	r->samples = p->nr_samples;
+	slot_rows = xcalloc(profile_frame_slots(p) + 1, sizeof(*slot_rows));
 
 	for (size_t i = 0; i < p->nr_samples; i++) {
 		const struct pf_sample *s = &p->samples[i];
@@ -162,14 +209,12 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		r->total = sat_add(r->total, w);
 		if (!n)
 			continue;
-		row = row_for(r, p, &frames[0]);
+		row = slot_row(r, p, &frames[0], slot_rows);
 		row->self = sat_add(row->self, w);
-		if (by == REPORT_BY_FUNCTION && frames[0].line) {
-			ALLOC_GROW(lc, nlc + 1, alloc_lc);
-			lc[nlc++] = (struct line_cost){ (size_t)(row - r->rows), frames[0].line, w };
-		}
+		if (by == REPORT_BY_FUNCTION && frames[0].line)
+			line_cost_add(&lc, (size_t)(row - r->rows), frames[0].line, w);
 		for (size_t j = 0; j < n; j++) {
-			row = row_for(r, p, &frames[j]);
+			row = slot_row(r, p, &frames[j], slot_rows);
 			if (frames[j].inlined && (by == REPORT_BY_FUNCTION || by == REPORT_BY_LINE))
 				row->inlined = true;
 			if (row->stamp != i) {
@@ -179,9 +224,11 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		}
 	}
 	if (by == REPORT_BY_FUNCTION)
-		set_hottest_lines(r, lc, nlc);
-	free(lc);
+		set_hottest_lines(r, lc.v, lc.nr);
+	free(lc.v);
+	hindex_release(&lc.index);
 	free(frames);
+	free(slot_rows);
 	return 0;
 }
 

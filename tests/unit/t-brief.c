@@ -284,6 +284,61 @@ static void test_brief__hot_path_and_rollups(void **state)
 	done(&p, &b);
 }
 
+/*
+ * One function calling itself 65536 deep: self and total count each sample
+ * once, the recursion is as deep as the stack, and the hot path stops at
+ * its cap.
+ */
+static void test_brief__deep_recursion(void **state)
+{
+	struct brief_opts opts = { .owned = &proj, .context = -1, .no_asm = true };
+	const struct brief_hotspot *walk, *helper;
+	struct profile p;
+	struct brief b;
+
+	profile_init(&p);
+	profile_add_sample_type(&p, "samples", "count");
+	th_add_deep(&p, NULL, "walk@/proj/src/r.c:7", 65536, "main@/proj/main.c:3", 3);
+	th_add_deep(&p, "helper@/proj/src/r.c:20", "walk@/proj/src/r.c:7", 32768, "main@/proj/main.c:3", 2);
+	assert_int_equal(profile_validate(&p), 0);
+	assert_int_equal(brief_build(&b, &p, 0, &opts), 0);
+	assert_int_equal(b.total, 5);
+	assert_int_equal(b.nr_hotspots, 2);
+	walk = hotspot(&b, "walk");
+	helper = hotspot(&b, "helper");
+	assert_non_null(walk);
+	assert_non_null(helper);
+	assert_int_equal(walk->self, 3);
+	assert_int_equal(walk->total, 5);
+	assert_int_equal(walk->attributed, 3);
+	assert_int_equal(helper->self, 2);
+	assert_int_equal(helper->total, 2);
+	assert_int_equal(helper->attributed, 2);
+	assert_non_null(tag(walk, BT_RECURSION));
+	assert_non_null(strstr(tag(walk, BT_RECURSION), "100% of its time, up to 65536 deep"));
+	assert_null(tag(helper, BT_RECURSION));
+	assert_int_equal(walk->nr_callers, 1);
+	assert_string_equal(walk->callers[0].name, "walk");
+	assert_true(walk->callers[0].pct == 100.0);
+	assert_int_equal(walk->nr_callees, 1);
+	assert_string_equal(walk->callees[0].name, "helper");
+	assert_true(walk->callees[0].pct == 40.0);
+	assert_string_equal(helper->callers[0].name, "walk");
+	assert_true(helper->callers[0].pct == 100.0);
+	assert_true(b.unattributed_pct == 0 && b.truncated_pct == 0);
+	assert_int_equal(b.nr_hot_path, 64);
+	assert_string_equal(b.hot_path[0].name, "main");
+	for (size_t i = 1; i < b.nr_hot_path; i++) {
+		assert_string_equal(b.hot_path[i].name, "walk");
+		assert_true(b.hot_path[i].owned && b.hot_path[i].pct == 100.0);
+	}
+	assert_int_equal(b.nr_by_dir, 1);
+	assert_string_equal(b.by_dir[0].name, "src/");
+	assert_true(b.by_dir[0].pct == 100.0);
+	assert_string_equal(b.by_dso[0].name, "prog");
+	done(&p, &b);
+}
+
 static void test_brief__focus(void **state)
 {
 	static const char stacks[] =
@@ -645,6 +700,7 @@ int main(void)
 		cmocka_unit_test(test_brief__owned_paths),
 		cmocka_unit_test(test_brief__fallback_and_quality),
 		cmocka_unit_test(test_brief__hot_path_and_rollups),
+		cmocka_unit_test(test_brief__deep_recursion),
 		cmocka_unit_test(test_brief__focus),
 		cmocka_unit_test(test_brief__categories),
 		cmocka_unit_test(test_brief__snippet_and_budget),

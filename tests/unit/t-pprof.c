@@ -19,6 +19,8 @@
 #include "strbuf.h"
 #include "profile.h"
 #include "pprof.h"
+#include "folded.h"
+#include "profile-io.h"
 
 static int nr_errors;
 
@@ -331,6 +333,52 @@ static void test_pprof__truncated_gzip(void **state)
 	strbuf_release(&gz);
 }
 
+/*
+ * A deep stack's location ids fill the message with printable bytes: it is
+ * still recognized as pprof, not read as folded stacks.
+ */
+static void test_pprof__sniff_deep_stack(void **state)
+{
+	struct strbuf gz = STRBUF_INIT, raw = STRBUF_INIT;
+	uint64_t *locs = xcalloc(8192, sizeof(*locs));
+	int64_t v = 1;
+	enum profile_format fmt;
+	struct profile p, q;
+	uint64_t map;
+
+	profile_init(&p);
+	profile_add_sample_type(&p, "samples", "count");
+	map = profile_add_mapping(&p, 0x1000, 0x100000, 0, "/bin/prog", "");
+	for (size_t i = 0; i < 8192; i++) {
+		char name[32];
+		struct pf_line ln = { 0, 1, 0 };
+
+		snprintf(name, sizeof(name), "f%zu", i);
+		ln.function_id = profile_add_function(&p, name, name, "/src/a.c", 0);
+		locs[8191 - i] = profile_add_location(&p, map, 0x1000 + i, &ln, 1);
+	}
+	profile_add_sample(&p, locs, 8192, &v, NULL, 0);
+	assert_int_equal(pprof_encode(&p, &gz), 0);
+	assert_int_equal(gunzip_maybe(&raw, gz.buf, gz.len, PPROF_MAX_BYTES, "gz"), 0);
+	assert_true(folded_sniff(raw.buf, raw.len));	/* what used to mislead */
+	assert_true(pprof_sniff(raw.buf, raw.len));
+	profile_init(&q);
+	assert_int_equal(profile_decode_any(&q, gz.buf, gz.len, "deep", &fmt), 0);
+	assert_int_equal(fmt, PROFILE_FORMAT_PPROF);
+	assert_same_profile(&p, &q);
+	profile_release(&q);
+
+	/* text, and cut messages, are not */
+	assert_false(pprof_sniff("main;hot 1\n", 11));
+	assert_false(pprof_sniff("\n\nmain;hot 1\n", 13));
+	assert_false(pprof_sniff("", 0));
+	assert_false(pprof_sniff(raw.buf, raw.len - 1));
+	profile_release(&p);
+	free(locs);
+	strbuf_release(&gz);
+	strbuf_release(&raw);
+}
+
 static void test_pprof__bad_files(void **state)
 {
 	size_t nr;
@@ -391,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_pprof__write_read_file),
 		cmocka_unit_test(test_pprof__raw_protobuf),
 		cmocka_unit_test(test_pprof__truncated_gzip),
+		cmocka_unit_test(test_pprof__sniff_deep_stack),
 		cmocka_unit_test(test_pprof__bad_files),
 		cmocka_unit_test(test_pprof__odd_files),
 	};

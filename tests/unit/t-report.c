@@ -1,6 +1,6 @@
 /*
  * t-report.c: unit tests for report.c: self/total per function, line, file
- * and DSO; recursion counted once; inlined frames flagged.
+ * and DSO; recursion counted once, however deep; inlined frames flagged.
  */
 #include <jansson.h>
 
@@ -137,6 +137,44 @@ static void test_report__hottest_line_survives_growth(void **state)
 	strbuf_release(&text);
 }
 
+/* A stack 65536 deep of one function: its total counts each sample once. */
+static void test_report__deep_recursion(void **state)
+{
+	static const struct { enum report_by by; const char *row; int64_t self, total; } rows[] = {
+		{ REPORT_BY_FUNCTION, "walk", 3, 5 },
+		{ REPORT_BY_FUNCTION, "helper", 2, 2 },
+		{ REPORT_BY_FUNCTION, "main", 0, 5 },
+		{ REPORT_BY_LINE, "walk", 3, 5 },
+		{ REPORT_BY_FILE, "/proj/r.c", 5, 5 },
+		{ REPORT_BY_FILE, "/proj/main.c", 0, 5 },
+		{ REPORT_BY_DSO, "prog", 5, 5 },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		const struct report_row *row;
+		struct profile p;
+		struct report r;
+
+		profile_init(&p);
+		profile_add_sample_type(&p, "samples", "count");
+		th_add_deep(&p, NULL, "walk@/proj/r.c:7", 65536, "main@/proj/main.c:3", 3);
+		th_add_deep(&p, "helper@/proj/r.c:20", "walk@/proj/r.c:7", 32768, "main@/proj/main.c:3", 2);
+		assert_int_equal(profile_validate(&p), 0);
+		assert_int_equal(report_build(&r, &p, 0, rows[i].by), 0);
+		report_sort(&r, REPORT_SORT_TOTAL);
+		assert_int_equal(r.total, 5);
+		row = find_row(&r, rows[i].row);
+		if (!row || row->self != rows[i].self || row->total != rows[i].total)
+			fail_msg("case %zu: %s: self %lld total %lld, expected %lld and %lld", i, rows[i].row,
+				 row ? (long long)row->self : -1LL, row ? (long long)row->total : -1LL,
+				 (long long)rows[i].self, (long long)rows[i].total);
+		if (rows[i].by == REPORT_BY_FUNCTION)
+			assert_int_equal(r.nr, 3);
+		report_release(&r);
+		profile_release(&p);
+	}
+}
+
 static void test_report__empty_profile(void **state)
 {
 	struct profile p;
@@ -209,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_report__inlined_flag),
 		cmocka_unit_test(test_report__by_line_file_dso),
 		cmocka_unit_test(test_report__hottest_line_survives_growth),
+		cmocka_unit_test(test_report__deep_recursion),
 		cmocka_unit_test(test_report__empty_profile),
 		cmocka_unit_test(test_report__json_not_utf8),
 	};

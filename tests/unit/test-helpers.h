@@ -106,4 +106,40 @@ static inline void th_add_samples(struct profile *p, const char *text)
 	free(copy);
 }
 
+/*
+ * Add one sample of 'depth' frames of the function 'fn' calling itself,
+ * all one location as a recursion through one call site records it, under
+ * 'root' and over 'leaf' (frame specs "f@file:line" in /bin/prog; 'leaf'
+ * may be NULL): stacks far deeper than th_add_samples() takes.
+ */
+static inline void th_add_deep(struct profile *p, const char *leaf, const char *fn, size_t depth,
+			       const char *root, int64_t weight)
+{
+	uint64_t mapping = profile_add_mapping(p, 0x1000, 0x9000, 0, "/bin/prog", "abcd");
+	const struct pf_mapping *m = profile_mapping(p, mapping);
+	uint64_t *locs = xcalloc(depth + 2, sizeof(*locs)), rec = 0;
+	int64_t values[4] = { weight, weight, weight, weight };
+	const char *specs[] = { leaf, fn, root };
+	size_t nloc = 0;
+
+	for (size_t k = 0; k < ARRAY_SIZE(specs); k++) {
+		struct pf_line line = { 0 };
+		uint64_t loc;
+
+		if (!specs[k])
+			continue;
+		line.function_id = th_function(p, specs[k], &line.line);
+		loc = profile_add_location(p, mapping, m->start + 16 * (p->nr_locations + 1), &line, 1);
+		if (k != 1) {
+			locs[nloc++] = loc;
+			continue;
+		}
+		rec = loc;
+		for (size_t d = 0; d < depth; d++)
+			locs[nloc++] = rec;
+	}
+	profile_add_sample(p, locs, nloc, values, NULL, 0);
+	free(locs);
+}
+
 #endif
