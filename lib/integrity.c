@@ -30,7 +30,7 @@ static int64_t ts_ns(struct timespec t)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-static int hash_bytes(const void *buf, size_t len, unsigned char sha[32])
+static int sha256_bytes(const void *buf, size_t len, unsigned char sha[32])
 {
 	return EVP_Digest(buf, len, sha, NULL, EVP_sha256(), NULL) ? 0 : error("cannot hash: no memory");
 }
@@ -46,7 +46,7 @@ static int hash_path(const char *path, const struct stat *st, unsigned char sha[
 		char target[4096];
 		ssize_t n = readlink(path, target, sizeof(target));
 
-		return n < 0 ? 1 : hash_bytes(target, (size_t)n, sha);
+		return n < 0 ? 1 : sha256_bytes(target, (size_t)n, sha);
 	}
 	if (!S_ISREG(st->st_mode))
 		return 1;

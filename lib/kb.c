@@ -733,33 +733,18 @@ static int fsync_dir(const char *path)
 	return ret;
 }
 
-static int mkdir_p(const char *dir)
+/* The knowledge base's directory, made when missing. */
+static int make_kb_dir(const char *dir)
 {
-	char *p;
 	struct stat st;
-	int ret = 0;
 
 	if (!*dir)
 		return error("the knowledge base directory is empty");
-	p = xstrdup(dir);
-	for (char *s = p + 1; ; s++) {
-		char c = *s;
-
-		if (c != '/' && c)
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST) {
-			ret = error("cannot create '%s': %s", p, strerror(errno));
-			break;
-		}
-		*s = c;
-		if (!c)
-			break;
-	}
-	if (!ret && (stat(dir, &st) || !S_ISDIR(st.st_mode)))
-		ret = error("cannot use '%s' as the knowledge base: not a directory", dir);
-	free(p);
-	return ret;
+	if (mkdir_p(dir))
+		return -1;
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		return error("cannot use '%s' as the knowledge base: not a directory", dir);
+	return 0;
 }
 
 /* kb/.gitignore, when there is none: a killed writer's leftovers are never committed. */
@@ -1200,7 +1185,7 @@ int kb_add(const char *kb_dir, const struct kb_attempt *a, char **slug_out)
 		error("invalid time of an attempt: %lld", (long long)a->when);
 		goto out;
 	}
-	if (mkdir_p(kb_dir) || keep_tmp_out_of_git(kb_dir))
+	if (make_kb_dir(kb_dir) || keep_tmp_out_of_git(kb_dir))
 		goto out;
 	clean_tmp(kb_dir);
 	entry_from_attempt(&e, a, files, nr_files);

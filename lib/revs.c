@@ -26,28 +26,6 @@
 /* Worktrees as hotloop up to 0.1 kept them, inside the user's tree. */
 #define OLD_WORKTREES ".hotloop/worktrees"
 
-static int mkdir_p(const char *path)
-{
-	char *copy = xstrdup(path);
-	int ret = 0;
-
-	for (char *p = copy + 1; ; p++) {
-		if (*p && *p != '/')
-			continue;
-		char c = *p;
-
-		*p = '\0';
-		if (mkdir(copy, 0777) && errno != EEXIST) {
-			ret = error("cannot create '%s': %s", copy, strerror(errno));
-			break;
-		}
-		if (!(*p = c))
-			break;
-	}
-	free(copy);
-	return ret;
-}
-
 char *revs_cache_dir(const struct project *p)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");

@@ -14,6 +14,12 @@
 #include "strbuf.h"
 #include "util.h"
 
+/* What every sandbox is: its own PID namespace and session, dying with hotloop, / read-only. */
+static const char *const base_options[] = {
+	"--die-with-parent", "--unshare-pid", "--new-session", "--ro-bind", "/", "/",
+	"--dev", "/dev", "--proc", "/proc",
+};
+
 static char *bwrap_path(void)
 {
 	return doctor_which("bwrap");
@@ -32,10 +38,14 @@ const char *sandbox_unavailable(void)
 	if (!bwrap) {
 		snprintf(why, sizeof(why), "bubblewrap is not installed (apt-get install bubblewrap)");
 	} else {
-		const char *argv[] = { bwrap, "--die-with-parent", "--unshare-pid", "--ro-bind", "/", "/",
-				       "--dev", "/dev", "--proc", "/proc", "--", "true", NULL };
+		const char *argv[ARRAY_SIZE(base_options) + 4] = { bwrap };
 		struct child_process cp = CHILD_PROCESS_INIT;
+		size_t n = 1;
 
+		for (size_t i = 0; i < ARRAY_SIZE(base_options); i++)
+			argv[n++] = base_options[i];
+		argv[n++] = "--";
+		argv[n++] = "true";
 		cp.argv = argv;
 		cp.timeout = 30;
 		if (run_command(&cp) || !child_succeeded(&cp)) {
@@ -93,16 +103,8 @@ const char **sandbox_argv(const struct sandbox *s, const char *cwd, const char *
 		BUG("sandbox_argv() where no sandbox can be made");
 #define ADD(x) do { ALLOC_GROW(v, nr + 2, alloc); v[nr++] = (x); } while (0)
 	ADD(bwrap_path());
-	ADD(xstrdup("--die-with-parent"));
-	ADD(xstrdup("--unshare-pid"));
-	ADD(xstrdup("--new-session"));
-	ADD(xstrdup("--ro-bind"));
-	ADD(xstrdup("/"));
-	ADD(xstrdup("/"));
-	ADD(xstrdup("--dev"));
-	ADD(xstrdup("/dev"));
-	ADD(xstrdup("--proc"));
-	ADD(xstrdup("/proc"));
+	for (size_t i = 0; i < ARRAY_SIZE(base_options); i++)
+		ADD(xstrdup(base_options[i]));
 	for (size_t i = 0; s->writable && s->writable[i]; i++) {
 		if (stat(s->writable[i], &st))
 			continue;

@@ -517,27 +517,13 @@ static void free_const(const char *p)
 /* mkdir -p of the directory holding 'path'. */
 static int make_parent(const char *path)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *p;
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
 	int ret = 0;
 
-	if (!slash || slash == dir)
-		goto out;
-	*slash = '\0';
-	for (p = dir + 1; ; p++) {
-		char c = *p;
-
-		if (c && c != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0777) && errno != EEXIST) {
-			ret = error("cannot create '%s': %s", dir, strerror(errno));
-			goto out;
-		}
-		*p = c;
-		if (!c)
-			break;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		ret = mkdir_p(dir);
 	}
-out:
 	free(dir);
 	return ret;
 }

@@ -436,6 +436,28 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return 0;
 }
 
+int mkdir_p(const char *path)
+{
+	char *copy = xstrdup(path);
+	int ret = 0;
+
+	for (char *p = copy + 1; ; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0777) && errno != EEXIST) {
+			ret = error("cannot create '%s': %s", copy, strerror(errno));
+			break;
+		}
+		if (!(*p = c))
+			break;
+	}
+	free(copy);
+	return ret;
+}
+
 int remove_tree(const char *path)
 {
 	struct stat st;

@@ -133,6 +133,8 @@ int cpu_list_parse(const char *what, const char *s, int max, int **cpus, size_t 
  * when it is not there), or -1 with an error naming what could not go.
  */
 int remove_tree(const char *path);
+/* mkdir -p: 'path' and every directory above it that is missing. 0, or -1 with an error. */
+int mkdir_p(const char *path);
 
 /* Read a whole file (at most 'cap' bytes, else an error). */
 struct strbuf;
