@@ -20,6 +20,7 @@
 #include "json.h"
 #include "kb.h"
 #include "profile.h"
+#include "record.h"
 #include "stacks.h"
 #include "strbuf.h"
 #include "util.h"
@@ -644,11 +645,19 @@ static size_t expand(struct builder *bd, size_t i, bool fallback)
 	return n;
 }
 
+/* Whether record cut the sample's stack where its stack copy ended. */
+static bool cut_by_copy(const struct profile *p, const struct pf_sample *s)
+{
+	const char *v = profile_sample_label(p, s, RECORD_LABEL_UNWIND);
+
+	return v && !strcmp(v, RECORD_UNWIND_SHORT);
+}
+
 /* Pass 1: self, total and attributed per function; quality. */
 static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_sum)
 {
 	struct brief *b = bd->b;
-	int64_t unknown = 0, truncated = 0, attributed = 0, all = 0;
+	int64_t unknown = 0, truncated = 0, short_copy = 0, attributed = 0, all = 0;
 	/* stacks rebuilt from a call graph start at its roots: none is cut short */
 	bool complete = callgrind_rebuilt(bd->p);
 
@@ -686,6 +695,8 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 		}
 		if (has_unknown)
 			unknown = sat_add(unknown, v);
+		if (cut_by_copy(bd->p, &bd->p->samples[i]))
+			short_copy = sat_add(short_copy, v);
 		if (n && !complete && !slot_kernel(bd, &bd->frames[n - 1]) &&
 		    !slot_entry(bd, &bd->frames[n - 1]))
 			truncated = sat_add(truncated, v);
@@ -703,6 +714,7 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 	if (all > 0) {
 		b->unknown_pct = 100.0 * (double)unknown / (double)all;
 		b->truncated_pct = 100.0 * (double)truncated / (double)all;
+		b->short_copy_pct = 100.0 * (double)short_copy / (double)all;
 		b->unattributed_pct = 100.0 * (double)(all - attributed) / (double)all;
 	}
 	*attributed_sum = attributed;
@@ -1297,9 +1309,14 @@ static void quality_warnings(struct brief *b)
 				       "strip, or install the debug package (hotloop doctor BINARY checks)",
 				       b->unknown_pct));
 	if (b->truncated_pct > 100 * BRIEF_QUALITY_WARN)
-		add_warning(b, xstrfmt("%.0f%% of stacks stop before main or a thread start: build with "
-				       "-fno-omit-frame-pointer, or record with --call-graph dwarf",
-				       b->truncated_pct));
+		add_warning(b, b->short_copy_pct > 100 * BRIEF_QUALITY_WARN ?
+			    xstrfmt("%.0f%% of stacks stop before main or a thread start, %.0f%% where the "
+				    "stack copy ended: record with a longer one (--call-graph auto,SIZE; "
+				    "the default is %d bytes)", b->truncated_pct, b->short_copy_pct,
+				    SAMPLER_AUTO_STACK) :
+			    xstrfmt("%.0f%% of stacks stop before main or a thread start: build with "
+				    "-fno-omit-frame-pointer, or record with --call-graph auto (the "
+				    "default) or dwarf", b->truncated_pct));
 }
 
 int brief_build(struct brief *b, const struct profile *p, int idx, const struct brief_opts *o)
@@ -1683,8 +1700,11 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 	if (b->owned->how && !b->owned_fallback)
 		strbuf_addf(sb, " (%s)", b->owned->how);
 	strbuf_addf(sb, "; %.1f%% of the time has no owned caller\n", b->unattributed_pct);
-	strbuf_addf(sb, "- sample quality: %.1f%% with unknown frames, %.1f%% truncated stacks\n",
+	strbuf_addf(sb, "- sample quality: %.1f%% with unknown frames, %.1f%% truncated stacks",
 		    b->unknown_pct, b->truncated_pct);
+	if (b->short_copy_pct > 0)
+		strbuf_addf(sb, " (%.1f%% cut where the stack copy ended)", b->short_copy_pct);
+	strbuf_addch(sb, '\n');
 	if (b->kb_dir)
 		strbuf_addf(sb, "- knowledge base: %s, %zu attempt%s (`hotloop kb search WORDS`)\n", b->kb_dir,
 			    b->kb_attempts, b->kb_attempts == 1 ? "" : "s");
@@ -1854,6 +1874,7 @@ static json_t *render_json(const struct brief *b)
 							    : json_null());
 	json_object_set_new(q, "unknown_pct", json_real(b->unknown_pct));
 	json_object_set_new(q, "truncated_pct", json_real(b->truncated_pct));
+	json_object_set_new(q, "short_copy_pct", json_real(b->short_copy_pct));
 	json_object_set_new(q, "unattributed_pct", json_real(b->unattributed_pct));
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		json_array_append_new(w, json_text(b->warnings[i]));

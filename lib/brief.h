@@ -135,6 +135,7 @@ struct brief {
 	uint64_t samples;		/* samples taken (samples/count when present) */
 	double duration_s;		/* 0 when unknown */
 	double unknown_pct, truncated_pct, unattributed_pct;
+	double short_copy_pct;	/* stacks record cut where the stack copy ended */
 	char **warnings;
 	size_t nr_warnings;
 	const struct brief_owned *owned;

@@ -27,7 +27,7 @@
 #include "sandbox.h"
 
 #define REMEDY_PARANOID "run as root or `sysctl kernel.perf_event_paranoid=1`"
-#define REMEDY_NO_FP "use --call-graph dwarf or rebuild with -fno-omit-frame-pointer"
+#define REMEDY_NO_FP "record unwinds it with CFI on a copy of the stack (--call-graph auto); rebuild with -fno-omit-frame-pointer for stacks that need no copy"
 #define REMEDY_DEBUG "rebuild with -g, or install its debug symbols (the -dbgsym or -debuginfo package)"
 
 void doctor_init(struct doctor *d)

@@ -109,6 +109,7 @@ struct fkey {
 /* The head of a distinct sample; its frame ids follow. */
 struct skey {
 	uint32_t pid, tid, comm, nframes;
+	uint32_t cut;		/* enum unwind_end: why the stack stops early, or 0 */
 };
 
 struct map {
@@ -164,6 +165,11 @@ struct recording {
 	size_t alloc_sample_count, alloc_sample_period;
 	uint64_t nr_samples;
 
+	signed char *file_fp;	/* by file index: 1 keeps frame pointers, -1 not, 0 unknown */
+	size_t alloc_file_fp;
+	bool *chain_fp;
+	uint64_t cut_samples;	/* stacks cut where the stack copy ended */
+
 	struct unwinder *unwinder;
 	struct unwind_frame *uframes;
 	uint32_t *frame_buf;
@@ -211,8 +217,9 @@ struct recording *recording_new(enum sampler_callgraph cg, uint64_t regs_mask)
 	r->unknown_mkey = intern_mkey(r, &k);
 	if (cg == SAMPLER_CALLGRAPH_DWARF || regs_mask)
 		r->unwinder = unwinder_new();
-	if (cg == SAMPLER_CALLGRAPH_DWARF)
+	if (cg != SAMPLER_CALLGRAPH_FP)
 		r->uframes = xcalloc(SAMPLER_MAX_FRAMES, sizeof(*r->uframes));
+	r->chain_fp = xcalloc(2 * SAMPLER_MAX_FRAMES, sizeof(*r->chain_fp));
 	/* kernel frames, user frames, and one found above a frameless leaf */
 	r->frame_buf = xcalloc(2 * SAMPLER_MAX_FRAMES + 1, sizeof(*r->frame_buf));
 	return r;
@@ -243,6 +250,8 @@ void recording_free(struct recording *r)
 	free(r->sample_period);
 	unwinder_free(r->unwinder);
 	free(r->uframes);
+	free(r->file_fp);
+	free(r->chain_fp);
 	free(r->frame_buf);
 	strbuf_release(&r->key);
 	free(r->kernel_build_id);
@@ -252,6 +261,11 @@ void recording_free(struct recording *r)
 uint64_t recording_samples(const struct recording *r)
 {
 	return r->nr_samples;
+}
+
+uint64_t recording_cut_samples(const struct recording *r)
+{
+	return r->cut_samples;
 }
 
 static struct proc *get_proc(struct recording *r, uint32_t pid)
@@ -551,7 +565,7 @@ static size_t dwarf_user_frames(struct recording *r, struct proc *p,
 	struct unwind_target t = { (pid_t)ev->pid, (pid_t)ev->tid, p->gen, NULL, 0 };
 	struct unwind_state st = {
 		ev->sample.regs.regs, ev->sample.regs.nr, r->regs_mask,
-		ev->sample.stack, ev->sample.stack_size,
+		ev->sample.stack, ev->sample.stack_size, ev->sample.stack_full,
 	};
 	int n;
 
@@ -578,7 +592,7 @@ static bool fp_leaf_caller(struct recording *r, struct proc *p,
 	struct unwind_target t = { (pid_t)ev->pid, (pid_t)ev->tid, p->gen, NULL, 0 };
 	struct unwind_state st = {
 		ev->sample.regs.regs, ev->sample.regs.nr, r->regs_mask,
-		ev->sample.stack, ev->sample.stack_size,
+		ev->sample.stack, ev->sample.stack_size, ev->sample.stack_full,
 	};
 
 	if (!r->unwinder || !ev->sample.regs.valid || !n)
@@ -587,6 +601,67 @@ static bool fp_leaf_caller(struct recording *r, struct proc *p,
 	if (unwinder_leaf_caller(r->unwinder, &t, &st, ips[0], ret) <= 0)
 		return false;
 	return (n < 2 || *ret != ips[1]) && find_map(p, *ret);
+}
+
+/* Whether the code at addr keeps frame pointers, judged once per file. */
+static bool keeps_fp(struct recording *r, struct proc *p, uint64_t addr)
+{
+	const struct map *m = find_map(p, addr);
+
+	if (!m)
+		return true;	/* no file: no CFI either, the chain is all there is */
+	if (m->file >= r->alloc_file_fp) {
+		size_t old = r->alloc_file_fp;
+
+		ALLOC_GROW(r->file_fp, m->file + 1, r->alloc_file_fp);
+		memset(r->file_fp + old, 0, r->alloc_file_fp - old);
+	}
+	if (!r->file_fp[m->file])
+		r->file_fp[m->file] = unwinder_file_keeps_fp(r->unwinder, file_path(r, m->file)) ? 1 : -1;
+	return r->file_fp[m->file] > 0;
+}
+
+/*
+ * --call-graph auto: the kernel's chain as it is when all of it lies in
+ * code that keeps frame pointers (with the caller of a frameless leaf),
+ * else the hybrid of CFI through the copy and the chain above it.
+ * Returns the number of user frames written to out; *cut says why the
+ * stack stops early (0 when it does not).
+ */
+static size_t hybrid_user_frames(struct recording *r, struct proc *p,
+				 const struct sampler_event *ev, uint32_t *out, uint32_t *cut)
+{
+	const uint64_t *ips = ev->sample.ips + ev->sample.nr_kernel;
+	uint32_t nu = ev->sample.nr_ips - ev->sample.nr_kernel;
+	struct unwind_target t = { (pid_t)ev->pid, (pid_t)ev->tid, p->gen, NULL, 0 };
+	struct unwind_state st = {
+		ev->sample.regs.regs, ev->sample.regs.nr, r->regs_mask,
+		ev->sample.stack, ev->sample.stack_size, ev->sample.stack_full,
+	};
+	struct unwind_chain chain = { ips, r->chain_fp, (int)nu };
+	enum unwind_end end;
+	bool all_fp = nu > 0;
+	size_t n = 0;
+	uint64_t ret;
+	int nf;
+
+	for (uint32_t i = 0; i < nu; i++)
+		all_fp &= r->chain_fp[i] = keeps_fp(r, p, ips[i]);
+	if (all_fp || !r->unwinder || !ev->sample.regs.valid) {
+		for (uint32_t i = 0; i < nu; i++) {
+			out[n++] = user_frame(r, p, ips[i], i > 0);
+			if (!i && fp_leaf_caller(r, p, ev, ips, nu, &ret))
+				out[n++] = user_frame(r, p, ret, true);
+		}
+		return n;
+	}
+	t.maps = proc_umaps(r, p, &t.nr_maps);
+	nf = unwinder_hybrid(r->unwinder, &t, &st, &chain, r->uframes, SAMPLER_MAX_FRAMES, &end);
+	for (int i = 0; i < nf; i++)
+		out[n++] = user_frame(r, p, r->uframes[i].pc, r->uframes[i].is_return);
+	if (end == UNWIND_SHORT_COPY)
+		*cut = end;
+	return n;
 }
 
 static void grow_counts(struct recording *r, uint32_t i)
@@ -609,7 +684,7 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 	uint32_t *fr = r->frame_buf;
 	size_t n = 0;
 	struct skey head;
-	uint32_t i;
+	uint32_t i, cut = 0;
 
 	for (i = 0; i < ev->sample.nr_kernel; i++)
 		fr[n++] = frame_id(r, r->kernel_mkey, ev->sample.ips[i], i > 0);
@@ -618,6 +693,8 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 		if (!nu && !ev->sample.kernel_ip)
 			fr[nu++ + n] = user_frame(r, p, ev->sample.ip, false);
 		n += nu;
+	} else if (r->cg == SAMPLER_CALLGRAPH_AUTO) {
+		n += hybrid_user_frames(r, p, ev, fr + n, &cut);
 	} else {
 		const uint64_t *ips = ev->sample.ips + ev->sample.nr_kernel;
 		uint32_t nu = ev->sample.nr_ips - ev->sample.nr_kernel;
@@ -634,7 +711,8 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 			  frame_id(r, r->kernel_mkey, ev->sample.ip, false) :
 			  user_frame(r, p, ev->sample.ip, false);
 
-	head = (struct skey){ ev->pid, ev->tid, t->comm, (uint32_t)n };
+	head = (struct skey){ ev->pid, ev->tid, t->comm, (uint32_t)n, cut };
+	r->cut_samples += cut != 0;
 	strbuf_reset(&r->key);
 	strbuf_add(&r->key, &head, sizeof(head));
 	strbuf_add(&r->key, fr, n * sizeof(*fr));
@@ -1080,7 +1158,7 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	uint64_t *locs = xcalloc(2 * SAMPLER_MAX_FRAMES + 1, sizeof(*locs));
 	int64_t total_period = 0;
 	uint64_t total_count = 0;
-	int64_t k_pid, k_tid, k_comm;
+	int64_t k_pid, k_tid, k_comm, k_unwind;
 
 	b.ms = xcalloc(b.nm ? b.nm : 1, sizeof(*b.ms));
 	b.fl = xcalloc(b.nf ? b.nf : 1, sizeof(*b.fl));
@@ -1126,10 +1204,11 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	k_pid = profile_str(p, "pid");
 	k_tid = profile_str(p, "tid");
 	k_comm = profile_str(p, "comm");
+	k_unwind = r->cut_samples ? profile_str(p, RECORD_LABEL_UNWIND) : 0;
 	for (size_t i = 1; i < ns; i++) {
 		const char *key = strtab_get(&r->skeys, (int64_t)i);
 		struct skey head;
-		struct pf_label labels[3];
+		struct pf_label labels[4];
 		int64_t values[2];
 
 		memcpy(&head, key, sizeof(head));
@@ -1144,11 +1223,15 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 			.key = k_comm,
 			.str = profile_str(p, strtab_get(&r->comms, head.comm)),
 		};
+		if (head.cut)
+			labels[3] = (struct pf_label){
+				.key = k_unwind, .str = profile_str(p, RECORD_UNWIND_SHORT),
+			};
 		values[0] = (int64_t)r->sample_count[i];
 		values[1] = r->sample_period[i];
 		total_count += r->sample_count[i];
 		total_period = sat_add(total_period, values[1]);
-		profile_add_sample(p, locs, head.nframes, values, labels, 3);
+		profile_add_sample(p, locs, head.nframes, values, labels, head.cut ? 4 : 3);
 	}
 	if (info->period_is_time)
 		p->period = info->freq ? 1000000000 / info->freq : 0;
@@ -1586,6 +1669,8 @@ int record_run(const struct record_options *o, struct record_result *res)
 	if (!ret)
 		ret = sampler_drain(run.s, recording_event, run.rec);
 	res->stats = *sampler_stats(run.s);
+	res->cut_samples = recording_cut_samples(run.rec);
+	res->stack_size = sampler_stack_size(run.s);
 	res->wait_status = run.child ? run.wait_status : 0;
 	res->interrupted = run.interrupted;
 	if (!ret)
@@ -1619,5 +1704,10 @@ void record_summary(const struct record_result *res, const char *output, struct 
 		strbuf_addf(sb, ", %llu corrupt buffers", (unsigned long long)st->corrupt);
 	if (st->lost || st->throttled)
 		strbuf_addstr(sb, " (raise --mmap-pages or lower -F)");
+	if (res->cut_samples && st->samples)
+		strbuf_addf(sb, "; %llu stacks (%.1f%%) cut where the %u-byte stack copy ended "
+			    "(raise it with --call-graph auto,SIZE)",
+			    (unsigned long long)res->cut_samples,
+			    100.0 * (double)res->cut_samples / (double)st->samples, res->stack_size);
 	strbuf_addch(sb, '\n');
 }

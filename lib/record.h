@@ -34,6 +34,8 @@ struct record_options {
 
 struct record_result {
 	struct sampler_stats stats;
+	uint64_t cut_samples;	/* stacks cut where the stack copy ended */
+	unsigned stack_size;	/* bytes of user stack copied per sample (0: none) */
 	uint64_t duration_ns;
 	int wait_status;	/* the command's, as from waitpid(); 0 when attached */
 	bool interrupted;	/* SIGINT/SIGTERM/SIGHUP ended an attached recording */
@@ -60,7 +62,7 @@ void record_summary(const struct record_result *res, const char *output, struct 
 
 struct recording;
 
-/* regs_mask: the sampler's, for --call-graph dwarf; 0 for fp. */
+/* regs_mask: the sampler's (the user registers samples carry; 0: none). */
 struct recording *recording_new(enum sampler_callgraph cg, uint64_t regs_mask);
 void recording_free(struct recording *r);
 
@@ -109,5 +111,15 @@ int recording_build(struct recording *r, struct profile *p,
 
 /* Samples aggregated so far (distinct stacks) and their total count. */
 uint64_t recording_samples(const struct recording *r);
+
+/*
+ * Samples whose stack was cut where the stack copy ended, in code that
+ * keeps no frame pointers (--call-graph auto). They carry the label
+ * RECORD_LABEL_UNWIND = RECORD_UNWIND_SHORT in the profile.
+ */
+uint64_t recording_cut_samples(const struct recording *r);
+#define RECORD_LABEL_UNWIND "unwind"
+#define RECORD_UNWIND_SHORT "cut: stack copy too short"
+
 
 #endif

@@ -144,16 +144,17 @@ struct sampler *sampler_new(const struct sampler_config *cfg)
 	if (!s->cfg.freq)
 		s->cfg.freq = SAMPLER_DEFAULT_FREQ;
 	if (!s->cfg.mmap_pages)
-		s->cfg.mmap_pages = cfg->callgraph == SAMPLER_CALLGRAPH_DWARF ?
-				    SAMPLER_DWARF_PAGES : SAMPLER_FP_PAGES;
-	if (cfg->callgraph == SAMPLER_CALLGRAPH_DWARF) {
-		s->regs_mask = dwarf_regs_mask();
-		if (!s->cfg.stack_size)
-			s->cfg.stack_size = SAMPLER_DEFAULT_STACK;
-	} else {
+		s->cfg.mmap_pages = cfg->callgraph == SAMPLER_CALLGRAPH_FP ?
+				    SAMPLER_FP_PAGES : SAMPLER_DWARF_PAGES;
+	if (cfg->callgraph == SAMPLER_CALLGRAPH_FP) {
 		s->regs_mask = fp_regs_mask();
 		if (!s->cfg.stack_size)
 			s->cfg.stack_size = SAMPLER_FP_STACK;
+	} else {
+		s->regs_mask = dwarf_regs_mask();
+		if (!s->cfg.stack_size)
+			s->cfg.stack_size = cfg->callgraph == SAMPLER_CALLGRAPH_AUTO ?
+					    SAMPLER_AUTO_STACK : SAMPLER_DEFAULT_STACK;
 	}
 	s->cfg.stack_size = (s->cfg.stack_size + 7) & ~7u;
 	if (s->cfg.stack_size > SAMPLER_MAX_STACK)
@@ -253,7 +254,7 @@ static int open_event(struct sampler *s, pid_t tid, int cpu, unsigned flags)
 {
 	struct perf_event_attr *a = &s->attr;
 	uint64_t sample_type = a->sample_type;
-	bool fp_leaf = s->cfg.callgraph == SAMPLER_CALLGRAPH_FP && s->regs_mask;
+	bool fp_leaf = s->cfg.callgraph != SAMPLER_CALLGRAPH_DWARF && s->regs_mask;
 	int fd = -1, err = EINVAL;
 
 	a->disabled = !!(flags & SAMPLER_ENABLE_ON_EXEC);
@@ -349,9 +350,9 @@ int sampler_add_task(struct sampler *s, pid_t tid, unsigned flags)
 	if (s->cfg.mmap_pages & (s->cfg.mmap_pages - 1))
 		return error("ring buffer size %u pages is not a power of two",
 			     s->cfg.mmap_pages);
-	if (s->cfg.callgraph == SAMPLER_CALLGRAPH_DWARF && bytes < 4 * (s->cfg.stack_size + 1024ull))
+	if (s->cfg.callgraph != SAMPLER_CALLGRAPH_FP && bytes < 4 * (s->cfg.stack_size + 1024ull))
 		return error("a %llu KiB ring buffer cannot hold samples with %u-byte stack copies: "
-			     "raise --mmap-pages or lower the dwarf stack size",
+			     "raise --mmap-pages or lower the stack copy's size",
 			     (unsigned long long)bytes / 1024, s->cfg.stack_size);
 	if (s->cfg.callgraph == SAMPLER_CALLGRAPH_DWARF && !s->regs_mask)
 		return error("--call-graph dwarf is not supported on this architecture");
@@ -423,6 +424,11 @@ bool sampler_period_is_time(const struct sampler *s)
 uint64_t sampler_regs_mask(const struct sampler *s)
 {
 	return s->regs_mask;
+}
+
+unsigned sampler_stack_size(const struct sampler *s)
+{
+	return s->regs_mask ? s->cfg.stack_size : 0;
 }
 
 /* ---- parsing ---------------------------------------------------------- */
@@ -570,11 +576,12 @@ static int parse_sample(struct sampler *s, const unsigned char *rec, size_t len,
 				return -1;
 			ev->sample.stack = data;
 			ev->sample.stack_size = dyn < size ? dyn : size;
+			ev->sample.stack_full = dyn >= size;
 		}
 	}
 	if (c.bad)
 		return -1;
-	if (!ev->sample.nr_ips && s->cfg.callgraph == SAMPLER_CALLGRAPH_FP) {
+	if (!ev->sample.nr_ips && s->cfg.callgraph != SAMPLER_CALLGRAPH_DWARF) {
 		s->ips[0] = ev->sample.ip;
 		ev->sample.ips = s->ips;
 		ev->sample.nr_ips = 1;
@@ -868,16 +875,19 @@ int sampler_parse_call_graph(const char *arg, struct sampler_config *cfg)
 		cfg->callgraph = SAMPLER_CALLGRAPH_FP;
 		return 0;
 	}
-	if (len != 5 || strncmp(arg, "dwarf", 5))
-		return error("invalid --call-graph '%s': expected fp or dwarf[,SIZE]", arg);
-	cfg->callgraph = SAMPLER_CALLGRAPH_DWARF;
+	if (len == 5 && !strncmp(arg, "dwarf", 5))
+		cfg->callgraph = SAMPLER_CALLGRAPH_DWARF;
+	else if (len == 4 && !strncmp(arg, "auto", 4))
+		cfg->callgraph = SAMPLER_CALLGRAPH_AUTO;
+	else
+		return error("invalid --call-graph '%s': expected auto[,SIZE], fp or dwarf[,SIZE]", arg);
 	if (!comma)
 		return 0;
 	errno = 0;
 	size = strtol(comma + 1, &end, 10);
 	if (errno || end == comma + 1 || *end || size < 8 || size > SAMPLER_MAX_STACK)
-		return error("invalid value '%s' for --call-graph dwarf,SIZE: expected a whole number "
-			     "from 8 to %d", comma + 1, SAMPLER_MAX_STACK);
+		return error("invalid value '%s' for --call-graph %.*s,SIZE: expected a whole number "
+			     "from 8 to %d", comma + 1, (int)len, arg, SAMPLER_MAX_STACK);
 	cfg->stack_size = (unsigned)size;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 enum sampler_callgraph {
+	SAMPLER_CALLGRAPH_AUTO,		/* both: CFI where the code keeps no frame pointers */
 	SAMPLER_CALLGRAPH_FP,		/* the kernel walks frame pointers */
 	SAMPLER_CALLGRAPH_DWARF,	/* user registers + a copy of the user stack */
 };
@@ -39,6 +40,13 @@ struct sampler_config {
  * of libc, libm, libz and libstdc++ that have no frame pointer frame.
  */
 #define SAMPLER_FP_STACK 512
+/*
+ * The hybrid call graph's copy: the CFI frames of glibc's printf, qsort
+ * and malloc paths under the owned code that calls them, and the frame
+ * record of the first caller that keeps a frame pointer (docs/record.md
+ * has the measurement).
+ */
+#define SAMPLER_AUTO_STACK 8192
 #define SAMPLER_MAX_STACK 65528		/* the kernel's limit, 8-byte aligned */
 #define SAMPLER_FP_PAGES 128
 #define SAMPLER_DWARF_PAGES 256
@@ -85,6 +93,7 @@ struct sampler_event {
 			struct sampler_regs regs;
 			const unsigned char *stack;	/* copied user stack, from regs' sp up */
 			uint64_t stack_size;
+			bool stack_full;	/* as much as asked for: the stack goes on */
 		} sample;
 		struct {
 			uint64_t start, len, pgoff;
@@ -160,6 +169,8 @@ bool sampler_period_is_time(const struct sampler *s);
  * architecture).
  */
 uint64_t sampler_regs_mask(const struct sampler *s);
+/* Bytes of user stack each sample copies (0 when samples carry none). */
+unsigned sampler_stack_size(const struct sampler *s);
 
 /*
  * Read records from a caller-owned memory area laid out like a perf ring
@@ -176,8 +187,9 @@ int sampler_attach_memory(struct sampler *s, void *mem, size_t len);
  * -1 when the record is malformed.
  */
 /*
- * --call-graph fp|dwarf[,SIZE] into cfg (SIZE: bytes of user stack copied
- * per sample, 8 to SAMPLER_MAX_STACK). 0, or -1 with an error.
+ * --call-graph auto|fp|dwarf[,SIZE] into cfg (SIZE: bytes of user stack
+ * copied per sample, 8 to SAMPLER_MAX_STACK, for auto and dwarf). 0, or
+ * -1 with an error.
  */
 int sampler_parse_call_graph(const char *arg, struct sampler_config *cfg);
 

@@ -21,6 +21,7 @@
 #include <asm/perf_regs.h>
 #endif
 
+#include "doctor.h"
 #include "util.h"
 #include "unwind.h"
 
@@ -39,7 +40,9 @@ static const int dwarf_to_perf[] = {
 };
 #define PERF_REG_PC PERF_REG_X86_IP
 #define PERF_REG_STACK PERF_REG_X86_SP
+#define PERF_REG_FP PERF_REG_X86_BP
 #define DWARF_REG_FP 6		/* rbp */
+#define DWARF_REG_SP 7
 #define HAVE_UNWIND 1
 #elif defined(__aarch64__)
 static const int dwarf_to_perf[] = {
@@ -49,13 +52,17 @@ static const int dwarf_to_perf[] = {
 };
 #define PERF_REG_PC PERF_REG_ARM64_PC
 #define PERF_REG_STACK PERF_REG_ARM64_SP
+#define PERF_REG_FP PERF_REG_ARM64_X29
 #define DWARF_REG_FP 29		/* x29 */
+#define DWARF_REG_SP 31
 #define HAVE_UNWIND 1
 #else
 static const int dwarf_to_perf[] = { 0 };
 #define PERF_REG_PC 0
 #define PERF_REG_STACK 0
+#define PERF_REG_FP 0
 #define DWARF_REG_FP 0
+#define DWARF_REG_SP 0
 #define HAVE_UNWIND 0
 #endif
 
@@ -67,11 +74,36 @@ struct session {
 	bool attached;
 };
 
+/* A file judged by unwinder_file_keeps_fp(). */
+struct fp_verdict {
+	char *path;
+	bool keeps_fp;
+};
+
+/*
+ * A hybrid walk in progress (see unwinder_hybrid()). kfp[i] is the frame
+ * pointer the kernel's walk read chain entry i + 1 from, for the ones it
+ * can be known (the first is the sample's, each next one read from the
+ * copy); 'join' is i when the latest frame is the one at kfp[i].
+ */
+struct hybrid {
+	const struct unwind_chain *chain;
+	struct session *ss;
+	uint64_t *kfp;
+	int nr_kfp;
+	int join;
+	bool joined;		/* stopped early: the chain continues from 'join' */
+};
+
 struct unwinder {
 	struct session *sessions;
 	size_t nr, alloc;
 	char *vdso_path;	/* our vdso as a file, made on first need */
 	bool vdso_tried;
+	struct fp_verdict *verdicts;
+	size_t nr_verdicts, alloc_verdicts;
+	struct hybrid *hy;	/* the hybrid walk, during unwinder_hybrid() */
+	bool short_read;	/* the walk read the stack past the copy's end */
 
 	/* the sample being unwound, for the callbacks */
 	pid_t tid;
@@ -119,6 +151,9 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nr; i++)
 		session_release(&u->sessions[i]);
 	free(u->sessions);
+	for (size_t i = 0; i < u->nr_verdicts; i++)
+		free(u->verdicts[i].path);
+	free(u->verdicts);
 	if (u->vdso_path) {
 		unlink(u->vdso_path);
 		free(u->vdso_path);
@@ -209,7 +244,11 @@ static bool cb_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		memcpy(result, st->stack + (addr - u->sp), 8);
 		return true;
 	}
-	return read_from_elf(dwfl, addr, result);
+	if (read_from_elf(dwfl, addr, result))
+		return true;
+	if (addr >= u->sp && st->stack_full)
+		u->short_read = true;
+	return false;
 }
 
 static bool cb_set_initial_registers(Dwfl_Thread *thread, void *arg)
@@ -374,6 +413,8 @@ char *vdso_copy(void)
 	return path;
 }
 
+static bool hybrid_frame(struct unwinder *u, Dwfl_Frame *state, Dwarf_Addr pc, bool activation);
+
 static int frame_cb(Dwfl_Frame *state, void *arg)
 {
 	struct unwinder *u = arg;
@@ -387,6 +428,8 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	u->frames[u->nframes].pc = pc;
 	u->frames[u->nframes].is_return = !activation;
 	u->nframes++;
+	if (u->hy && hybrid_frame(u, state, pc, activation))
+		return DWARF_CB_ABORT;
 	return u->nframes < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
@@ -457,6 +500,295 @@ static bool reads_fp(const Dwarf_Op *ops, size_t nops)
 			return true;
 	}
 	return false;
+}
+
+/* ---- the hybrid call graph ------------------------------------------------ */
+
+/* The value of a DWARF expression "register + offset" (a CFA rule). */
+static bool breg_value(Dwfl_Frame *state, const Dwarf_Op *ops, size_t nops, uint64_t *val)
+{
+	Dwarf_Word reg;
+	unsigned regno;
+	int64_t off;
+
+	if (nops != 1)
+		return false;
+	if (ops[0].atom == DW_OP_bregx) {
+		regno = (unsigned)ops[0].number;
+		off = (int64_t)ops[0].number2;
+	} else if (ops[0].atom >= DW_OP_breg0 && ops[0].atom <= DW_OP_breg31) {
+		regno = ops[0].atom - DW_OP_breg0;
+		off = (int64_t)ops[0].number;
+	} else {
+		return false;
+	}
+	if (dwfl_frame_reg(state, regno, &reg))
+		return false;
+	*val = reg + (uint64_t)off;
+	return true;
+}
+
+/* The offset N of a register saved at CFA + N; false for any other rule. */
+static bool saved_at_cfa(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (!ops || !nops || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (nops == 1) {
+		*off = 0;
+		return true;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = (int64_t)ops[1].number;
+		return true;
+	}
+	if (nops == 3 && (ops[1].atom == DW_OP_consts || ops[1].atom == DW_OP_constu) &&
+	    (ops[2].atom == DW_OP_plus || ops[2].atom == DW_OP_minus)) {
+		*off = ops[2].atom == DW_OP_plus ? (int64_t)ops[1].number : -(int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the frame at 'state' has set up its own frame pointer: its CFI
+ * saves the caller's frame pointer at CFA + N, and the frame pointer
+ * register holds that address (a frame record the kernel's walk reads).
+ * 'fp' is the register's value in this frame.
+ */
+static bool frame_is_set_up(struct session *ss, Dwfl_Frame *state, Dwarf_Addr pc,
+			    bool activation, uint64_t fp)
+{
+	Dwarf_Addr at = activation ? pc : pc - 1;
+	Dwfl_Module *mod = dwfl_addrmodule(ss->dwfl, at);
+	Dwarf_Op mem[3], *ops;
+	Dwarf_Frame *row;
+	size_t nops;
+	uint64_t cfa;
+	int64_t off;
+	bool set_up = false;
+
+	if (!mod || !(row = cfi_row(mod, at)))
+		return false;
+	if (!dwarf_frame_cfa(row, &ops, &nops) && breg_value(state, ops, nops, &cfa) &&
+	    !dwarf_frame_register(row, DWARF_REG_FP, mem, &ops, &nops) &&
+	    saved_at_cfa(ops, nops, &off))
+		set_up = cfa + (uint64_t)off == fp;
+	free(row);
+	return set_up;
+}
+
+/* Whether the chain's entries after i keep frame pointers. */
+static bool chain_keeps_fp_after(const struct unwind_chain *c, int i)
+{
+	for (int j = i + 1; j < c->n; j++)
+		if (!c->keeps_fp[j])
+			return false;
+	return true;
+}
+
+/*
+ * A frame of a hybrid walk was just added: note whether it is where the
+ * kernel's walk went, and whether the chain can take over from here.
+ * Returns true to stop the walk.
+ */
+static bool hybrid_frame(struct unwinder *u, Dwfl_Frame *state, Dwarf_Addr pc, bool activation)
+{
+	struct hybrid *hy = u->hy;
+	Dwarf_Word fp;
+
+	hy->join = -1;
+	if (dwfl_frame_reg(state, DWARF_REG_FP, &fp))
+		return false;
+	for (int i = 0; i < hy->nr_kfp; i++) {
+		if (hy->kfp[i] != fp)
+			continue;
+		if (i + 1 >= hy->chain->n || !frame_is_set_up(hy->ss, state, pc, activation, fp))
+			return false;
+		hy->join = i;
+		hy->joined = chain_keeps_fp_after(hy->chain, i);
+		return hy->joined;
+	}
+	return false;
+}
+
+/*
+ * The frame pointers the kernel's walk went through, as far as the copy
+ * tells: the sample's, then each one read from the frame record at the
+ * previous, while that record is in the copy and its return address is
+ * the chain's next entry.
+ */
+static int kernel_fps(const struct unwind_state *st, uint64_t sp, const struct unwind_chain *c,
+		      uint64_t *kfp)
+{
+	uint64_t fp, next, ret;
+	int n = 0;
+
+	if (!perf_reg(st, PERF_REG_FP, &fp))
+		return 0;
+	kfp[n++] = fp;
+	while (n < c->n && fp >= sp && st->stack_size >= 16 && fp - sp <= st->stack_size - 16) {
+		memcpy(&next, st->stack + (fp - sp), 8);
+		memcpy(&ret, st->stack + (fp - sp) + 8, 8);
+		if (ret != c->ips[n] || next <= fp)
+			break;
+		kfp[n++] = fp = next;
+	}
+	return n;
+}
+
+int unwinder_hybrid(struct unwinder *u, const struct unwind_target *t,
+		    const struct unwind_state *st, const struct unwind_chain *chain,
+		    struct unwind_frame *frames, int max, enum unwind_end *end)
+{
+	struct hybrid hy = { chain, NULL, NULL, 0, -1, false };
+	uint64_t pc, sp;
+	int n = 0;
+
+	*end = UNWIND_CHAIN;
+	if (max < 1)
+		return 0;
+	if (HAVE_UNWIND && st->regs && perf_reg(st, PERF_REG_PC, &pc) &&
+	    perf_reg(st, PERF_REG_STACK, &sp) && (hy.ss = get_session(u, t))) {
+		hy.kfp = xcalloc(chain->n + 1, sizeof(*hy.kfp));
+		hy.nr_kfp = kernel_fps(st, sp, chain, hy.kfp);
+		u->hy = &hy;
+		u->short_read = false;
+		u->tid = t->tid;
+		u->st = st;
+		u->sp = sp;
+		u->frames = frames;
+		u->nframes = 0;
+		u->max = max;
+		dwfl_getthread_frames(hy.ss->dwfl, t->tid, frame_cb, u);
+		n = u->nframes;
+		u->hy = NULL;
+		u->st = NULL;
+		u->frames = NULL;
+		free(hy.kfp);
+		/*
+		 * libdwfl ends a walk it cannot continue as it ends one at the
+		 * outermost frame: a read past the copy's end tells them apart.
+		 */
+		if (n > 1 || (n == 1 && hy.join >= 0))
+			*end = u->short_read && n < max ? UNWIND_SHORT_COPY : UNWIND_WHOLE;
+		else
+			n = 0;	/* no CFI for the pc: the chain is all there is */
+		if (!n && u->short_read)
+			*end = UNWIND_SHORT_COPY;
+	}
+	if (hy.join >= 0 && n) {
+		/* the chain continues from the last frame, up to code without frame pointers */
+		int j = hy.join + 1;
+
+		*end = UNWIND_WHOLE;
+		for (; j < chain->n && n < max; j++) {
+			frames[n].pc = chain->ips[j];
+			frames[n++].is_return = true;
+			if (!chain->keeps_fp[j] && j < chain->n - 1) {
+				*end = UNWIND_SHORT_COPY;
+				break;
+			}
+		}
+	} else if (!n) {
+		for (; n < chain->n && n < max; n++) {
+			frames[n].pc = chain->ips[n];
+			frames[n].is_return = n > 0;
+		}
+	}
+	return n;
+}
+
+/* ---- frame pointers, judged per file --------------------------------------- */
+
+#define FP_PROLOGUE_BYTES 128
+#define FP_MIN_SHARE DOCTOR_FP_GOOD
+
+/* The judgement of unwinder_file_keeps_fp() on an open ELF file. */
+static bool elf_keeps_fp(Elf *elf)
+{
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	size_t size, with = 0, without = 0, neutral = 0;
+	const unsigned char *raw = (const unsigned char *)elf_rawfile(elf, &size);
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	Elf_Data *data;
+
+	if (!raw || !gelf_getehdr(elf, &eh))
+		return false;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh)) {
+			if (sh.sh_type == SHT_SYMTAB)
+				symtab = scn;
+			else if (sh.sh_type == SHT_DYNSYM)
+				dynsym = scn;
+		}
+	scn = symtab ? symtab : dynsym;
+	if (!scn || !gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		return false;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+		GElf_Sym sym;
+		GElf_Shdr text;
+		Elf_Scn *ts;
+		uint64_t off, len;
+
+		if (!gelf_getsym(data, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || !sym.st_size ||
+		    !(ts = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(ts, &text) ||
+		    text.sh_type != SHT_PROGBITS || !(text.sh_flags & SHF_EXECINSTR) ||
+		    sym.st_value < text.sh_addr || sym.st_value - text.sh_addr >= text.sh_size)
+			continue;
+		off = text.sh_offset + (sym.st_value - text.sh_addr);
+		len = sym.st_size < FP_PROLOGUE_BYTES ? sym.st_size : FP_PROLOGUE_BYTES;
+		if (off > size || size - off < len)
+			continue;
+		switch (doctor_classify_prologue(eh.e_machine, eh.e_ident[EI_DATA] == ELFDATA2MSB,
+						 raw + off, len)) {
+		case DOCTOR_PROLOGUE_FP:
+			with++;
+			break;
+		case DOCTOR_PROLOGUE_NO_FP:
+			without++;
+			break;
+		case DOCTOR_PROLOGUE_NEUTRAL:
+			neutral++;
+			break;
+		}
+	}
+	/* only leaves that need no frame: the kernel's walk is right but for them */
+	if (!with && !without)
+		return neutral > 0;
+	return (double)with >= FP_MIN_SHARE * (double)(with + without);
+}
+
+bool unwinder_file_keeps_fp(struct unwinder *u, const char *path)
+{
+	const char *file = path;
+	bool keeps = false;
+	struct stat st;
+	Elf *elf;
+	int fd;
+
+	for (size_t i = 0; i < u->nr_verdicts; i++)
+		if (!strcmp(u->verdicts[i].path, path))
+			return u->verdicts[i].keeps_fp;
+	if (!strcmp(path, "[vdso]")) {
+		if (!u->vdso_tried) {
+			u->vdso_path = vdso_copy();
+			u->vdso_tried = true;
+		}
+		file = u->vdso_path;
+	}
+	if (file && *file == '/' && (fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) >= 0) {
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    (elf = elf_begin(fd, ELF_C_READ_MMAP, NULL))) {
+			keeps = elf_kind(elf) == ELF_K_ELF && elf_keeps_fp(elf);
+			elf_end(elf);
+		}
+		close(fd);
+	}
+	ALLOC_GROW(u->verdicts, u->nr_verdicts + 1, u->alloc_verdicts);
+	u->verdicts[u->nr_verdicts++] = (struct fp_verdict){ xstrdup(path), keeps };
+	return keeps;
 }
 
 int unwinder_leaf_caller(struct unwinder *u, const struct unwind_target *t,

@@ -1,9 +1,11 @@
 /*
  * unwind.h: DWARF unwinding of sampled user stacks with libdwfl, for
- * programs built without frame pointers, and the one step a frame
- * pointer walk misses above a frameless leaf. A sample brings the user
- * registers and a copy of the top of the user stack; the call frame
- * information of the process's ELF files does the rest.
+ * programs built without frame pointers; the hybrid of the kernel's frame
+ * pointer chain and CFI unwinding of the frames in code that keeps none;
+ * and the one step a frame pointer walk misses above a frameless leaf. A
+ * sample brings the user registers and a copy of the top of the user
+ * stack; the call frame information of the process's ELF files does the
+ * rest.
  *
  * A struct unwinder owns one libdwfl session per process (its modules
  * reported at their runtime addresses), rebuilt when the caller says the
@@ -38,6 +40,7 @@ struct unwind_state {
 	uint64_t regs_mask;
 	const unsigned char *stack;	/* the user stack from sp upwards */
 	uint64_t stack_size;
+	bool stack_full;	/* the copy is as long as asked: the stack goes on */
 };
 
 struct unwind_frame {
@@ -72,6 +75,48 @@ int unwinder_unwind(struct unwinder *u, const struct unwind_target *t,
  */
 int unwinder_leaf_caller(struct unwinder *u, const struct unwind_target *t,
 			 const struct unwind_state *st, uint64_t leaf, uint64_t *ret);
+
+/*
+ * The kernel's frame pointer chain of a sample (user entries, the pc
+ * first) with, for each entry, whether its code keeps frame pointers.
+ */
+struct unwind_chain {
+	const uint64_t *ips;
+	const bool *keeps_fp;
+	int n;
+};
+
+/* How a hybrid unwind ended. */
+enum unwind_end {
+	UNWIND_WHOLE,		/* the outermost frame, or the chain joined */
+	UNWIND_SHORT_COPY,	/* cut: the stack copy ended in code without frame pointers */
+	UNWIND_NO_CFI,		/* cut: a frame without call frame information */
+	UNWIND_CHAIN,		/* no CFI for the pc: the kernel's chain as it is */
+};
+
+/*
+ * The hybrid call graph: from the sample's registers, CFI unwinding
+ * through the stack copy; as soon as a frame that sets up a frame pointer
+ * is the one the kernel's walk went through, and the chain above it lies
+ * in code that keeps frame pointers, the kernel's chain continues from
+ * there (its later entries need no copy). When the copy ends first, the
+ * chain is joined at the last frame if it can be, else the stack is cut
+ * there and *end says why. Returns the number of frames, innermost first.
+ */
+int unwinder_hybrid(struct unwinder *u, const struct unwind_target *t,
+		    const struct unwind_state *st, const struct unwind_chain *chain,
+		    struct unwind_frame *frames, int max, enum unwind_end *end);
+
+/*
+ * Whether the code of the ELF file at 'path' keeps frame pointers: of its
+ * functions whose prologue tells (doctor_classify_prologue()), at least
+ * DOCTOR_FP_GOOD set one up (glibc, libstdc++ and code built with
+ * -fomit-frame-pointer: a few percent; code built with
+ * -fno-omit-frame-pointer: most), or all of them are leaves that need no
+ * frame. Judged once per path and cached. "[vdso]" is the kernel's vdso.
+ * A file that cannot be read or has no function symbols does not.
+ */
+bool unwinder_file_keeps_fp(struct unwinder *u, const char *path);
 
 /* Forget a process (it exited): its session is closed. */
 void unwinder_forget(struct unwinder *u, pid_t pid);

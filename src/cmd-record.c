@@ -16,7 +16,7 @@
 #include "strbuf.h"
 
 const char usage_record[] =
-"usage: hotloop record [-F HZ] [-o FILE] [--call-graph fp|dwarf[,SIZE]] [-p PID]\n"
+"usage: hotloop record [-F HZ] [-o FILE] [--call-graph auto|fp|dwarf[,SIZE]] [-p PID]\n"
 "                      [--duration SECS] [-m PAGES] [-- CMD ARGS...]\n"
 "\n"
 "Sample the CPU stacks of CMD (with its threads and the processes it\n"
@@ -24,9 +24,11 @@ const char usage_record[] =
 "\n"
 "  -F, --freq HZ            samples per second per thread (default 999)\n"
 "  -o, --output FILE        the profile to write (default hotloop.pb.gz)\n"
-"  -g, --call-graph MODE    fp: frame pointers, walked by the kernel (default);\n"
-"                           dwarf: copy SIZE bytes of user stack per sample\n"
-"                           (default 16384) and unwind with DWARF CFI\n"
+"  -g, --call-graph MODE    auto (default): the kernel's frame pointer walk,\n"
+"                           and DWARF CFI on a copy of SIZE bytes of user stack\n"
+"                           (default 8192) where code keeps no frame pointers;\n"
+"                           fp: frame pointers only; dwarf: CFI only, on a\n"
+"                           copy of SIZE bytes (default 16384)\n"
 "  -p, --pid PID            attach to a running process until SIGINT or --duration\n"
 "  -d, --duration SECS      stop after SECS; a command is then sent SIGTERM\n"
 "  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two\n"

@@ -17,7 +17,7 @@
 #include "sampler.h"
 
 const char usage_run[] =
-"usage: hotloop run [WORKLOAD] [-f CONFIG] [-F HZ] [--call-graph fp|dwarf]\n"
+"usage: hotloop run [WORKLOAD] [-f CONFIG] [-F HZ] [--call-graph auto|fp|dwarf]\n"
 "                   [--size N] [--no-build] [--budget TOKENS] [--format md|json]\n"
 "\n"
 "Profile one workload of hotloop.conf (default: the primary) end to end:\n"
@@ -27,7 +27,7 @@ const char usage_run[] =
 "\n"
 "  -f, --config FILE       the hotloop.conf (default: found from here up)\n"
 "  -F, --freq HZ           sampling frequency for record (default 999)\n"
-"  --call-graph fp|dwarf   how record walks stacks (default fp)\n"
+"  --call-graph MODE       how record walks stacks: auto (default), fp, dwarf\n"
 "  --size N                the value of {n} in the workload's command (default:\n"
 "                          the largest of its sizes)\n"
 "  --no-build              profile what is built now\n"

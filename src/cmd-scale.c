@@ -18,7 +18,7 @@
 #include "strbuf.h"
 
 const char usage_scale[] =
-"usage: hotloop scale [WORKLOAD] [--sizes A,B,C...] [-F HZ] [--call-graph fp|dwarf]\n"
+"usage: hotloop scale [WORKLOAD] [--sizes A,B,C...] [-F HZ] [--call-graph auto|fp|dwarf]\n"
 "                     [--repeat R] [--min-samples N] [--top N] [-o FILE] [--json]\n"
 "                     [-f CONFIG]\n"
 "   or: hotloop scale --sizes A,B,C... [options] -- CMD ARGS... (with {n})\n"
@@ -40,7 +40,7 @@ const char usage_scale[] =
 "\n"
 "  -s, --sizes A,B,C        at least 3 different sizes; they should span 4x\n"
 "  -F, --freq HZ            samples per second (default 999)\n"
-"  -g, --call-graph MODE    fp (default) or dwarf[,SIZE], as for record\n"
+"  -g, --call-graph MODE    auto[,SIZE] (default), fp or dwarf[,SIZE], as for record\n"
 "  -r, --repeat R           record each size R times and add them up (default 1)\n"
 "      --min-samples N      fit a function over the sizes where it has at least\n"
 "                           N samples (default 20); fewer than 3: not fitted\n"

@@ -19,7 +19,7 @@ test_expect_code $can 'cpuhog: frame pointers, debug info, symbols, PIE' '
 
 test_expect_success 'nofp: a low frame pointer share warns with the dwarf remedy' '
 	hotloop doctor -- "$WORKLOADS/nofp" >out; cat out
-	expect_grep "^warn *frame_pointers *0 of [1-9][0-9]* functions.*built without frame pointers: use --call-graph dwarf or rebuild with -fno-omit-frame-pointer$" out
+	expect_grep "^warn *frame_pointers *0 of [1-9][0-9]* functions.*built without frame pointers: record unwinds it with CFI on a copy of the stack (--call-graph auto); rebuild with -fno-omit-frame-pointer for stacks that need no copy$" out
 '
 
 test_expect_success 'a stripped copy: stripped and no debug info, with remedies' '
