@@ -29,7 +29,7 @@ static const char *const tag_names[BT_NR] = {
 	"allocation", "string", "formatting", "math", "lock", "syscall",
 	"container", "callback", "recursion", "inlined", "compute-leaf",
 	"division", "scalar-fp", "not-vectorized", "branchy", "memory-bound",
-	"superlinear",
+	"superlinear", "blocked", "sleep",
 };
 
 const char *brief_tag_name(enum brief_tag t)
@@ -255,6 +255,40 @@ enum brief_tag brief_categorize(const char *name, const char *dso)
 		return BT_MATH;
 	if (in_list(syscall_names, norm, n))
 		return BT_SYSCALL;
+	return BT_NR;
+}
+
+/*
+ * Off CPU, what a thread waits for, by the outermost foreign function
+ * that says: a sleep, a lock (mutexes, read-write locks, spin and
+ * semaphore waits), else it is blocked (on I/O, a condition, a join, a
+ * child). BT_NR for a name that says nothing.
+ */
+static enum brief_tag off_cpu_category(const char *name)
+{
+	static const char *const sleeps[] = {
+		"nanosleep", "clock_nanosleep", "usleep", "sleep", "thrd_sleep", NULL,
+	};
+	static const char *const locks[] = {
+		"pthread_mutex", "pthread_rwlock", "pthread_spin", "lll_lock", "lll_mutex",
+		"sem_wait", "sem_timedwait", "sem_clockwait", "std::mutex", "std::shared_mutex",
+		"std::timed_mutex", "std::recursive_mutex", NULL,
+	};
+	char norm[256];
+	size_t n;
+
+	if (!name || !strcmp(name, "[unknown]"))
+		return BT_NR;
+	if (has_prefix_in(locks, name))
+		return BT_LOCK;
+	n = normalize(name, norm, sizeof(norm));
+	if (in_list(sleeps, norm, n))
+		return BT_SLEEP;
+	if (has_prefix_in(locks, norm))
+		return BT_LOCK;
+	if (brief_categorize(name, NULL) != BT_NR || !strncmp(norm, "pthread_", 8) ||
+	    !strncmp(norm, "std::", 5))
+		return BT_BLOCKED;
 	return BT_NR;
 }
 
@@ -502,6 +536,7 @@ struct builder {
 	struct brief *b;
 	const struct profile *p;
 	int idx, count_idx;
+	int off_idx;		/* the off-cpu sample type, or -1 */
 	const struct brief_opts *o;
 	const struct pf_mapping *main_map;
 	struct fmap fns;
@@ -843,6 +878,9 @@ static void pass_details(struct builder *bd, bool fallback)
 
 			d = &bd->details[fs->hotspot];
 			detail_add_line(d, bd->frames[k].line, v);
+			bool off = bd->off_idx >= 0 &&
+				   sample_value(bd, &bd->p->samples[i], bd->off_idx) > 0;
+
 			/* the outermost foreign function with a category says what it is */
 			for (size_t j = k; j-- > 0;) {
 				const struct pf_frame *f = &bd->frames[j];
@@ -853,10 +891,18 @@ static void pass_details(struct builder *bd, bool fallback)
 					kernel = true;
 					continue;
 				}
-				if (cat == BT_NR && (cat = slot_cat(bd, f)) != BT_NR)
+				if (cat != BT_NR)
+					continue;
+				cat = off ? off_cpu_category(frame_name(bd->p, f)) : slot_cat(bd, f);
+				if (cat != BT_NR)
 					why = frame_name(bd->p, f);
 			}
-			if (cat == BT_NR && kernel && !interrupt) {
+			if (off && interrupt) {
+				cat = BT_NR;	/* preempted: waiting for a CPU, not for something */
+			} else if (off && cat == BT_NR) {
+				cat = BT_BLOCKED;
+				why = frame_name(bd->p, &bd->frames[k ? k - 1 : 0]);
+			} else if (cat == BT_NR && kernel && !interrupt) {
 				cat = BT_SYSCALL;
 				why = frame_name(bd->p, &bd->frames[k - 1]);
 			}
@@ -905,10 +951,17 @@ static void set_tags(struct brief_hotspot *h, struct detail *d)
 		[BT_FORMATTING] = "formatting and parsing", [BT_MATH] = "libm",
 		[BT_LOCK] = "locking", [BT_SYSCALL] = "system calls",
 		[BT_CONTAINER] = "std:: container and string internals",
+		[BT_BLOCKED] = "blocked off CPU", [BT_SLEEP] = "sleeping off CPU",
+	};
+	static const enum brief_tag cats[] = {
+		BT_ALLOCATION, BT_STRING, BT_FORMATTING, BT_MATH, BT_LOCK, BT_SYSCALL,
+		BT_CONTAINER, BT_BLOCKED, BT_SLEEP,
 	};
 	struct strbuf sb = STRBUF_INIT;
 
-	for (int c = BT_ALLOCATION; c <= BT_CONTAINER; c++) {
+	for (size_t ci = 0; ci < ARRAY_SIZE(cats); ci++) {
+		enum brief_tag c = cats[ci];
+
 		if ((double)d->cat[c] < BRIEF_CATEGORY_SHARE * (double)h->attributed || !d->cat[c])
 			continue;
 		strbuf_reset(&sb);
@@ -1333,6 +1386,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 	bd.b = b;
 	bd.p = p;
 	bd.idx = idx;
+	bd.off_idx = profile_find_sample_type(p, RECORD_OFF_CPU);
 	bd.o = o;
 	bd.slots = xcalloc(profile_frame_slots(p) + 1, sizeof(*bd.slots));
 	header(&bd);
@@ -1539,6 +1593,14 @@ static void question(const struct brief_hotspot *h, const struct brief_tag_hit *
 		break;
 	case BT_SYSCALL:
 		strbuf_addf(sb, "Can `%s` make fewer system calls (buffer, batch, cache)? %s.", fn, t->evidence);
+		break;
+	case BT_BLOCKED:
+		strbuf_addf(sb, "What does `%s` wait for, and can the work overlap the wait (batch, "
+			    "asynchronous I/O, fewer round trips)? %s.", fn, t->evidence);
+		break;
+	case BT_SLEEP:
+		strbuf_addf(sb, "Why does `%s` sleep? A sleep lowers CPU use by lowering throughput: "
+			    "wait for the event instead. %s.", fn, t->evidence);
 		break;
 	case BT_CONTAINER:
 		strbuf_addf(sb, "Is the container in `%s` the right one, and does it build temporary keys "

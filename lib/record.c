@@ -110,6 +110,7 @@ struct fkey {
 struct skey {
 	uint32_t pid, tid, comm, nframes;
 	uint32_t cut;		/* enum unwind_end: why the stack stops early, or 0 */
+	uint32_t off_cpu;	/* where the thread left its CPU, not a clock sample */
 };
 
 struct map {
@@ -134,6 +135,8 @@ struct proc {
 struct thread {
 	uint32_t tid, pid;
 	uint32_t comm;		/* index into r->comms */
+	uint32_t off_key;	/* off CPU since off_since, at this stack (skey index); 0: on */
+	uint64_t off_since;
 };
 
 struct recording {
@@ -169,6 +172,8 @@ struct recording {
 	size_t alloc_file_fp;
 	bool *chain_fp;
 	uint64_t cut_samples;	/* stacks cut where the stack copy ended */
+	bool off_cpu;		/* off-CPU intervals are recorded */
+	uint64_t last_time;	/* of the latest event */
 
 	struct unwinder *unwinder;
 	struct unwind_frame *uframes;
@@ -263,6 +268,11 @@ uint64_t recording_samples(const struct recording *r)
 	return r->nr_samples;
 }
 
+void recording_set_off_cpu(struct recording *r, bool on)
+{
+	r->off_cpu = on;
+}
+
 uint64_t recording_cut_samples(const struct recording *r)
 {
 	return r->cut_samples;
@@ -340,6 +350,7 @@ static struct thread *get_thread_named(struct recording *r, uint32_t tid, uint32
 	ALLOC_GROW(r->threads, r->nr_threads + 1, r->alloc_threads);
 	*slot = (uint32_t)r->nr_threads + 1;
 	t = &r->threads[r->nr_threads++];
+	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->pid = pid;
 	t->comm = comm != NO_COMM ? comm : guess_comm(r, pid, tid);
@@ -677,7 +688,11 @@ static void grow_counts(struct recording *r, uint32_t i)
 	memset(r->sample_period + old, 0, (r->alloc_sample_count - old) * sizeof(*r->sample_period));
 }
 
-static int on_sample(struct recording *r, const struct sampler_event *ev)
+/*
+ * The stack of a sample (or of a thread leaving its CPU) as a distinct
+ * sample key; returns its index, its counts grown to hold it.
+ */
+static uint32_t sample_key(struct recording *r, const struct sampler_event *ev, bool off_cpu)
 {
 	struct proc *p = get_proc(r, ev->pid);
 	struct thread *t = get_thread(r, ev->tid, ev->pid);
@@ -711,18 +726,51 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 			  frame_id(r, r->kernel_mkey, ev->sample.ip, false) :
 			  user_frame(r, p, ev->sample.ip, false);
 
-	head = (struct skey){ ev->pid, ev->tid, t->comm, (uint32_t)n, cut };
+	head = (struct skey){ ev->pid, ev->tid, t->comm, (uint32_t)n, cut, off_cpu };
 	r->cut_samples += cut != 0;
 	strbuf_reset(&r->key);
 	strbuf_add(&r->key, &head, sizeof(head));
 	strbuf_add(&r->key, fr, n * sizeof(*fr));
 	i = intern_bytes(&r->skeys, r->key.buf, r->key.len);
 	grow_counts(r, i);
+	return i;
+}
+
+static int on_sample(struct recording *r, const struct sampler_event *ev)
+{
+	uint32_t i = sample_key(r, ev, false);
+
 	r->sample_count[i]++;
 	r->sample_period[i] = sat_add(r->sample_period[i],
 				      (int64_t)(ev->sample.period & INT64_MAX));
 	r->nr_samples++;
 	return 0;
+}
+
+/* The thread's time off CPU ends at 'now': charge it to the stack it left at. */
+static void back_on_cpu(struct recording *r, struct thread *t, uint64_t now)
+{
+	uint32_t i = t->off_key;
+
+	if (!i)
+		return;
+	t->off_key = 0;
+	if (now > t->off_since) {
+		r->sample_count[i]++;
+		r->sample_period[i] = sat_add(r->sample_period[i],
+					      (int64_t)((now - t->off_since) & INT64_MAX));
+	}
+}
+
+/* A thread leaves its CPU: it is off CPU from now at this stack. */
+static void on_off_cpu(struct recording *r, const struct sampler_event *ev)
+{
+	uint32_t i = sample_key(r, ev, true);
+	struct thread *t = get_thread(r, ev->tid, ev->pid);
+
+	back_on_cpu(r, t, ev->time);	/* a switch in we did not see */
+	t->off_key = i;
+	t->off_since = ev->time;
 }
 
 static void on_fork(struct recording *r, const struct sampler_event *ev)
@@ -757,10 +805,21 @@ int recording_event(const struct sampler_event *ev, void *data)
 {
 	struct recording *r = data;
 	struct proc *p;
+	struct thread *t;
 
+	if (ev->time > r->last_time)
+		r->last_time = ev->time;
 	switch (ev->type) {
 	case SAMPLER_SAMPLE:
 		return on_sample(r, ev);
+	case SAMPLER_OFF_CPU:
+		if (r->off_cpu)
+			on_off_cpu(r, ev);
+		break;
+	case SAMPLER_SWITCH_IN:
+		if (r->off_cpu && (t = find_thread(r, ev->tid)))
+			back_on_cpu(r, t, ev->time);
+		break;
 	case SAMPLER_MMAP:
 		if (!(ev->mmap.prot & 4))	/* PROT_EXEC */
 			break;
@@ -783,6 +842,8 @@ int recording_event(const struct sampler_event *ev, void *data)
 		on_fork(r, ev);
 		break;
 	case SAMPLER_EXIT:
+		if (r->off_cpu && (t = find_thread(r, ev->tid)))
+			t->off_key = 0;		/* exiting, not blocked */
 		if (ev->pid == ev->tid && r->unwinder)
 			unwinder_forget(r->unwinder, (pid_t)ev->pid);
 		break;
@@ -1160,6 +1221,10 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	uint64_t total_count = 0;
 	int64_t k_pid, k_tid, k_comm, k_unwind;
 
+	/* threads still off CPU: until the last event */
+	for (size_t t = 0; r->off_cpu && t < r->nr_threads; t++)
+		back_on_cpu(r, &r->threads[t], r->last_time);
+
 	b.ms = xcalloc(b.nm ? b.nm : 1, sizeof(*b.ms));
 	b.fl = xcalloc(b.nf ? b.nf : 1, sizeof(*b.fl));
 
@@ -1168,6 +1233,11 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		profile_add_sample_type(p, "cpu", "nanoseconds");
 	else
 		profile_add_sample_type(p, info->event, "count");
+	if (r->off_cpu) {
+		profile_add_sample_type(p, RECORD_OFF_CPU, "nanoseconds");
+		profile_add_sample_type(p, RECORD_WALL, "nanoseconds");
+		p->default_sample_type = profile_str(p, "samples");
+	}
 	p->period_type = p->sample_type[1];
 	p->time_nanos = info->time_nanos;
 	p->duration_nanos = info->duration_nanos;
@@ -1209,7 +1279,7 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		const char *key = strtab_get(&r->skeys, (int64_t)i);
 		struct skey head;
 		struct pf_label labels[4];
-		int64_t values[2];
+		int64_t values[4] = { 0 };
 
 		memcpy(&head, key, sizeof(head));
 		for (uint32_t j = 0; j < head.nframes; j++) {
@@ -1227,10 +1297,19 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 			labels[3] = (struct pf_label){
 				.key = k_unwind, .str = profile_str(p, RECORD_UNWIND_SHORT),
 			};
-		values[0] = (int64_t)r->sample_count[i];
-		values[1] = r->sample_period[i];
-		total_count += r->sample_count[i];
-		total_period = sat_add(total_period, values[1]);
+		if (head.off_cpu) {
+			/* off CPU: no clock sample, the time blocked; wall time too */
+			if (!r->sample_count[i])
+				continue;
+			values[2] = values[3] = r->sample_period[i];
+		} else {
+			values[0] = (int64_t)r->sample_count[i];
+			values[1] = r->sample_period[i];
+			values[3] = info->period_is_time ? values[1] :
+				    (int64_t)r->sample_count[i] * (info->freq ? 1000000000 / info->freq : 0);
+			total_count += r->sample_count[i];
+			total_period = sat_add(total_period, values[1]);
+		}
 		profile_add_sample(p, locs, head.nframes, values, labels, head.cut ? 4 : 3);
 	}
 	if (info->period_is_time)
@@ -1636,6 +1715,7 @@ int record_run(const struct record_options *o, struct record_result *res)
 		return -1;
 	run.s = sampler_new(&o->sampler);
 	run.rec = recording_new(o->sampler.callgraph, sampler_regs_mask(run.s));
+	recording_set_off_cpu(run.rec, o->sampler.off_cpu);
 
 	/* signals arrive through a descriptor the loop polls */
 	sigemptyset(&set);
@@ -1704,6 +1784,8 @@ void record_summary(const struct record_result *res, const char *output, struct 
 		strbuf_addf(sb, ", %llu corrupt buffers", (unsigned long long)st->corrupt);
 	if (st->lost || st->throttled)
 		strbuf_addstr(sb, " (raise --mmap-pages or lower -F)");
+	if (st->switches)
+		strbuf_addf(sb, ", %llu times off CPU", (unsigned long long)st->switches);
 	if (res->cut_samples && st->samples)
 		strbuf_addf(sb, "; %llu stacks (%.1f%%) cut where the %u-byte stack copy ended "
 			    "(raise it with --call-graph auto,SIZE)",

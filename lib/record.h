@@ -119,6 +119,16 @@ uint64_t recording_samples(const struct recording *r);
  */
 uint64_t recording_cut_samples(const struct recording *r);
 #define RECORD_LABEL_UNWIND "unwind"
+/* With off-CPU intervals: the sample types for the time blocked, and both. */
+#define RECORD_OFF_CPU "off-cpu"
+#define RECORD_WALL "wall"
+
+/*
+ * Record where threads leave their CPU (SAMPLER_OFF_CPU) and for how long
+ * (until SAMPLER_SWITCH_IN): the profile gains off-cpu/nanoseconds and
+ * wall/nanoseconds (on-CPU time plus off-CPU time).
+ */
+void recording_set_off_cpu(struct recording *r, bool on);
 #define RECORD_UNWIND_SHORT "cut: stack copy too short"
 
 

@@ -41,12 +41,14 @@ struct ring {
 	unsigned char *data;
 	uint64_t data_size;		/* a power of two */
 	bool dead;			/* abandoned after corruption */
+	bool off_cpu;			/* the context switch events' buffer */
 };
 
 struct qent {
 	uint64_t time, seq;
 	size_t off;			/* into qbuf, in bytes, 8-aligned */
 	uint32_t len;
+	bool off_cpu;			/* from an off_cpu ring */
 };
 
 struct sampler {
@@ -59,7 +61,13 @@ struct sampler {
 
 	int *cpus;
 	size_t nr_cpus;
-	struct ring *rings;		/* rings[i] for cpus[i]; fd -1 until opened */
+	/*
+	 * rings[i] for cpus[i]; with off_cpu, rings[nr_cpus + i] takes the
+	 * context switch events of cpus[i]. fd -1 until opened.
+	 */
+	struct ring *rings;
+	size_t nr_rings;
+	struct perf_event_attr off_attr;	/* the context switch event */
 
 	int *fds;			/* every event fd, owning or redirected */
 	size_t nr_fds, alloc_fds;
@@ -189,10 +197,12 @@ struct sampler *sampler_new(const struct sampler_config *cfg)
 	}
 	a->exclude_callchain_user = cfg->callgraph == SAMPLER_CALLGRAPH_DWARF;
 	online_cpus(s);
-	s->rings = xcalloc(s->nr_cpus, sizeof(*s->rings));
-	for (size_t i = 0; i < s->nr_cpus; i++) {
+	s->nr_rings = s->nr_cpus * (cfg->off_cpu ? 2 : 1);
+	s->rings = xcalloc(s->nr_rings, sizeof(*s->rings));
+	for (size_t i = 0; i < s->nr_rings; i++) {
 		s->rings[i].fd = -1;
-		s->rings[i].cpu = s->cpus[i];
+		s->rings[i].cpu = s->cpus[i % s->nr_cpus];
+		s->rings[i].off_cpu = i >= s->nr_cpus;
 	}
 	return s;
 }
@@ -201,7 +211,7 @@ void sampler_free(struct sampler *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nr_cpus; i++)
+	for (size_t i = 0; i < s->nr_rings; i++)
 		if (s->rings[i].map_len)
 			munmap(s->rings[i].base, s->rings[i].map_len);
 	for (size_t i = 0; i < s->nr_fds; i++)
@@ -342,6 +352,47 @@ static void keep_fd(struct sampler *s, int fd)
 	s->fds[s->nr_fds++] = fd;
 }
 
+/* Keep fd, and have it write into ring r: its own, or redirected. */
+static int attach_fd(struct sampler *s, struct ring *r, int fd, pid_t tid)
+{
+	keep_fd(s, fd);
+	if (r->fd < 0) {
+		r->fd = fd;
+		if (map_ring(s, r)) {
+			r->fd = -1;
+			return -1;
+		}
+	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
+		return error("cannot redirect perf event of task %d to the cpu %d buffer: %s",
+			     (int)tid, r->cpu, strerror(errno));
+	}
+	return 0;
+}
+
+/*
+ * The off-CPU event of (tid, cpu): the software context switch counter,
+ * sampled at every switch out with the same sample layout as the clock
+ * (so one parser reads both), and PERF_RECORD_SWITCH records for the way
+ * back in. Opened after the clock's event settled its attributes.
+ */
+static int open_off_cpu(struct sampler *s, pid_t tid, int cpu, unsigned flags)
+{
+	struct perf_event_attr *a = &s->off_attr;
+	int fd;
+
+	*a = s->attr;
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->freq = 0;
+	a->sample_period = 1;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = a->build_id = 0;
+	a->context_switch = 1;
+	a->disabled = !!(flags & SAMPLER_ENABLE_ON_EXEC);
+	a->enable_on_exec = !!(flags & SAMPLER_ENABLE_ON_EXEC);
+	fd = (int)sys_perf_event_open(a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
 int sampler_add_task(struct sampler *s, pid_t tid, unsigned flags)
 {
 	uint64_t bytes = (uint64_t)s->cfg.mmap_pages * (uint64_t)sysconf(_SC_PAGESIZE);
@@ -379,17 +430,20 @@ int sampler_add_task(struct sampler *s, pid_t tid, unsigned flags)
 		if (fd < 0)
 			return error("cannot open perf event for task %d on cpu %d: %s",
 				     (int)tid, r->cpu, strerror(-fd));
-		keep_fd(s, fd);
-		if (r->fd < 0) {
-			r->fd = fd;
-			if (map_ring(s, r)) {
-				r->fd = -1;
-				return -1;
-			}
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd)) {
-			return error("cannot redirect perf event of task %d to the cpu %d buffer: %s",
-				     (int)tid, r->cpu, strerror(errno));
-		}
+		if (attach_fd(s, r, fd, tid))
+			return -1;
+		if (!s->cfg.off_cpu)
+			continue;
+		fd = open_off_cpu(s, tid, r->cpu, flags);
+		if (fd == -ESRCH)
+			return 1;
+		if (fd == -EACCES || fd == -EPERM)
+			return not_permitted(-fd, tid, flags);
+		if (fd < 0)
+			return error("cannot open the context switch event for task %d on cpu %d: %s",
+				     (int)tid, r->cpu, strerror(-fd));
+		if (attach_fd(s, &s->rings[s->nr_cpus + (size_t)(r - s->rings)], fd, tid))
+			return -1;
 	}
 	return 0;
 }
@@ -674,6 +728,10 @@ int sampler_parse(struct sampler *s, const void *record, size_t len,
 	case PERF_RECORD_THROTTLE:
 		s->stats.throttled++;
 		return 0;
+	case PERF_RECORD_SWITCH:
+		/* the way out is the context switch event's sample, with a stack */
+		ev->type = SAMPLER_SWITCH_IN;
+		return h.misc & PERF_RECORD_MISC_SWITCH_OUT ? 0 : 1;
 	default:
 		return 0;	/* UNTHROTTLE and records we did not ask for */
 	}
@@ -761,6 +819,7 @@ static void ring_read(struct sampler *s, struct ring *r)
 		dst = queue_alloc(s, h.size);
 		ring_copy(r, tail, dst, h.size);
 		s->q[s->nr_q - 1].time = record_time(dst, h.size);
+		s->q[s->nr_q - 1].off_cpu = r->off_cpu;
 		tail += h.size;
 	}
 	/* our reads of the records happen before the kernel may reuse them */
@@ -795,6 +854,11 @@ static int deliver(struct sampler *s, uint64_t limit, sampler_fn fn, void *data)
 			warning("skipping a malformed perf record (%u bytes)", e->len);
 			continue;
 		}
+		if (e->off_cpu && ev.type == SAMPLER_SAMPLE) {
+			ev.type = SAMPLER_OFF_CPU;
+			s->stats.samples--;
+			s->stats.switches++;
+		}
 		if (r > 0 && (ret = fn(&ev, data)) < 0)
 			break;
 	}
@@ -823,7 +887,7 @@ static int deliver(struct sampler *s, uint64_t limit, sampler_fn fn, void *data)
 
 static void read_all(struct sampler *s)
 {
-	for (size_t i = 0; i < s->nr_cpus; i++)
+	for (size_t i = 0; i < s->nr_rings; i++)
 		if (s->rings[i].pc && !s->rings[i].dead)
 			ring_read(s, &s->rings[i]);
 }

@@ -27,6 +27,7 @@ struct sampler_config {
 	enum sampler_callgraph callgraph;
 	unsigned stack_size;		/* bytes of user stack per sample (0: default) */
 	unsigned mmap_pages;		/* data pages per ring buffer, a power of two */
+	bool off_cpu;			/* also where threads block: SAMPLER_OFF_CPU, SWITCH_IN */
 };
 
 #define SAMPLER_DEFAULT_FREQ 999
@@ -60,6 +61,8 @@ enum sampler_event_type {
 	SAMPLER_COMM,		/* a thread was named, or a process exec'd */
 	SAMPLER_FORK,		/* a process or thread was created */
 	SAMPLER_EXIT,
+	SAMPLER_OFF_CPU,	/* a thread leaves its CPU: .sample holds its stack */
+	SAMPLER_SWITCH_IN,	/* a thread is back on a CPU */
 };
 
 /* User registers of a sample, in the kernel's perf_regs order, 64-bit only. */
@@ -116,6 +119,7 @@ typedef int (*sampler_fn)(const struct sampler_event *ev, void *data);
 
 struct sampler_stats {
 	uint64_t samples;	/* sample records delivered */
+	uint64_t switches;	/* with off_cpu: switch-out samples delivered */
 	uint64_t lost;		/* samples the kernel dropped (LOST, LOST_SAMPLES) */
 	uint64_t throttled;	/* times the kernel throttled an event */
 	uint64_t corrupt;	/* ring buffers abandoned as corrupt */

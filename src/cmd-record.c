@@ -17,7 +17,7 @@
 
 const char usage_record[] =
 "usage: hotloop record [-F HZ] [-o FILE] [--call-graph auto|fp|dwarf[,SIZE]] [-p PID]\n"
-"                      [--duration SECS] [-m PAGES] [-- CMD ARGS...]\n"
+"                      [--duration SECS] [-m PAGES] [--off-cpu] [-- CMD ARGS...]\n"
 "\n"
 "Sample the CPU stacks of CMD (with its threads and the processes it\n"
 "forks) or of the running process PID, and write a pprof profile.\n"
@@ -32,6 +32,8 @@ const char usage_record[] =
 "  -p, --pid PID            attach to a running process until SIGINT or --duration\n"
 "  -d, --duration SECS      stop after SECS; a command is then sent SIGTERM\n"
 "  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two\n"
+"  --off-cpu                also where threads block, and for how long: sample\n"
+"                           types off-cpu and wall (on-CPU + off-CPU)\n"
 "\n"
 "With a command, record exits with the command's exit status (128+N when\n"
 "a signal N killed it). A summary line goes to stderr.\n";
@@ -67,6 +69,7 @@ int cmd_record(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "off-cpu", no_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct record_options o = { .output = "hotloop.pb.gz" };
@@ -88,6 +91,9 @@ int cmd_record(int argc, char **argv)
 			if (!*optarg)
 				return usage_error("record", "-o needs a file name");
 			o.output = optarg;
+			break;
+		case 'O':
+			o.sampler.off_cpu = true;
 			break;
 		case 'g':
 			if (parse_call_graph("record", optarg, &o.sampler))
