@@ -318,6 +318,84 @@ static void test_sampler__fp_leaf_regs_and_stack(void **state)
 	sampler_free(s);
 }
 
+static void test_sampler__auto_keeps_chain_regs_and_stack(void **state)
+{
+	struct sampler_config cfg = { .freq = 99, .callgraph = SAMPLER_CALLGRAPH_AUTO,
+				      .stack_size = 64 };
+	struct sampler *s = sampler_new(&cfg);
+	unsigned nregs = (unsigned)__builtin_popcountll(sampler_regs_mask(s));
+	unsigned char stack[64] = { 0 };
+	struct sampler_event ev;
+	struct rec r;
+
+	if (!nregs) {
+		sampler_free(s);
+		skip();
+	}
+	assert_int_equal(sampler_stack_size(s), 64);
+	sample_head(&r, PERF_RECORD_MISC_USER, 0x401000, 3, 4, 9);
+	put_u64(&r, 3);				/* a user callchain */
+	put_u64(&r, PERF_CONTEXT_USER);
+	put_u64(&r, 0x401000);
+	put_u64(&r, 0x402000);
+	put_u64(&r, PERF_SAMPLE_REGS_ABI_64);
+	for (unsigned i = 0; i < nregs; i++)
+		put_u64(&r, 0x1000 + i);
+	put_u64(&r, sizeof(stack));
+	put(&r, stack, sizeof(stack));
+	put_u64(&r, sizeof(stack));		/* all of it copied: the stack goes on */
+	finish(&r, false, 0, 0);
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
+	assert_int_equal(ev.sample.nr_ips, 2);
+	assert_int_equal(ev.sample.ips[1], 0x402000);
+	assert_int_equal(ev.sample.regs.nr, nregs);
+	assert_true(ev.sample.stack_full);
+	sampler_free(s);
+}
+
+static void test_sampler__switch_records(void **state)
+{
+	struct sampler *s = fp_sampler();
+	struct sampler_event ev;
+	struct rec r;
+
+	begin(&r, PERF_RECORD_SWITCH, 0);	/* back on a CPU */
+	finish(&r, true, 5, 6);
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 1);
+	assert_int_equal(ev.type, SAMPLER_SWITCH_IN);
+	assert_int_equal(ev.tid, 5);
+	assert_int_equal(ev.time, 6);
+
+	begin(&r, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	finish(&r, true, 5, 6);
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), 0);
+
+	begin(&r, PERF_RECORD_SWITCH, 0);	/* too short for its trailer */
+	r.len = 8;
+	memcpy(r.buf + 6, &(uint16_t){ 8 }, 2);
+	assert_int_equal(sampler_parse(s, r.buf, r.len, &ev), -1);
+	sampler_free(s);
+}
+
+static void test_sampler__parse_call_graph(void **state)
+{
+	struct sampler_config cfg = { 0 };
+
+	assert_int_equal(cfg.callgraph, SAMPLER_CALLGRAPH_AUTO);	/* the default */
+	assert_int_equal(sampler_parse_call_graph("fp", &cfg), 0);
+	assert_int_equal(cfg.callgraph, SAMPLER_CALLGRAPH_FP);
+	assert_int_equal(sampler_parse_call_graph("auto,4096", &cfg), 0);
+	assert_int_equal(cfg.callgraph, SAMPLER_CALLGRAPH_AUTO);
+	assert_int_equal(cfg.stack_size, 4096);
+	assert_int_equal(sampler_parse_call_graph("dwarf", &cfg), 0);
+	assert_int_equal(cfg.callgraph, SAMPLER_CALLGRAPH_DWARF);
+	assert_int_equal(sampler_parse_call_graph("fp,64", &cfg), -1);
+	assert_int_equal(sampler_parse_call_graph("auto,4", &cfg), -1);
+	assert_int_equal(sampler_parse_call_graph("auto,", &cfg), -1);
+	assert_int_equal(sampler_parse_call_graph("autox", &cfg), -1);
+	assert_int_equal(sampler_parse_call_graph("auto,99999999", &cfg), -1);
+}
+
 static void test_sampler__mmap2_build_id(void **state)
 {
 	struct sampler *s = fp_sampler();
@@ -615,6 +693,9 @@ int main(void)
 		cmocka_unit_test(test_sampler__hostile_samples),
 		cmocka_unit_test(test_sampler__dwarf_regs_and_stack),
 		cmocka_unit_test(test_sampler__fp_leaf_regs_and_stack),
+		cmocka_unit_test(test_sampler__auto_keeps_chain_regs_and_stack),
+		cmocka_unit_test(test_sampler__switch_records),
+		cmocka_unit_test(test_sampler__parse_call_graph),
 		cmocka_unit_test(test_sampler__mmap2_build_id),
 		cmocka_unit_test(test_sampler__unterminated_filename),
 		cmocka_unit_test(test_sampler__lost_and_throttle),
