@@ -653,17 +653,8 @@ int unwinder_hybrid(struct unwinder *u, const struct unwind_target *t,
 		hy.nr_kfp = kernel_fps(st, sp, chain, hy.kfp);
 		u->hy = &hy;
 		u->short_read = false;
-		u->tid = t->tid;
-		u->st = st;
-		u->sp = sp;
-		u->frames = frames;
-		u->nframes = 0;
-		u->max = max;
-		dwfl_getthread_frames(hy.ss->dwfl, t->tid, frame_cb, u);
-		n = u->nframes;
+		n = walk(u, hy.ss, t, st, sp, frames, max);
 		u->hy = NULL;
-		u->st = NULL;
-		u->frames = NULL;
 		free(hy.kfp);
 		/*
 		 * libdwfl ends a walk it cannot continue as it ends one at the
