@@ -1,15 +1,18 @@
 /*
  * perfscript.c: the `perf script` text reader (see perfscript.h). Built for
- * hundreds of megabytes: lines are split with memchr over the whole buffer,
- * a frame line is looked up by its bytes in an open-addressed table and
- * parsed only the first time it is seen, stacks are deduplicated by a hash
- * of their frame ids, and the profile is built once, at the end, from the
- * distinct frames and stacks.
+ * gigabytes: the text is read in chunks into one buffer that a line cut by
+ * a chunk's end waits in for its rest, so memory depends on what is
+ * distinct, not on the input's size; a frame line is looked up by its
+ * bytes in an open-addressed table and parsed only the first time it is
+ * seen, stacks are deduplicated by a hash of their frame ids, and the
+ * profile is built once, at the end, from the distinct frames and stacks.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "strbuf.h"
@@ -20,6 +23,7 @@
 
 #define NONE UINT32_MAX		/* an absent pid, tid or event */
 #define MAX_TOKENS 32		/* header tokens looked at */
+#define CHUNK ((size_t)256 << 10)	/* bytes read at a time */
 
 enum frame_kind {
 	FK_FRAME,	/* "ADDR SYM (DSO)" */
@@ -54,7 +58,7 @@ struct seqtab {
 };
 
 struct event {
-	const char *s;		/* name as in the header, modifiers stripped */
+	char *s;		/* name as in the header, modifiers stripped (a copy) */
 	size_t n;
 	bool is_cpu;
 };
@@ -93,8 +97,7 @@ struct ps {
 	uint32_t last_event;
 	bool any_period, any_inline, any_line, bare_period;
 
-	const char *last_comm;
-	size_t last_comm_len;
+	struct strbuf last_comm;	/* a copy: the line it came from is gone */
 	uint32_t last_comm_idx;
 
 	/* the sample being read */
@@ -105,6 +108,14 @@ struct ps {
 	size_t ncur, alloc_cur;
 	uint32_t *key;
 	size_t alloc_key;
+
+	/*
+	 * The text: whole lines are parsed where they lie in buf; the line a
+	 * chunk's end cut waits at buf's start for the rest of it.
+	 */
+	char *buf;
+	size_t len, alloc, chunk;
+	const char *nul;	/* the first NUL byte in buf, or NULL */
 };
 
 /* ---- hashing ---------------------------------------------------------- */
@@ -690,7 +701,7 @@ static int event_index(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 	if (ps->nr_events == PERFSCRIPT_MAX_EVENTS)
 		return line_error(&ps->in, "more than %d different events", PERFSCRIPT_MAX_EVENTS);
 	e = &ps->events[ps->nr_events];
-	e->s = s;
+	e->s = xstrndup(s, n);
 	e->n = n;
 	e->is_cpu = (n == 9 && (!memcmp(s, "cpu-clock", 9) || !memcmp(s, "task-clock", 9))) ||
 		    (n == 10 && !memcmp(s, "task-clock", 10));
@@ -717,13 +728,13 @@ static int start_sample(struct ps *ps, const struct header *h)
 		return -1;
 	if (!h->comm_len) {
 		ps->comm = 0;
-	} else if (ps->last_comm && ps->last_comm_len == h->comm_len &&
-		   !memcmp(ps->last_comm, h->comm, h->comm_len)) {
+	} else if (ps->last_comm_idx && ps->last_comm.len == h->comm_len &&
+		   !memcmp(ps->last_comm.buf, h->comm, h->comm_len)) {
 		ps->comm = ps->last_comm_idx;
 	} else {
 		ps->comm = (uint32_t)intern(ps, h->comm, h->comm_len);
-		ps->last_comm = h->comm;
-		ps->last_comm_len = h->comm_len;
+		strbuf_reset(&ps->last_comm);
+		strbuf_add(&ps->last_comm, h->comm, h->comm_len);
 		ps->last_comm_idx = ps->comm;
 	}
 	if (h->rest_len) {
@@ -1030,74 +1041,189 @@ static void build_profile(struct ps *ps)
 	free(map_of);
 }
 
-/* ---- entry points ------------------------------------------------------ */
+/* ---- reading ----------------------------------------------------------- */
 
-static size_t line_of(const char *buf, size_t off)
+static int one_line(struct ps *ps, const char *t, size_t m)
 {
-	size_t n = 1;
+	if (!m) {
+		end_sample(ps);
+		return 0;
+	}
+	if (is_space(t[0])) {
+		trim(&t, &m);
+		if (!m) {
+			end_sample(ps);
+			return 0;
+		}
+		return indented_line(ps, t, m);
+	}
+	if (t[0] == '#')
+		return 0;
+	trim(&t, &m);
+	return header_line(ps, t, m);
+}
 
-	for (const char *s = buf; (s = memchr(s, '\n', (size_t)(buf + off - s))); s++)
-		n++;
-	return n;
+/*
+ * Parse the whole lines in buf (at the end of the input, the last one
+ * too) and keep the line they leave cut at buf's start.
+ */
+static int drain(struct ps *ps, bool eof)
+{
+	const char *s = ps->buf, *end = ps->buf + ps->len;
+	size_t rest;
+
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t n;
+
+		if (!nl && !eof)
+			break;
+		n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		ps->in.lineno++;
+		if (ps->nul && ps->nul < s + n)
+			return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
+		if (n > PERFSCRIPT_MAX_LINE)
+			return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+		if (one_line(ps, s, n))
+			return -1;
+		s += n + 1;
+	}
+	if (s >= end) {
+		ps->len = 0;
+		return 0;
+	}
+	rest = (size_t)(end - s);
+	if (rest > PERFSCRIPT_MAX_LINE) {
+		ps->in.lineno++;
+		if (ps->nul)
+			return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
+		return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+	}
+	if (ps->nul)
+		ps->nul -= s - ps->buf;
+	memmove(ps->buf, s, rest);
+	ps->len = rest;
+	return 0;
+}
+
+/* Room in buf for a chunk after the cut line it holds. */
+static char *room(struct ps *ps)
+{
+	if (ps->alloc - ps->len < ps->chunk) {
+		size_t off = ps->nul ? (size_t)(ps->nul - ps->buf) : 0;
+
+		ps->alloc = ps->len + ps->chunk;
+		ps->buf = xrealloc(ps->buf, ps->alloc);
+		if (ps->nul)
+			ps->nul = ps->buf + off;
+	}
+	return ps->buf + ps->len;
+}
+
+/* n bytes were put at room(): look for a NUL in them, parse the lines they end. */
+static int added(struct ps *ps, size_t n)
+{
+	if (!ps->nul)
+		ps->nul = memchr(ps->buf + ps->len, '\0', n);
+	ps->len += n;
+	return drain(ps, false);
+}
+
+static int feed(struct ps *ps, const char *data, size_t len)
+{
+	while (len) {
+		size_t n = len < ps->chunk ? len : ps->chunk;
+
+		memcpy(room(ps), data, n);
+		data += n;
+		len -= n;
+		if (added(ps, n))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_all(struct ps *ps, int fd)
+{
+	for (;;) {
+		char *at = room(ps);
+		ssize_t n = read(fd, at, ps->chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error("cannot read '%s': %s", ps->in.what, strerror(errno));
+		if (!n)
+			return 0;
+		if (added(ps, (size_t)n))
+			return -1;
+	}
+}
+
+static void ps_init(struct ps *ps, struct profile *p, const char *what, size_t chunk)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->p = p;
+	ps->in.what = what;
+	ps->last_event = NONE;
+	strbuf_init(&ps->keys, 0);
+	strbuf_init(&ps->last_comm, 0);
+	ps->chunk = chunk ? chunk : CHUNK;
+}
+
+/* The end of the input: its last line, the profile; then what was held goes. */
+static int ps_finish(struct ps *ps, int ret)
+{
+	if (!ret)
+		ret = drain(ps, true);
+	if (!ret) {
+		end_sample(ps);
+		build_profile(ps);
+		ret = profile_validate(ps->p);
+	}
+	free(ps->frames);
+	strbuf_release(&ps->keys);
+	strbuf_release(&ps->last_comm);
+	hindex_release(&ps->findex);
+	seqtab_release(&ps->chains);
+	seqtab_release(&ps->stacks);
+	free(ps->count);
+	free(ps->period);
+	free(ps->cur);
+	free(ps->key);
+	free(ps->buf);
+	for (size_t i = 0; i < ps->nr_events; i++)
+		free(ps->events[i].s);
+	if (ret)
+		profile_clear(ps->p);
+	return ret;
+}
+
+int perfscript_parse_chunked(struct profile *p, const char *buf, size_t len,
+			     const char *what, size_t chunk)
+{
+	struct ps ps;
+
+	ps_init(&ps, p, what, chunk);
+	return ps_finish(&ps, feed(&ps, buf, len));
 }
 
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct ps ps = { .p = p, .in = { .what = what }, .last_event = NONE, .keys = STRBUF_INIT };
-	const char *nul = memchr(buf, '\0', len), *end = buf + len, *s = buf;
-	int ret = -1;
+	return perfscript_parse_chunked(p, buf, len, what, 0);
+}
 
-	if (nul) {
-		ps.in.lineno = line_of(buf, (size_t)(nul - buf));
-		line_error(&ps.in, "contains a NUL byte (is this a binary file?)");
-		goto out;
-	}
-	while (s < end) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-		const char *t = s;
-		size_t m = n;
+int perfscript_read_fd(struct profile *p, int fd, const void *head, size_t head_len,
+		       const char *what)
+{
+	struct ps ps;
+	int ret;
 
-		s += n + 1;
-		ps.in.lineno++;
-		if (n > PERFSCRIPT_MAX_LINE) {
-			line_error(&ps.in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
-			goto out;
-		}
-		if (!n) {
-			end_sample(&ps);
-			continue;
-		}
-		if (is_space(t[0])) {
-			trim(&t, &m);
-			if (!m)
-				end_sample(&ps);
-			else if (indented_line(&ps, t, m))
-				goto out;
-			continue;
-		}
-		if (t[0] == '#')
-			continue;
-		trim(&t, &m);
-		if (header_line(&ps, t, m))
-			goto out;
-	}
-	end_sample(&ps);
-	build_profile(&ps);
-	ret = profile_validate(p);
-out:
-	free(ps.frames);
-	strbuf_release(&ps.keys);
-	hindex_release(&ps.findex);
-	seqtab_release(&ps.chains);
-	seqtab_release(&ps.stacks);
-	free(ps.count);
-	free(ps.period);
-	free(ps.cur);
-	free(ps.key);
-	if (ret)
-		profile_clear(p);
-	return ret;
+	ps_init(&ps, p, what, 0);
+	ret = feed(&ps, head, head_len);
+	if (!ret)
+		ret = read_all(&ps, fd);
+	return ps_finish(&ps, ret);
 }
 
 bool perfscript_sniff(const void *data, size_t len)
