@@ -32,6 +32,18 @@ enum frame_kind {
 	FK_NOLINE,	/* a source line saying nothing ("??:0", "dso[addr]") */
 };
 
+/*
+ * A slot of the frame lines' index: the hash's low half (which picks the
+ * slot), the frame's id + 1 (0: empty), and where its line is in keys
+ * with its length, so that a lookup reads the slot and the line, not the
+ * frame.
+ */
+struct fslot {
+	uint32_t tag, id1;
+	uint64_t key;		/* offset << KEY_LEN_BITS | length */
+};
+#define KEY_LEN_BITS 24		/* holds PERFSCRIPT_MAX_LINE */
+
 /* One distinct frame or source line, keyed by its bytes in the input. */
 struct ps_frame {
 	size_t key;		/* offset of the line's bytes in ps->keys */
@@ -73,6 +85,19 @@ struct header {
 	bool has_period, anchored, strong;
 	const char *rest;	/* what follows the known fields */
 	size_t rest_len;
+	const char *time;	/* the time token, when there is one */
+	size_t time_len;
+};
+
+/*
+ * The last header parsed that has a time: the next one most often differs
+ * from it only in its time, and then means the same.
+ */
+struct header_cache {
+	struct strbuf text;	/* its bytes; h points into them */
+	size_t time_at, time_len;
+	struct header h;
+	bool valid;
 };
 
 struct ps {
@@ -86,7 +111,8 @@ struct ps {
 	 * cache here, not scattered over the whole input.
 	 */
 	struct strbuf keys;
-	struct hindex findex;
+	struct fslot *fslots;	/* the frames by line, nr_frames * 2 at most */
+	size_t nr_fslots;
 
 	struct seqtab chains, stacks;
 	int64_t *count, *period;
@@ -99,6 +125,8 @@ struct ps {
 
 	struct strbuf last_comm;	/* a copy: the line it came from is gone */
 	uint32_t last_comm_idx;
+	struct strbuf last_event_raw;	/* the last event token, modifiers kept */
+	struct header_cache hc;
 
 	/* the sample being read */
 	bool in_sample, in_chain, prev_frame;
@@ -130,23 +158,85 @@ static inline uint64_t mix64(uint64_t h)
 	return h;
 }
 
-/* A word at a time: a frame line is hashed on every occurrence. */
+/*
+ * A frame line is hashed on every occurrence, a word at a time: each whole
+ * word, then the last bytes as a little-endian word, then the length, so
+ * scan_line() can hash a line while it looks for its end.
+ */
+#define LINE_SEED 0x9e3779b97f4a7c15ull
+
+static inline uint64_t hash_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+	return (h << 31) | (h >> 33);
+}
+
+static inline uint64_t hash_end(uint64_t h, uint64_t tail, size_t n)
+{
+	return mix64((h ^ tail ^ ((uint64_t)n << 56 | n)) * 0x94d049bb133111ebull);
+}
+
 static inline uint64_t hash_line(const char *s, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), w;
+	uint64_t h = LINE_SEED, w;
+	size_t len = n;
 
 	while (n >= 8) {
 		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h = (h << 31) | (h >> 33);
+		h = hash_word(h, w);
 		s += 8;
 		n -= 8;
 	}
 	w = 0;
 	for (size_t i = 0; i < n; i++)
 		w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-	return mix64((h ^ w) * 0x94d049bb133111ebull);
+	return hash_end(h, w, len);
 }
+
+#define SCAN_PAD 8	/* bytes past the text that scan_line() may read */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The end of the line at s (its '\n', before end), and meanwhile the hash
+ * hash_line() gives s[0..that): eight bytes at a time, a word holding a
+ * '\n' found by the carry trick (its lowest flagged byte is the first
+ * '\n'). Reads up to SCAN_PAD bytes past end. NULL when no '\n' is
+ * before end.
+ */
+static inline const char *scan_line(const char *s, const char *end, uint64_t *hash)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	const char *p = s;
+	uint64_t h = LINE_SEED, w, m;
+
+	for (;;) {
+		memcpy(&w, p, 8);
+		m = w ^ (ones * '\n');
+		m = (m - ones) & ~m & highs;
+		if (m)
+			break;
+		if (p + 8 >= end)
+			return NULL;
+		h = hash_word(h, w);
+		p += 8;
+	}
+	m = (uint64_t)__builtin_ctzll(m) / 8;	/* bytes before the '\n' */
+	if (p + m >= end)
+		return NULL;
+	w = m ? w & (~0ull >> (64 - 8 * m)) : 0;
+	*hash = hash_end(h, w, (size_t)(p + m - s));
+	return p + m;
+}
+#else
+static inline const char *scan_line(const char *s, const char *end, uint64_t *hash)
+{
+	const char *nl = memchr(s, '\n', (size_t)(end - s));
+
+	if (nl)
+		*hash = hash_line(s, (size_t)(nl - s));
+	return nl;
+}
+#endif
 
 static uint64_t hash_words(const uint32_t *w, size_t n)
 {
@@ -170,7 +260,15 @@ static inline bool seq_eq(const void *table, size_t i, const void *key_)
 	const struct seq *q = &t->seqs[i];
 	const struct words *key = key_;
 
-	return q->n == key->n && !memcmp(t->words + q->off, key->w, key->n * sizeof(*key->w));
+	const uint32_t *w = t->words + q->off;
+
+	/* short: a loop beats a call to memcmp() */
+	if (q->n != key->n)
+		return false;
+	for (size_t j = 0; j < key->n; j++)
+		if (w[j] != key->w[j])
+			return false;
+	return true;
 }
 
 static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
@@ -425,42 +523,68 @@ static void frame_from_text(struct ps *ps, const struct frame_text *ft, struct p
 	}
 }
 
-struct line_key {
-	const char *s;
-	size_t n;
-};
-
-static inline bool frame_eq(const void *table, size_t i, const void *key_)
-{
-	const struct ps *ps = table;
-	const struct ps_frame *f = &ps->frames[i];
-	const struct line_key *key = key_;
-
-	return f->keylen == key->n && !memcmp(ps->keys.buf + f->key, key->s, key->n);
-}
-
-/* The frame table entry for key s[0..n), or NONE. */
+/* The frame for line s[0..n), or NONE. */
 static inline uint32_t frame_lookup(struct ps *ps, const char *s, size_t n, uint64_t hash)
 {
-	struct line_key key = { s, n };
-	size_t i = hindex_lookup(&ps->findex, hash, frame_eq, ps, &key);
+	const uint32_t tag = (uint32_t)hash;
+	const size_t mask = ps->nr_fslots - 1;
 
-	return i == HINDEX_NONE ? NONE : (uint32_t)i;
+	if (!ps->nr_fslots)
+		return NONE;
+	for (size_t i = tag & mask; ps->fslots[i].id1; i = (i + 1) & mask) {
+		const struct fslot *sl = &ps->fslots[i];
+
+		if (sl->tag == tag && (sl->key & ((1u << KEY_LEN_BITS) - 1)) == n &&
+		    !memcmp(ps->keys.buf + (sl->key >> KEY_LEN_BITS), s, n))
+			return sl->id1 - 1;
+	}
+	return NONE;
+}
+
+/* Whether the index can take no more frames: ids, or offsets in keys. */
+static bool frames_full(const struct ps *ps)
+{
+	return ps->nr_frames >= NONE - 1 ||
+	       (uint64_t)ps->keys.len + PERFSCRIPT_MAX_LINE >= (uint64_t)1 << (64 - KEY_LEN_BITS);
+}
+
+static void fslot_put(struct fslot *slots, size_t nr, const struct fslot *sl)
+{
+	size_t i;
+
+	for (i = sl->tag & (nr - 1); slots[i].id1; i = (i + 1) & (nr - 1))
+		;
+	slots[i] = *sl;
 }
 
 static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t hash,
 			     const struct ps_frame *proto)
 {
 	struct ps_frame *f;
+	struct fslot sl;
 
+	if ((ps->nr_frames + 1) * 2 > ps->nr_fslots) {
+		size_t nr = ps->nr_fslots ? ps->nr_fslots * 2 : 1024;
+		struct fslot *slots = xcalloc(nr, sizeof(*slots));
+
+		for (size_t i = 0; i < ps->nr_fslots; i++)
+			if (ps->fslots[i].id1)
+				fslot_put(slots, nr, &ps->fslots[i]);
+		free(ps->fslots);
+		ps->fslots = slots;
+		ps->nr_fslots = nr;
+	}
 	ALLOC_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames);
 	f = &ps->frames[ps->nr_frames];
 	*f = *proto;
 	f->key = ps->keys.len;
 	f->keylen = (uint32_t)n;
-	strbuf_add(&ps->keys, s, n);
 	f->hash = hash;
-	hindex_add(&ps->findex, hash, ps->nr_frames);
+	sl.tag = (uint32_t)hash;
+	sl.id1 = (uint32_t)ps->nr_frames + 1;
+	sl.key = (uint64_t)ps->keys.len << KEY_LEN_BITS | n;
+	fslot_put(ps->fslots, ps->nr_fslots, &sl);
+	strbuf_add(&ps->keys, s, n);
 	return (uint32_t)ps->nr_frames++;
 }
 
@@ -624,8 +748,11 @@ static bool parse_header(const char *s, size_t n, struct header *h)
 		}
 		if (k < nt && cpu_token(ts[k], tn[k]))
 			k++;
-		if (k < nt && time_token(ts[k], tn[k]))
+		if (k < nt && time_token(ts[k], tn[k])) {
+			h->time = ts[k];
+			h->time_len = tn[k];
 			k++;
+		}
 		if (k < nt && all_digits(ts[k], tn[k]) &&
 		    (k + 1 == nt || event_token(ts[k + 1], tn[k + 1]))) {
 			h->has_period = true;
@@ -685,6 +812,13 @@ static int event_index(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 {
 	struct event *e;
 
+	if (ps->last_event != NONE && ps->last_event_raw.len == n &&
+	    !memcmp(ps->last_event_raw.buf, s, n)) {
+		*idx = ps->last_event;
+		return 0;
+	}
+	strbuf_reset(&ps->last_event_raw);
+	strbuf_add(&ps->last_event_raw, s, n);
 	n = strip_modifiers(s, n);
 	if (ps->last_event != NONE) {
 		e = &ps->events[ps->last_event];
@@ -765,7 +899,7 @@ static int frame_for_text(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 		return 0;
 	if (!parse_frame_text(s, n, &ft))
 		return bad_line(ps, s, n, "not a frame");
-	if (ps->nr_frames >= NONE - 1)
+	if (frames_full(ps))
 		return line_error(&ps->in, "too many different frames");
 	frame_from_text(ps, &ft, &proto);
 	*idx = frame_insert(ps, s, n, hash, &proto);
@@ -788,12 +922,14 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 	if (header && (h.strong || !ps->in_chain))
 		return start_sample(ps, &h);
 	if (ps->prev_frame && !parse_srcline(ps, s, n, &proto)) {
+		if (frames_full(ps))
+			return line_error(&ps->in, "too many different frames");
 		f = frame_insert(ps, s, n, hash, &proto);
 		apply_srcline(ps, &ps->frames[f]);
 		return 0;
 	}
 	if (parse_frame_text(s, n, &ft)) {
-		if (ps->nr_frames >= NONE - 1)
+		if (frames_full(ps))
 			return line_error(&ps->in, "too many different frames");
 		frame_from_text(ps, &ft, &proto);
 		f = frame_insert(ps, s, n, hash, &proto);
@@ -806,9 +942,8 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 	return bad_line(ps, s, n, "neither a sample header nor a frame");
 }
 
-static int indented_line(struct ps *ps, const char *s, size_t n)
+static int indented_hashed(struct ps *ps, const char *s, size_t n, uint64_t hash)
 {
-	uint64_t hash = hash_line(s, n);
 	uint32_t f = frame_lookup(ps, s, n, hash);
 	const struct ps_frame *fr;
 
@@ -824,13 +959,79 @@ static int indented_line(struct ps *ps, const char *s, size_t n)
 	return chain_frame(ps, f);
 }
 
+/* The length of the time token ("123.456789:") at s, or 0. */
+static size_t time_at(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && is_digit(s[i]))
+		i++;
+	if (!i || i >= n || s[i] != '.')
+		return 0;
+	for (i++; i < n && is_digit(s[i]); i++)
+		;
+	return i < n && s[i] == ':' ? i + 1 : 0;
+}
+
+/*
+ * The cached header, when s is it but for the time: the same bytes
+ * before the time token and after it, so the same tokens in the same
+ * places, which parse_header() reads the same way.
+ */
+static const struct header *cached_header(const struct header_cache *hc,
+					  const char *s, size_t n)
+{
+	size_t t, after;
+
+	if (!hc->valid || n <= hc->time_at || memcmp(s, hc->text.buf, hc->time_at))
+		return NULL;
+	t = time_at(s + hc->time_at, n - hc->time_at);
+	if (!t)
+		return NULL;
+	after = hc->time_at + hc->time_len;
+	if (n - hc->time_at - t != hc->text.len - after ||
+	    memcmp(s + hc->time_at + t, hc->text.buf + after, hc->text.len - after))
+		return NULL;
+	return &hc->h;
+}
+
+static void cache_header(struct header_cache *hc, const char *s, size_t n,
+			 const struct header *h)
+{
+	const char *base;
+
+	hc->valid = false;
+	if (!h->time)
+		return;
+	strbuf_reset(&hc->text);
+	strbuf_add(&hc->text, s, n);
+	base = hc->text.buf;
+	hc->h = *h;
+	hc->h.comm = h->comm ? base + (h->comm - s) : NULL;
+	hc->h.event = h->event ? base + (h->event - s) : NULL;
+	hc->h.rest = base + (h->rest - s);
+	hc->h.time = base + (h->time - s);
+	hc->time_at = (size_t)(h->time - s);
+	hc->time_len = h->time_len;
+	hc->valid = true;
+}
+
 static int header_line(struct ps *ps, const char *s, size_t n)
 {
+	const struct header *c = cached_header(&ps->hc, s, n);
 	struct header h;
 
+	if (c)
+		return start_sample(ps, c);
 	if (!parse_header(s, n, &h))
 		return bad_line(ps, s, n, "neither a sample header nor a frame");
+	cache_header(&ps->hc, s, n, &h);
 	return start_sample(ps, &h);
+}
+
+static int indented_line(struct ps *ps, const char *s, size_t n)
+{
+	return indented_hashed(ps, s, n, hash_line(s, n));
 }
 
 /* ---- building the profile ---------------------------------------------- */
@@ -1063,6 +1264,77 @@ static int one_line(struct ps *ps, const char *t, size_t m)
 	return header_line(ps, t, m);
 }
 
+/* A line split off, not parsed yet. */
+struct span {
+	const char *s, *t;	/* the line; t: a frame line's text */
+	size_t n, m;		/* their lengths */
+	uint64_t hash;		/* a frame line's */
+	bool frame;
+};
+
+#define BATCH 16	/* lines split, hashed and looked up ahead of parsing */
+#define KEY_AHEAD 4	/* lines ahead whose frame line is fetched from keys */
+
+/* Fetch the line of the first frame in hash's slot (fetched before) ahead. */
+static inline void prefetch_key(const struct ps *ps, uint64_t hash)
+{
+	const struct fslot *sl;
+
+	if (!ps->nr_fslots)
+		return;
+	sl = &ps->fslots[(uint32_t)hash & (ps->nr_fslots - 1)];
+	if (sl->id1)
+		__builtin_prefetch(ps->keys.buf + (sl->key >> KEY_LEN_BITS));
+}
+
+/*
+ * Split lines off s: at most BATCH, each frame line (the common line:
+ * indented, ended, no white space at its end) found and hashed in one
+ * pass, and its slot in the index fetched ahead, so that parsing the
+ * batch waits for memory once, not once a line. *s moves past them;
+ * *cut says a line cut by the end stopped it.
+ */
+static size_t split(struct ps *ps, const char **s, const char *end, bool eof,
+		    struct span *sp, bool *cut)
+{
+	const char *p = *s;
+	size_t nb = 0;
+
+	*cut = false;
+	while (nb < BATCH && p < end) {
+		const char *nl, *t = p;
+		struct span *x = &sp[nb];
+
+		while (t < end && is_space(*t))
+			t++;
+		if (t != p && t < end && (nl = scan_line(t, end, &x->hash)) && nl != t &&
+		    !is_space(nl[-1])) {
+			x->s = p;
+			x->n = (size_t)(nl - p);
+			x->t = t;
+			x->m = (size_t)(nl - t);
+			x->frame = true;
+			if (ps->nr_fslots)
+				__builtin_prefetch(&ps->fslots[(uint32_t)x->hash & (ps->nr_fslots - 1)]);
+			nb++;
+			p = nl + 1;
+			continue;
+		}
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl && !eof) {
+			*cut = true;
+			break;
+		}
+		x->s = x->t = p;
+		x->n = x->m = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		x->frame = false;
+		nb++;
+		p = nl ? nl + 1 : end;
+	}
+	*s = p;
+	return nb;
+}
+
 /*
  * Parse the whole lines in buf (at the end of the input, the last one
  * too) and keep the line they leave cut at buf's start.
@@ -1070,26 +1342,32 @@ static int one_line(struct ps *ps, const char *t, size_t m)
 static int drain(struct ps *ps, bool eof)
 {
 	const char *s = ps->buf, *end = ps->buf + ps->len;
+	struct span sp[BATCH];
+	bool cut = false;
 	size_t rest;
 
-	while (s < end) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		size_t n;
+	while (s < end && !cut) {
+		size_t nb = split(ps, &s, end, eof, sp, &cut);
 
-		if (!nl && !eof)
-			break;
-		n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-		ps->in.lineno++;
-		if (ps->nul && ps->nul < s + n)
-			return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
-		if (n > PERFSCRIPT_MAX_LINE)
-			return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
-		if (one_line(ps, s, n))
-			return -1;
-		s += n + 1;
+		for (size_t i = 0; i < nb; i++) {
+			const struct span *x = &sp[i];
+
+			if (i + KEY_AHEAD < nb && sp[i + KEY_AHEAD].frame)
+				prefetch_key(ps, sp[i + KEY_AHEAD].hash);
+			ps->in.lineno++;
+			if (ps->nul && ps->nul < x->s + x->n)
+				return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
+			if (x->n > PERFSCRIPT_MAX_LINE)
+				return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+			if (x->frame ? indented_hashed(ps, x->t, x->m, x->hash) :
+				       one_line(ps, x->s, x->n))
+				return -1;
+		}
 	}
 	if (s >= end) {
 		ps->len = 0;
+		if (ps->buf)
+			memset(ps->buf, 0, SCAN_PAD);
 		return 0;
 	}
 	rest = (size_t)(end - s);
@@ -1103,16 +1381,17 @@ static int drain(struct ps *ps, bool eof)
 		ps->nul -= s - ps->buf;
 	memmove(ps->buf, s, rest);
 	ps->len = rest;
+	memset(ps->buf + ps->len, 0, SCAN_PAD);
 	return 0;
 }
 
-/* Room in buf for a chunk after the cut line it holds. */
+/* Room in buf for a chunk after the cut line it holds, and SCAN_PAD more. */
 static char *room(struct ps *ps)
 {
-	if (ps->alloc - ps->len < ps->chunk) {
+	if (ps->alloc - ps->len < ps->chunk + SCAN_PAD) {
 		size_t off = ps->nul ? (size_t)(ps->nul - ps->buf) : 0;
 
-		ps->alloc = ps->len + ps->chunk;
+		ps->alloc = ps->len + ps->chunk + SCAN_PAD;
 		ps->buf = xrealloc(ps->buf, ps->alloc);
 		if (ps->nul)
 			ps->nul = ps->buf + off;
@@ -1126,6 +1405,7 @@ static int added(struct ps *ps, size_t n)
 	if (!ps->nul)
 		ps->nul = memchr(ps->buf + ps->len, '\0', n);
 	ps->len += n;
+	memset(ps->buf + ps->len, 0, SCAN_PAD);
 	return drain(ps, false);
 }
 
@@ -1168,6 +1448,8 @@ static void ps_init(struct ps *ps, struct profile *p, const char *what, size_t c
 	ps->last_event = NONE;
 	strbuf_init(&ps->keys, 0);
 	strbuf_init(&ps->last_comm, 0);
+	strbuf_init(&ps->last_event_raw, 0);
+	strbuf_init(&ps->hc.text, 0);
 	ps->chunk = chunk ? chunk : CHUNK;
 }
 
@@ -1184,7 +1466,9 @@ static int ps_finish(struct ps *ps, int ret)
 	free(ps->frames);
 	strbuf_release(&ps->keys);
 	strbuf_release(&ps->last_comm);
-	hindex_release(&ps->findex);
+	strbuf_release(&ps->last_event_raw);
+	strbuf_release(&ps->hc.text);
+	free(ps->fslots);
 	seqtab_release(&ps->chains);
 	seqtab_release(&ps->stacks);
 	free(ps->count);
