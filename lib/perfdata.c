@@ -850,7 +850,8 @@ static int flush_round(struct pd *pd, struct recording *rec, uint64_t read_to, b
 	while (n < pd->nr_recs && (all || pd->recs[n].time <= pd->flush_to))
 		if (deliver_one(pd, &pd->recs[n++], rec))
 			return -1;
-	memmove(pd->recs, pd->recs + n, (pd->nr_recs - n) * sizeof(*pd->recs));
+	if (n < pd->nr_recs)
+		memmove(pd->recs, pd->recs + n, (pd->nr_recs - n) * sizeof(*pd->recs));
 	pd->nr_recs -= n;
 	pd->flush_to = pd->max_time;
 	for (size_t i = 0; i < pd->nr_recs; i++)

@@ -1336,15 +1336,36 @@ static size_t split(struct ps *ps, const char **s, const char *end, bool eof,
 }
 
 /*
+ * The error of a line of n bytes at s that holds a NUL byte or is too
+ * long, else 0. Only its first PERFSCRIPT_MAX_LINE + 1 bytes count: a
+ * line cut by a chunk's end may show no more, and the error must not
+ * depend on where chunks end.
+ */
+static int bad_bytes(struct ps *ps, const char *s, size_t n)
+{
+	size_t k = n > PERFSCRIPT_MAX_LINE ? PERFSCRIPT_MAX_LINE + 1 : n;
+
+	if (ps->nul && ps->nul < s + k)
+		return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
+	if (n > PERFSCRIPT_MAX_LINE)
+		return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+	return 0;
+}
+
+/*
  * Parse the whole lines in buf (at the end of the input, the last one
  * too) and keep the line they leave cut at buf's start.
  */
 static int drain(struct ps *ps, bool eof)
 {
-	const char *s = ps->buf, *end = ps->buf + ps->len;
+	const char *s = ps->buf, *end;
 	struct span sp[BATCH];
 	bool cut = false;
 	size_t rest;
+
+	if (!ps->len)
+		return 0;
+	end = ps->buf + ps->len;
 
 	while (s < end && !cut) {
 		size_t nb = split(ps, &s, end, eof, sp, &cut);
@@ -1355,10 +1376,8 @@ static int drain(struct ps *ps, bool eof)
 			if (i + KEY_AHEAD < nb && sp[i + KEY_AHEAD].frame)
 				prefetch_key(ps, sp[i + KEY_AHEAD].hash);
 			ps->in.lineno++;
-			if (ps->nul && ps->nul < x->s + x->n)
-				return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
-			if (x->n > PERFSCRIPT_MAX_LINE)
-				return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+			if (bad_bytes(ps, x->s, x->n))
+				return -1;
 			if (x->frame ? indented_hashed(ps, x->t, x->m, x->hash) :
 				       one_line(ps, x->s, x->n))
 				return -1;
@@ -1366,16 +1385,13 @@ static int drain(struct ps *ps, bool eof)
 	}
 	if (s >= end) {
 		ps->len = 0;
-		if (ps->buf)
-			memset(ps->buf, 0, SCAN_PAD);
+		memset(ps->buf, 0, SCAN_PAD);
 		return 0;
 	}
 	rest = (size_t)(end - s);
 	if (rest > PERFSCRIPT_MAX_LINE) {
 		ps->in.lineno++;
-		if (ps->nul)
-			return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
-		return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+		return bad_bytes(ps, s, rest);
 	}
 	if (ps->nul)
 		ps->nul -= s - ps->buf;
@@ -1391,7 +1407,10 @@ static char *room(struct ps *ps)
 	if (ps->alloc - ps->len < ps->chunk + SCAN_PAD) {
 		size_t off = ps->nul ? (size_t)(ps->nul - ps->buf) : 0;
 
-		ps->alloc = ps->len + ps->chunk + SCAN_PAD;
+		size_t want = ps->len + ps->chunk + SCAN_PAD;
+
+		/* doubled: a long cut line would have it grow at every chunk */
+		ps->alloc = want > 2 * ps->alloc ? want : 2 * ps->alloc;
 		ps->buf = xrealloc(ps->buf, ps->alloc);
 		if (ps->nul)
 			ps->nul = ps->buf + off;
@@ -1402,10 +1421,15 @@ static char *room(struct ps *ps)
 /* n bytes were put at room(): look for a NUL in them, parse the lines they end. */
 static int added(struct ps *ps, size_t n)
 {
+	const char *at = ps->buf + ps->len;
+
 	if (!ps->nul)
-		ps->nul = memchr(ps->buf + ps->len, '\0', n);
+		ps->nul = memchr(at, '\0', n);
 	ps->len += n;
 	memset(ps->buf + ps->len, 0, SCAN_PAD);
+	/* buf holds no '\n' but in what came: the cut line goes on? */
+	if (!memchr(at, '\n', n) && ps->len <= PERFSCRIPT_MAX_LINE)
+		return 0;
 	return drain(ps, false);
 }
 
