@@ -136,6 +136,12 @@ struct ps {
 	size_t ncur, alloc_cur;
 	uint32_t *key;
 	size_t alloc_key;
+	/* the last sample ended, not counted yet: its key, hash and period */
+	uint32_t *pkey;
+	size_t alloc_pkey, npkey;
+	uint64_t phash;
+	int64_t pperiod;
+	bool pending;
 
 	/*
 	 * The text: whole lines are parsed where they lie in buf; the line a
@@ -271,10 +277,10 @@ static inline bool seq_eq(const void *table, size_t i, const void *key_)
 	return true;
 }
 
-static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
+static uint32_t seqtab_add_hashed(struct seqtab *t, const uint32_t *w, size_t n,
+				  uint64_t hash, bool *added)
 {
 	struct words key = { w, n };
-	uint64_t hash = hash_words(w, n);
 	struct seq *q;
 	size_t i, s;
 
@@ -296,6 +302,11 @@ static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *
 	if (added)
 		*added = true;
 	return (uint32_t)t->nr++;
+}
+
+static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
+{
+	return seqtab_add_hashed(t, w, n, hash_words(w, n), added);
 }
 
 static void seqtab_release(struct seqtab *t)
@@ -606,12 +617,31 @@ static uint32_t chain_of(struct ps *ps, uint32_t f)
 	return ps->frames[f].chain - 1;
 }
 
-/* Finish the sample being read: add its stack, or count it again. */
-static void end_sample(struct ps *ps)
+/* Count the sample end_sample() left pending: add its stack, or count it again. */
+static void count_pending(struct ps *ps)
 {
-	size_t nkey = 4, start = 0;
 	uint32_t id;
 	bool added;
+
+	if (!ps->pending)
+		return;
+	id = seqtab_add_hashed(&ps->stacks, ps->pkey, ps->npkey, ps->phash, &added);
+	if (added) {
+		grow_values(ps);
+		ps->count[id] = 0;
+		ps->period[id] = 0;
+	}
+	ps->count[id]++;
+	ps->period[id] = sat_add(ps->period[id], ps->pperiod);
+	ps->pending = false;
+}
+
+/* Finish the sample being read: its stack, to count (count_pending()). */
+static void end_sample(struct ps *ps)
+{
+	size_t nkey = 4, start = 0, swap_alloc;
+	uint32_t *swap_key;
+	uint64_t hash;
 
 	if (!ps->in_sample)
 		return;
@@ -638,14 +668,25 @@ static void end_sample(struct ps *ps)
 	for (size_t i = start; i < ps->ncur; i++)
 		ps->key[nkey++] = chain_of(ps, ps->cur[i]);
 
-	id = seqtab_add(&ps->stacks, ps->key, nkey, &added);
-	if (added) {
-		grow_values(ps);
-		ps->count[id] = 0;
-		ps->period[id] = 0;
-	}
-	ps->count[id]++;
-	ps->period[id] = sat_add(ps->period[id], ps->speriod);
+	/*
+	 * Counted at the next sample's end: its slot in the index is
+	 * fetched meanwhile, while the next sample's lines are read.
+	 */
+	hash = hash_words(ps->key, nkey);
+	if (ps->stacks.index.nslots)
+		__builtin_prefetch(&ps->stacks.index.slots[(uint32_t)hash &
+							   (ps->stacks.index.nslots - 1)]);
+	count_pending(ps);
+	swap_key = ps->key;
+	ps->key = ps->pkey;
+	ps->pkey = swap_key;
+	swap_alloc = ps->alloc_key;
+	ps->alloc_key = ps->alloc_pkey;
+	ps->alloc_pkey = swap_alloc;
+	ps->npkey = nkey;
+	ps->phash = hash;
+	ps->pperiod = ps->speriod;
+	ps->pending = true;
 
 	ps->in_sample = ps->in_chain = ps->prev_frame = false;
 	ps->ncur = 0;
@@ -1273,7 +1314,7 @@ struct span {
 };
 
 #define BATCH 16	/* lines split, hashed and looked up ahead of parsing */
-#define KEY_AHEAD 4	/* lines ahead whose frame line is fetched from keys */
+#define KEY_AHEAD 8	/* lines ahead whose frame line is fetched from keys */
 
 /* Fetch the line of the first frame in hash's slot (fetched before) ahead. */
 static inline void prefetch_key(const struct ps *ps, uint64_t hash)
@@ -1484,6 +1525,7 @@ static int ps_finish(struct ps *ps, int ret)
 		ret = drain(ps, true);
 	if (!ret) {
 		end_sample(ps);
+		count_pending(ps);
 		build_profile(ps);
 		ret = profile_validate(ps->p);
 	}
@@ -1499,6 +1541,7 @@ static int ps_finish(struct ps *ps, int ret)
 	free(ps->period);
 	free(ps->cur);
 	free(ps->key);
+	free(ps->pkey);
 	free(ps->buf);
 	for (size_t i = 0; i < ps->nr_events; i++)
 		free(ps->events[i].s);
