@@ -1,14 +1,20 @@
 /*
  * perfdata.c: the perf.data reader (see perfdata.h). The header, the attrs
- * and the feature sections are read first; then the data section is
- * indexed (each record's offset and time) and sorted by time, since perf
- * orders records only within a round; then each record becomes a sampler
- * event for record.c's timeline, which symbolizes and builds the profile.
+ * and the feature sections are read first; then the data section is walked
+ * twice: once to check every record and count each event's samples, then
+ * round by round (perf orders records only within one), each round's
+ * records sorted by time and turned into sampler events for record.c's
+ * timeline, which symbolizes and builds the profile. A mapped file gives
+ * back the pages behind the records still waiting.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "strbuf.h"
@@ -57,7 +63,8 @@
 enum {
 	REC_MMAP = 1, REC_LOST = 2, REC_COMM = 3, REC_EXIT = 4, REC_FORK = 7,
 	REC_SAMPLE = 9, REC_MMAP2 = 10, REC_LOST_SAMPLES = 13,
-	REC_AUXTRACE = 71, REC_COMPRESSED = 81, REC_COMPRESSED2 = 83,
+	REC_FINISHED_ROUND = 68, REC_AUXTRACE = 71, REC_COMPRESSED = 81,
+	REC_COMPRESSED2 = 83,
 };
 
 #define MISC_CPUMODE_MASK	7
@@ -72,6 +79,7 @@ enum { FEAT_BUILD_ID = 2, FEAT_HOSTNAME = 3, FEAT_CMDLINE = 11, FEAT_EVENT_DESC 
 
 #define BUILD_ID_MAX	20
 #define MAX_REGS	64
+#define DROP_BYTES	((uint64_t)4 << 20)	/* pages given back at a time */
 
 struct pd_attr {
 	uint32_t type;
@@ -100,6 +108,8 @@ struct pd_build_id {
 struct pd {
 	const unsigned char *buf;
 	size_t len;
+	bool mapped;		/* buf maps the file: its pages may be given back */
+	uint64_t dropped;	/* the bytes below this were given back */
 	bool swap;		/* the file's byte order is not ours */
 	const char *what;
 
@@ -117,8 +127,9 @@ struct pd {
 	char *kernel_build_id;		/* hex, or NULL */
 	char *cmdline, *hostname;
 
-	struct pd_rec *recs;
+	struct pd_rec *recs;		/* the records of the rounds not delivered yet */
 	size_t nr_recs, alloc_recs;
+	uint64_t flush_to, max_time;	/* deliver up to flush_to at a round's end */
 	uint64_t lost;
 
 	uint64_t ips[2 * SAMPLER_MAX_FRAMES];
@@ -526,14 +537,14 @@ static uint64_t trailer_size(const struct pd *pd)
 
 /* The time of a record; false when it carries none. */
 static int record_time(struct pd *pd, uint64_t off, uint32_t type, uint16_t size,
-		       uint64_t *time, bool *has)
+		       uint64_t *time, bool *has, bool count)
 {
 	*has = false;
 	if (type == REC_SAMPLE) {
 		struct pd_attr *a = sample_attr(pd, off, size);
 		uint64_t st = a ? a->sample_type : 0, pos;
 
-		if (a)
+		if (a && count)
 			a->samples++;
 		if (!(st & ST_TIME))
 			return 0;
@@ -552,72 +563,6 @@ static int record_time(struct pd *pd, uint64_t off, uint32_t type, uint16_t size
 		*time = rd64(pd, off + size - tsz + (st & ST_TID ? 8 : 0));
 	}
 	*has = true;
-	return 0;
-}
-
-/*
- * Index the records to deliver, each with its time: a record without one
- * (sample_id_all off) takes the time of the record before it.
- */
-static int index_records(struct pd *pd)
-{
-	uint64_t off = pd->data_off, end = pd->data_end, last = 0;
-
-	while (off < end) {
-		uint32_t type;
-		uint16_t size;
-		uint64_t next, time = last;
-		bool has;
-
-		if (end - off < 8)
-			return bad(pd, off, "truncated record header");
-		type = rd32(pd, off);
-		size = rd16(pd, off + 6);
-		if (size < 8)
-			return bad(pd, off + 6, "record size %u is too small", size);
-		if (size > end - off)
-			return bad(pd, off, "a record of %u bytes runs past the data section's end (%llu)",
-				   size, (unsigned long long)end);
-		next = off + size;
-		switch (type) {
-		case REC_COMPRESSED:
-		case REC_COMPRESSED2:
-			return error("cannot read '%s': compressed records (perf record -z) are not supported: record without -z, or decompress with 'perf inject -i %s -o perf.data'",
-				     pd->what, pd->what);
-		case REC_AUXTRACE:
-			/* its trace data follows the record, outside its size */
-			if (size >= 16) {
-				uint64_t extra = rd64(pd, off + 8);
-				if (extra > end - next)
-					return bad(pd, off, "aux trace data of %llu bytes runs past the data section",
-						   (unsigned long long)extra);
-				next += extra;
-			}
-			break;
-		case REC_LOST:
-			if (size >= 24)
-				pd->lost += rd64(pd, off + 16);
-			break;
-		case REC_LOST_SAMPLES:
-			if (size >= 16)
-				pd->lost += rd64(pd, off + 8);
-			break;
-		case REC_SAMPLE:
-		case REC_MMAP:
-		case REC_MMAP2:
-		case REC_COMM:
-		case REC_FORK:
-		case REC_EXIT:
-			if (record_time(pd, off, type, size, &time, &has))
-				return -1;
-			if (has)
-				last = time;
-			ALLOC_GROW(pd->recs, pd->nr_recs + 1, pd->alloc_recs);
-			pd->recs[pd->nr_recs++] = (struct pd_rec){ time, off };
-			break;
-		}
-		off = next;
-	}
 	return 0;
 }
 
@@ -859,33 +804,139 @@ static int parse_record(struct pd *pd, const struct pd_rec *r, struct sampler_ev
 	return 0;
 }
 
-static int deliver(struct pd *pd, struct recording *rec)
+/* Give back the pages of the mapped file below 'off'. */
+static void drop_behind(struct pd *pd, uint64_t off)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!pd->mapped || off < pd->dropped + DROP_BYTES)
+		return;
+	off &= ~(page - 1);
+	if (!madvise((void *)(pd->buf + pd->dropped), off - pd->dropped, MADV_DONTNEED))
+		pd->dropped = off;
+}
+
+static int deliver_one(struct pd *pd, const struct pd_rec *r, struct recording *rec)
 {
 	struct sampler_event ev;
+	int ret = parse_record(pd, r, &ev);
+
+	if (ret <= 0)
+		return ret;
+	if (ev.type == SAMPLER_SAMPLE) {
+		if (!pd->have_time)
+			pd->first_time = ev.time;
+		pd->last_time = ev.time;
+		pd->have_time = true;
+		if (!pd->have_main) {
+			pd->main_pid = ev.pid;
+			pd->have_main = true;
+		}
+	}
+	return recording_event(&ev, rec) < 0 ? -1 : 0;
+}
+
+/*
+ * The end of a round (or, 'all', of the file): deliver in time order what
+ * is up to the previous round's last time, as perf does: a record of the
+ * next round may still go before the latest of this one.
+ */
+static int flush_round(struct pd *pd, struct recording *rec, uint64_t read_to, bool all)
+{
+	size_t n = 0;
 
 	if (pd->nr_recs)
 		qsort(pd->recs, pd->nr_recs, sizeof(*pd->recs), rec_cmp);
-	for (size_t i = 0; i < pd->nr_recs; i++) {
-		int ret = parse_record(pd, &pd->recs[i], &ev);
-
-		if (ret < 0)
+	while (n < pd->nr_recs && (all || pd->recs[n].time <= pd->flush_to))
+		if (deliver_one(pd, &pd->recs[n++], rec))
 			return -1;
-		if (!ret)
-			continue;
-		if (ev.type == SAMPLER_SAMPLE) {
-			if (!pd->have_time)
-				pd->first_time = ev.time;
-			pd->last_time = ev.time;
-			pd->have_time = true;
-			if (!pd->have_main) {
-				pd->main_pid = ev.pid;
-				pd->have_main = true;
-			}
-		}
-		if (recording_event(&ev, rec) < 0)
-			return -1;
-	}
+	if (n < pd->nr_recs)
+		memmove(pd->recs, pd->recs + n, (pd->nr_recs - n) * sizeof(*pd->recs));
+	pd->nr_recs -= n;
+	pd->flush_to = pd->max_time;
+	for (size_t i = 0; i < pd->nr_recs; i++)
+		if (pd->recs[i].off < read_to)
+			read_to = pd->recs[i].off;
+	drop_behind(pd, read_to);
 	return 0;
+}
+
+/*
+ * Walk the data section's records. Without rec, check each, count the
+ * samples of each event and what perf lost; with rec, deliver them round
+ * by round, each with its time: a record without one (sample_id_all off)
+ * takes the time of the record before it.
+ */
+static int walk_records(struct pd *pd, struct recording *rec)
+{
+	uint64_t off = pd->data_off, end = pd->data_end, last = 0;
+
+	while (off < end) {
+		uint32_t type;
+		uint16_t size;
+		uint64_t next, time = last;
+		bool has;
+
+		if (end - off < 8)
+			return bad(pd, off, "truncated record header");
+		type = rd32(pd, off);
+		size = rd16(pd, off + 6);
+		if (size < 8)
+			return bad(pd, off + 6, "record size %u is too small", size);
+		if (size > end - off)
+			return bad(pd, off, "a record of %u bytes runs past the data section's end (%llu)",
+				   size, (unsigned long long)end);
+		next = off + size;
+		switch (type) {
+		case REC_COMPRESSED:
+		case REC_COMPRESSED2:
+			return error("cannot read '%s': compressed records (perf record -z) are not supported: record without -z, or decompress with 'perf inject -i %s -o perf.data'",
+				     pd->what, pd->what);
+		case REC_AUXTRACE:
+			/* its trace data follows the record, outside its size */
+			if (size >= 16) {
+				uint64_t extra = rd64(pd, off + 8);
+				if (extra > end - next)
+					return bad(pd, off, "aux trace data of %llu bytes runs past the data section",
+						   (unsigned long long)extra);
+				next += extra;
+			}
+			break;
+		case REC_LOST:
+			if (size >= 24 && !rec)
+				pd->lost += rd64(pd, off + 16);
+			break;
+		case REC_LOST_SAMPLES:
+			if (size >= 16 && !rec)
+				pd->lost += rd64(pd, off + 8);
+			break;
+		case REC_FINISHED_ROUND:
+			if (rec && flush_round(pd, rec, off, false))
+				return -1;
+			break;
+		case REC_SAMPLE:
+		case REC_MMAP:
+		case REC_MMAP2:
+		case REC_COMM:
+		case REC_FORK:
+		case REC_EXIT:
+			if (record_time(pd, off, type, size, &time, &has, !rec))
+				return -1;
+			if (has)
+				last = time;
+			if (!rec)
+				break;
+			if (time > pd->max_time)
+				pd->max_time = time;
+			ALLOC_GROW(pd->recs, pd->nr_recs + 1, pd->alloc_recs);
+			pd->recs[pd->nr_recs++] = (struct pd_rec){ time, off };
+			break;
+		}
+		off = next;
+		if (!rec)
+			drop_behind(pd, off);
+	}
+	return rec ? flush_round(pd, rec, off, true) : 0;
 }
 
 /* ---- the profile --------------------------------------------------------------- */
@@ -929,9 +980,10 @@ static void pd_release(struct pd *pd)
 	free(pd->recs);
 }
 
-int perfdata_decode(struct profile *p, const void *data, size_t len, const char *what)
+/* Decode the file pd->buf holds; what pd holds goes. */
+static int decode(struct pd *pd, struct profile *p)
 {
-	struct pd pd = { .buf = data, .len = len, .what = what };
+	const char *what = pd->what;
 	struct recording *rec = NULL;
 	struct recording_info info = { 0 };
 	const struct pd_attr *a;
@@ -939,49 +991,50 @@ int perfdata_decode(struct profile *p, const void *data, size_t len, const char 
 	uint64_t m;
 	int ret = -1;
 
-	strtab_init(&pd.bid_names);
-	if (!perfdata_sniff(data, len)) {
+	strtab_init(&pd->bid_names);
+	if (!perfdata_sniff(pd->buf, pd->len)) {
 		error("cannot read '%s': not a perf.data file (bad magic)", what);
 		goto out;
 	}
-	memcpy(&m, data, sizeof(m));
-	pd.swap = m != PERF_MAGIC;
-	if (read_header(&pd) || read_features(&pd) || index_records(&pd))
+	memcpy(&m, pd->buf, sizeof(m));
+	pd->swap = m != PERF_MAGIC;
+	if (read_header(pd) || read_features(pd) || walk_records(pd, NULL))
 		goto out;
-	name_events(&pd);
+	name_events(pd);
 	/* the first event with samples: perf adds tracking-only events too */
-	pd.shown = &pd.attrs[0];
-	for (size_t i = pd.nr_attrs; i-- > 0; )
-		if (pd.attrs[i].samples)
-			pd.shown = &pd.attrs[i];
-	a = pd.shown;
+	pd->shown = &pd->attrs[0];
+	for (size_t i = pd->nr_attrs; i-- > 0; )
+		if (pd->attrs[i].samples)
+			pd->shown = &pd->attrs[i];
+	a = pd->shown;
 
 	rec = recording_new((a->sample_type & ST_REGS_USER) && (a->sample_type & ST_STACK_USER) ?
 			    SAMPLER_CALLGRAPH_DWARF : SAMPLER_CALLGRAPH_FP,
-			    pd.swap || !(a->sample_type & ST_REGS_USER) ? 0 : a->regs_user);
-	recording_set_kernel_build_id(rec, pd.kernel_build_id);
-	if (deliver(&pd, rec))
+			    pd->swap || !(a->sample_type & ST_REGS_USER) ? 0 : a->regs_user);
+	recording_set_kernel_build_id(rec, pd->kernel_build_id);
+	pd->dropped = 0;	/* the second walk maps them again */
+	if (walk_records(pd, rec))
 		goto out;
-	if (pd.have_main)
-		recording_set_main(rec, (pid_t)pd.main_pid);
-	warn_other_events(&pd);
-	if (pd.lost)
+	if (pd->have_main)
+		recording_set_main(rec, (pid_t)pd->main_pid);
+	warn_other_events(pd);
+	if (pd->lost)
 		warning("'%s': perf lost %llu samples while recording; the profile undercounts",
-			what, (unsigned long long)pd.lost);
+			what, (unsigned long long)pd->lost);
 
 	event = xstrndup(a->name, strcspn(a->name, ":"));	/* no modifiers */
 	info.event = event;
 	info.period_is_time = a->type == 1 && a->config <= 1;
 	info.freq = a->flags & AF_FREQ && a->sample_period <= UINT32_MAX ?
 		    (unsigned)a->sample_period : 0;
-	info.duration_nanos = pd.have_time ? (int64_t)((pd.last_time - pd.first_time) & INT64_MAX) : 0;
-	info.command = pd.cmdline;
+	info.duration_nanos = pd->have_time ? (int64_t)((pd->last_time - pd->first_time) & INT64_MAX) : 0;
+	info.command = pd->cmdline;
 	if (recording_build(rec, p, &info))
 		goto out;
 	if (info.period_is_time && !info.freq)
 		p->period = (int64_t)(a->sample_period & INT64_MAX);
-	if (pd.hostname && *pd.hostname) {
-		char *c = xstrfmt("host: %s", pd.hostname);
+	if (pd->hostname && *pd->hostname) {
+		char *c = xstrfmt("host: %s", pd->hostname);
 
 		profile_add_comment(p, c);
 		free(c);
@@ -990,6 +1043,35 @@ int perfdata_decode(struct profile *p, const void *data, size_t len, const char 
 out:
 	free(event);
 	recording_free(rec);
-	pd_release(&pd);
+	pd_release(pd);
+	return ret;
+}
+
+int perfdata_decode(struct profile *p, const void *data, size_t len, const char *what)
+{
+	struct pd pd = { .buf = data, .len = len, .what = what };
+
+	return decode(&pd, p);
+}
+
+int perfdata_read_fd(struct profile *p, int fd, const char *what)
+{
+	struct pd pd = { .what = what, .mapped = true };
+	struct stat st;
+	void *map;
+	int ret;
+
+	if (fstat(fd, &st))
+		return error("cannot read '%s': %s", what, strerror(errno));
+	if (!S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX)
+		return error("cannot read '%s': not a regular file", what);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return error("cannot map '%s': %s", what, strerror(errno));
+	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+	pd.buf = map;
+	pd.len = (size_t)st.st_size;
+	ret = decode(&pd, p);
+	munmap(map, (size_t)st.st_size);
 	return ret;
 }

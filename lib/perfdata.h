@@ -26,4 +26,14 @@ bool perfdata_sniff(const void *data, size_t len);
  */
 int perfdata_decode(struct profile *p, const void *data, size_t len, const char *what);
 
+/*
+ * The same for the regular file open on fd (not closed), mapped rather
+ * than read: what stays in memory is the records of the rounds (between
+ * perf's PERF_RECORD_FINISHED_ROUND) not delivered yet, at most two, not
+ * the file. A file cut short while it is read is an error like any other,
+ * but one that shrinks while mapped ends the process (SIGBUS), as perf's
+ * own reader does.
+ */
+int perfdata_read_fd(struct profile *p, int fd, const char *what);
+
 #endif

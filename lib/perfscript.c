@@ -1,15 +1,18 @@
 /*
  * perfscript.c: the `perf script` text reader (see perfscript.h). Built for
- * hundreds of megabytes: lines are split with memchr over the whole buffer,
- * a frame line is looked up by its bytes in an open-addressed table and
- * parsed only the first time it is seen, stacks are deduplicated by a hash
- * of their frame ids, and the profile is built once, at the end, from the
- * distinct frames and stacks.
+ * gigabytes: the text is read in chunks into one buffer that a line cut by
+ * a chunk's end waits in for its rest, so memory depends on what is
+ * distinct, not on the input's size; a frame line is looked up by its
+ * bytes in an open-addressed table and parsed only the first time it is
+ * seen, stacks are deduplicated by a hash of their frame ids, and the
+ * profile is built once, at the end, from the distinct frames and stacks.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "strbuf.h"
@@ -20,6 +23,7 @@
 
 #define NONE UINT32_MAX		/* an absent pid, tid or event */
 #define MAX_TOKENS 32		/* header tokens looked at */
+#define CHUNK ((size_t)256 << 10)	/* bytes read at a time */
 
 enum frame_kind {
 	FK_FRAME,	/* "ADDR SYM (DSO)" */
@@ -27,6 +31,18 @@ enum frame_kind {
 	FK_SRCLINE,	/* "FILE:LINE" under a frame */
 	FK_NOLINE,	/* a source line saying nothing ("??:0", "dso[addr]") */
 };
+
+/*
+ * A slot of the frame lines' index: the hash's low half (which picks the
+ * slot), the frame's id + 1 (0: empty), and where its line is in keys
+ * with its length, so that a lookup reads the slot and the line, not the
+ * frame.
+ */
+struct fslot {
+	uint32_t tag, id1;
+	uint64_t key;		/* offset << KEY_LEN_BITS | length */
+};
+#define KEY_LEN_BITS 24		/* holds PERFSCRIPT_MAX_LINE */
 
 /* One distinct frame or source line, keyed by its bytes in the input. */
 struct ps_frame {
@@ -54,7 +70,7 @@ struct seqtab {
 };
 
 struct event {
-	const char *s;		/* name as in the header, modifiers stripped */
+	char *s;		/* name as in the header, modifiers stripped (a copy) */
 	size_t n;
 	bool is_cpu;
 };
@@ -69,6 +85,19 @@ struct header {
 	bool has_period, anchored, strong;
 	const char *rest;	/* what follows the known fields */
 	size_t rest_len;
+	const char *time;	/* the time token, when there is one */
+	size_t time_len;
+};
+
+/*
+ * The last header parsed that has a time: the next one most often differs
+ * from it only in its time, and then means the same.
+ */
+struct header_cache {
+	struct strbuf text;	/* its bytes; h points into them */
+	size_t time_at, time_len;
+	struct header h;
+	bool valid;
 };
 
 struct ps {
@@ -82,7 +111,8 @@ struct ps {
 	 * cache here, not scattered over the whole input.
 	 */
 	struct strbuf keys;
-	struct hindex findex;
+	struct fslot *fslots;	/* the frames by line, nr_frames * 2 at most */
+	size_t nr_fslots;
 
 	struct seqtab chains, stacks;
 	int64_t *count, *period;
@@ -93,9 +123,10 @@ struct ps {
 	uint32_t last_event;
 	bool any_period, any_inline, any_line, bare_period;
 
-	const char *last_comm;
-	size_t last_comm_len;
+	struct strbuf last_comm;	/* a copy: the line it came from is gone */
 	uint32_t last_comm_idx;
+	struct strbuf last_event_raw;	/* the last event token, modifiers kept */
+	struct header_cache hc;
 
 	/* the sample being read */
 	bool in_sample, in_chain, prev_frame;
@@ -105,6 +136,20 @@ struct ps {
 	size_t ncur, alloc_cur;
 	uint32_t *key;
 	size_t alloc_key;
+	/* the last sample ended, not counted yet: its key, hash and period */
+	uint32_t *pkey;
+	size_t alloc_pkey, npkey;
+	uint64_t phash;
+	int64_t pperiod;
+	bool pending;
+
+	/*
+	 * The text: whole lines are parsed where they lie in buf; the line a
+	 * chunk's end cut waits at buf's start for the rest of it.
+	 */
+	char *buf;
+	size_t len, alloc, chunk;
+	const char *nul;	/* the first NUL byte in buf, or NULL */
 };
 
 /* ---- hashing ---------------------------------------------------------- */
@@ -119,23 +164,85 @@ static inline uint64_t mix64(uint64_t h)
 	return h;
 }
 
-/* A word at a time: a frame line is hashed on every occurrence. */
+/*
+ * A frame line is hashed on every occurrence, a word at a time: each whole
+ * word, then the last bytes as a little-endian word, then the length, so
+ * scan_line() can hash a line while it looks for its end.
+ */
+#define LINE_SEED 0x9e3779b97f4a7c15ull
+
+static inline uint64_t hash_word(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+	return (h << 31) | (h >> 33);
+}
+
+static inline uint64_t hash_end(uint64_t h, uint64_t tail, size_t n)
+{
+	return mix64((h ^ tail ^ ((uint64_t)n << 56 | n)) * 0x94d049bb133111ebull);
+}
+
 static inline uint64_t hash_line(const char *s, size_t n)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ull * (n + 1), w;
+	uint64_t h = LINE_SEED, w;
+	size_t len = n;
 
 	while (n >= 8) {
 		memcpy(&w, s, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h = (h << 31) | (h >> 33);
+		h = hash_word(h, w);
 		s += 8;
 		n -= 8;
 	}
 	w = 0;
 	for (size_t i = 0; i < n; i++)
 		w |= (uint64_t)(unsigned char)s[i] << (8 * i);
-	return mix64((h ^ w) * 0x94d049bb133111ebull);
+	return hash_end(h, w, len);
 }
+
+#define SCAN_PAD 8	/* bytes past the text that scan_line() may read */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/*
+ * The end of the line at s (its '\n', before end), and meanwhile the hash
+ * hash_line() gives s[0..that): eight bytes at a time, a word holding a
+ * '\n' found by the carry trick (its lowest flagged byte is the first
+ * '\n'). Reads up to SCAN_PAD bytes past end. NULL when no '\n' is
+ * before end.
+ */
+static inline const char *scan_line(const char *s, const char *end, uint64_t *hash)
+{
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+	const char *p = s;
+	uint64_t h = LINE_SEED, w, m;
+
+	for (;;) {
+		memcpy(&w, p, 8);
+		m = w ^ (ones * '\n');
+		m = (m - ones) & ~m & highs;
+		if (m)
+			break;
+		if (p + 8 >= end)
+			return NULL;
+		h = hash_word(h, w);
+		p += 8;
+	}
+	m = (uint64_t)__builtin_ctzll(m) / 8;	/* bytes before the '\n' */
+	if (p + m >= end)
+		return NULL;
+	w = m ? w & (~0ull >> (64 - 8 * m)) : 0;
+	*hash = hash_end(h, w, (size_t)(p + m - s));
+	return p + m;
+}
+#else
+static inline const char *scan_line(const char *s, const char *end, uint64_t *hash)
+{
+	const char *nl = memchr(s, '\n', (size_t)(end - s));
+
+	if (nl)
+		*hash = hash_line(s, (size_t)(nl - s));
+	return nl;
+}
+#endif
 
 static uint64_t hash_words(const uint32_t *w, size_t n)
 {
@@ -159,13 +266,21 @@ static inline bool seq_eq(const void *table, size_t i, const void *key_)
 	const struct seq *q = &t->seqs[i];
 	const struct words *key = key_;
 
-	return q->n == key->n && !memcmp(t->words + q->off, key->w, key->n * sizeof(*key->w));
+	const uint32_t *w = t->words + q->off;
+
+	/* short: a loop beats a call to memcmp() */
+	if (q->n != key->n)
+		return false;
+	for (size_t j = 0; j < key->n; j++)
+		if (w[j] != key->w[j])
+			return false;
+	return true;
 }
 
-static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
+static uint32_t seqtab_add_hashed(struct seqtab *t, const uint32_t *w, size_t n,
+				  uint64_t hash, bool *added)
 {
 	struct words key = { w, n };
-	uint64_t hash = hash_words(w, n);
 	struct seq *q;
 	size_t i, s;
 
@@ -187,6 +302,11 @@ static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *
 	if (added)
 		*added = true;
 	return (uint32_t)t->nr++;
+}
+
+static uint32_t seqtab_add(struct seqtab *t, const uint32_t *w, size_t n, bool *added)
+{
+	return seqtab_add_hashed(t, w, n, hash_words(w, n), added);
 }
 
 static void seqtab_release(struct seqtab *t)
@@ -414,42 +534,68 @@ static void frame_from_text(struct ps *ps, const struct frame_text *ft, struct p
 	}
 }
 
-struct line_key {
-	const char *s;
-	size_t n;
-};
-
-static inline bool frame_eq(const void *table, size_t i, const void *key_)
-{
-	const struct ps *ps = table;
-	const struct ps_frame *f = &ps->frames[i];
-	const struct line_key *key = key_;
-
-	return f->keylen == key->n && !memcmp(ps->keys.buf + f->key, key->s, key->n);
-}
-
-/* The frame table entry for key s[0..n), or NONE. */
+/* The frame for line s[0..n), or NONE. */
 static inline uint32_t frame_lookup(struct ps *ps, const char *s, size_t n, uint64_t hash)
 {
-	struct line_key key = { s, n };
-	size_t i = hindex_lookup(&ps->findex, hash, frame_eq, ps, &key);
+	const uint32_t tag = (uint32_t)hash;
+	const size_t mask = ps->nr_fslots - 1;
 
-	return i == HINDEX_NONE ? NONE : (uint32_t)i;
+	if (!ps->nr_fslots)
+		return NONE;
+	for (size_t i = tag & mask; ps->fslots[i].id1; i = (i + 1) & mask) {
+		const struct fslot *sl = &ps->fslots[i];
+
+		if (sl->tag == tag && (sl->key & ((1u << KEY_LEN_BITS) - 1)) == n &&
+		    !memcmp(ps->keys.buf + (sl->key >> KEY_LEN_BITS), s, n))
+			return sl->id1 - 1;
+	}
+	return NONE;
+}
+
+/* Whether the index can take no more frames: ids, or offsets in keys. */
+static bool frames_full(const struct ps *ps)
+{
+	return ps->nr_frames >= NONE - 1 ||
+	       (uint64_t)ps->keys.len + PERFSCRIPT_MAX_LINE >= (uint64_t)1 << (64 - KEY_LEN_BITS);
+}
+
+static void fslot_put(struct fslot *slots, size_t nr, const struct fslot *sl)
+{
+	size_t i;
+
+	for (i = sl->tag & (nr - 1); slots[i].id1; i = (i + 1) & (nr - 1))
+		;
+	slots[i] = *sl;
 }
 
 static uint32_t frame_insert(struct ps *ps, const char *s, size_t n, uint64_t hash,
 			     const struct ps_frame *proto)
 {
 	struct ps_frame *f;
+	struct fslot sl;
 
+	if ((ps->nr_frames + 1) * 2 > ps->nr_fslots) {
+		size_t nr = ps->nr_fslots ? ps->nr_fslots * 2 : 1024;
+		struct fslot *slots = xcalloc(nr, sizeof(*slots));
+
+		for (size_t i = 0; i < ps->nr_fslots; i++)
+			if (ps->fslots[i].id1)
+				fslot_put(slots, nr, &ps->fslots[i]);
+		free(ps->fslots);
+		ps->fslots = slots;
+		ps->nr_fslots = nr;
+	}
 	ALLOC_GROW(ps->frames, ps->nr_frames + 1, ps->alloc_frames);
 	f = &ps->frames[ps->nr_frames];
 	*f = *proto;
 	f->key = ps->keys.len;
 	f->keylen = (uint32_t)n;
-	strbuf_add(&ps->keys, s, n);
 	f->hash = hash;
-	hindex_add(&ps->findex, hash, ps->nr_frames);
+	sl.tag = (uint32_t)hash;
+	sl.id1 = (uint32_t)ps->nr_frames + 1;
+	sl.key = (uint64_t)ps->keys.len << KEY_LEN_BITS | n;
+	fslot_put(ps->fslots, ps->nr_fslots, &sl);
+	strbuf_add(&ps->keys, s, n);
 	return (uint32_t)ps->nr_frames++;
 }
 
@@ -471,12 +617,31 @@ static uint32_t chain_of(struct ps *ps, uint32_t f)
 	return ps->frames[f].chain - 1;
 }
 
-/* Finish the sample being read: add its stack, or count it again. */
-static void end_sample(struct ps *ps)
+/* Count the sample end_sample() left pending: add its stack, or count it again. */
+static void count_pending(struct ps *ps)
 {
-	size_t nkey = 4, start = 0;
 	uint32_t id;
 	bool added;
+
+	if (!ps->pending)
+		return;
+	id = seqtab_add_hashed(&ps->stacks, ps->pkey, ps->npkey, ps->phash, &added);
+	if (added) {
+		grow_values(ps);
+		ps->count[id] = 0;
+		ps->period[id] = 0;
+	}
+	ps->count[id]++;
+	ps->period[id] = sat_add(ps->period[id], ps->pperiod);
+	ps->pending = false;
+}
+
+/* Finish the sample being read: its stack, to count (count_pending()). */
+static void end_sample(struct ps *ps)
+{
+	size_t nkey = 4, start = 0, swap_alloc;
+	uint32_t *swap_key;
+	uint64_t hash;
 
 	if (!ps->in_sample)
 		return;
@@ -503,14 +668,25 @@ static void end_sample(struct ps *ps)
 	for (size_t i = start; i < ps->ncur; i++)
 		ps->key[nkey++] = chain_of(ps, ps->cur[i]);
 
-	id = seqtab_add(&ps->stacks, ps->key, nkey, &added);
-	if (added) {
-		grow_values(ps);
-		ps->count[id] = 0;
-		ps->period[id] = 0;
-	}
-	ps->count[id]++;
-	ps->period[id] = sat_add(ps->period[id], ps->speriod);
+	/*
+	 * Counted at the next sample's end: its slot in the index is
+	 * fetched meanwhile, while the next sample's lines are read.
+	 */
+	hash = hash_words(ps->key, nkey);
+	if (ps->stacks.index.nslots)
+		__builtin_prefetch(&ps->stacks.index.slots[(uint32_t)hash &
+							   (ps->stacks.index.nslots - 1)]);
+	count_pending(ps);
+	swap_key = ps->key;
+	ps->key = ps->pkey;
+	ps->pkey = swap_key;
+	swap_alloc = ps->alloc_key;
+	ps->alloc_key = ps->alloc_pkey;
+	ps->alloc_pkey = swap_alloc;
+	ps->npkey = nkey;
+	ps->phash = hash;
+	ps->pperiod = ps->speriod;
+	ps->pending = true;
 
 	ps->in_sample = ps->in_chain = ps->prev_frame = false;
 	ps->ncur = 0;
@@ -613,8 +789,11 @@ static bool parse_header(const char *s, size_t n, struct header *h)
 		}
 		if (k < nt && cpu_token(ts[k], tn[k]))
 			k++;
-		if (k < nt && time_token(ts[k], tn[k]))
+		if (k < nt && time_token(ts[k], tn[k])) {
+			h->time = ts[k];
+			h->time_len = tn[k];
 			k++;
+		}
 		if (k < nt && all_digits(ts[k], tn[k]) &&
 		    (k + 1 == nt || event_token(ts[k + 1], tn[k + 1]))) {
 			h->has_period = true;
@@ -674,6 +853,13 @@ static int event_index(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 {
 	struct event *e;
 
+	if (ps->last_event != NONE && ps->last_event_raw.len == n &&
+	    !memcmp(ps->last_event_raw.buf, s, n)) {
+		*idx = ps->last_event;
+		return 0;
+	}
+	strbuf_reset(&ps->last_event_raw);
+	strbuf_add(&ps->last_event_raw, s, n);
 	n = strip_modifiers(s, n);
 	if (ps->last_event != NONE) {
 		e = &ps->events[ps->last_event];
@@ -690,7 +876,7 @@ static int event_index(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 	if (ps->nr_events == PERFSCRIPT_MAX_EVENTS)
 		return line_error(&ps->in, "more than %d different events", PERFSCRIPT_MAX_EVENTS);
 	e = &ps->events[ps->nr_events];
-	e->s = s;
+	e->s = xstrndup(s, n);
 	e->n = n;
 	e->is_cpu = (n == 9 && (!memcmp(s, "cpu-clock", 9) || !memcmp(s, "task-clock", 9))) ||
 		    (n == 10 && !memcmp(s, "task-clock", 10));
@@ -717,13 +903,13 @@ static int start_sample(struct ps *ps, const struct header *h)
 		return -1;
 	if (!h->comm_len) {
 		ps->comm = 0;
-	} else if (ps->last_comm && ps->last_comm_len == h->comm_len &&
-		   !memcmp(ps->last_comm, h->comm, h->comm_len)) {
+	} else if (ps->last_comm_idx && ps->last_comm.len == h->comm_len &&
+		   !memcmp(ps->last_comm.buf, h->comm, h->comm_len)) {
 		ps->comm = ps->last_comm_idx;
 	} else {
 		ps->comm = (uint32_t)intern(ps, h->comm, h->comm_len);
-		ps->last_comm = h->comm;
-		ps->last_comm_len = h->comm_len;
+		strbuf_reset(&ps->last_comm);
+		strbuf_add(&ps->last_comm, h->comm, h->comm_len);
 		ps->last_comm_idx = ps->comm;
 	}
 	if (h->rest_len) {
@@ -754,7 +940,7 @@ static int frame_for_text(struct ps *ps, const char *s, size_t n, uint32_t *idx)
 		return 0;
 	if (!parse_frame_text(s, n, &ft))
 		return bad_line(ps, s, n, "not a frame");
-	if (ps->nr_frames >= NONE - 1)
+	if (frames_full(ps))
 		return line_error(&ps->in, "too many different frames");
 	frame_from_text(ps, &ft, &proto);
 	*idx = frame_insert(ps, s, n, hash, &proto);
@@ -777,12 +963,14 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 	if (header && (h.strong || !ps->in_chain))
 		return start_sample(ps, &h);
 	if (ps->prev_frame && !parse_srcline(ps, s, n, &proto)) {
+		if (frames_full(ps))
+			return line_error(&ps->in, "too many different frames");
 		f = frame_insert(ps, s, n, hash, &proto);
 		apply_srcline(ps, &ps->frames[f]);
 		return 0;
 	}
 	if (parse_frame_text(s, n, &ft)) {
-		if (ps->nr_frames >= NONE - 1)
+		if (frames_full(ps))
 			return line_error(&ps->in, "too many different frames");
 		frame_from_text(ps, &ft, &proto);
 		f = frame_insert(ps, s, n, hash, &proto);
@@ -795,9 +983,8 @@ static int new_indented(struct ps *ps, const char *s, size_t n, uint64_t hash)
 	return bad_line(ps, s, n, "neither a sample header nor a frame");
 }
 
-static int indented_line(struct ps *ps, const char *s, size_t n)
+static int indented_hashed(struct ps *ps, const char *s, size_t n, uint64_t hash)
 {
-	uint64_t hash = hash_line(s, n);
 	uint32_t f = frame_lookup(ps, s, n, hash);
 	const struct ps_frame *fr;
 
@@ -813,13 +1000,79 @@ static int indented_line(struct ps *ps, const char *s, size_t n)
 	return chain_frame(ps, f);
 }
 
+/* The length of the time token ("123.456789:") at s, or 0. */
+static size_t time_at(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && is_digit(s[i]))
+		i++;
+	if (!i || i >= n || s[i] != '.')
+		return 0;
+	for (i++; i < n && is_digit(s[i]); i++)
+		;
+	return i < n && s[i] == ':' ? i + 1 : 0;
+}
+
+/*
+ * The cached header, when s is it but for the time: the same bytes
+ * before the time token and after it, so the same tokens in the same
+ * places, which parse_header() reads the same way.
+ */
+static const struct header *cached_header(const struct header_cache *hc,
+					  const char *s, size_t n)
+{
+	size_t t, after;
+
+	if (!hc->valid || n <= hc->time_at || memcmp(s, hc->text.buf, hc->time_at))
+		return NULL;
+	t = time_at(s + hc->time_at, n - hc->time_at);
+	if (!t)
+		return NULL;
+	after = hc->time_at + hc->time_len;
+	if (n - hc->time_at - t != hc->text.len - after ||
+	    memcmp(s + hc->time_at + t, hc->text.buf + after, hc->text.len - after))
+		return NULL;
+	return &hc->h;
+}
+
+static void cache_header(struct header_cache *hc, const char *s, size_t n,
+			 const struct header *h)
+{
+	const char *base;
+
+	hc->valid = false;
+	if (!h->time)
+		return;
+	strbuf_reset(&hc->text);
+	strbuf_add(&hc->text, s, n);
+	base = hc->text.buf;
+	hc->h = *h;
+	hc->h.comm = h->comm ? base + (h->comm - s) : NULL;
+	hc->h.event = h->event ? base + (h->event - s) : NULL;
+	hc->h.rest = base + (h->rest - s);
+	hc->h.time = base + (h->time - s);
+	hc->time_at = (size_t)(h->time - s);
+	hc->time_len = h->time_len;
+	hc->valid = true;
+}
+
 static int header_line(struct ps *ps, const char *s, size_t n)
 {
+	const struct header *c = cached_header(&ps->hc, s, n);
 	struct header h;
 
+	if (c)
+		return start_sample(ps, c);
 	if (!parse_header(s, n, &h))
 		return bad_line(ps, s, n, "neither a sample header nor a frame");
+	cache_header(&ps->hc, s, n, &h);
 	return start_sample(ps, &h);
+}
+
+static int indented_line(struct ps *ps, const char *s, size_t n)
+{
+	return indented_hashed(ps, s, n, hash_line(s, n));
 }
 
 /* ---- building the profile ---------------------------------------------- */
@@ -1030,74 +1283,298 @@ static void build_profile(struct ps *ps)
 	free(map_of);
 }
 
-/* ---- entry points ------------------------------------------------------ */
+/* ---- reading ----------------------------------------------------------- */
 
-static size_t line_of(const char *buf, size_t off)
+static int one_line(struct ps *ps, const char *t, size_t m)
 {
-	size_t n = 1;
+	if (!m) {
+		end_sample(ps);
+		return 0;
+	}
+	if (is_space(t[0])) {
+		trim(&t, &m);
+		if (!m) {
+			end_sample(ps);
+			return 0;
+		}
+		return indented_line(ps, t, m);
+	}
+	if (t[0] == '#')
+		return 0;
+	trim(&t, &m);
+	return header_line(ps, t, m);
+}
 
-	for (const char *s = buf; (s = memchr(s, '\n', (size_t)(buf + off - s))); s++)
-		n++;
-	return n;
+/* A line split off, not parsed yet. */
+struct span {
+	const char *s, *t;	/* the line; t: a frame line's text */
+	size_t n, m;		/* their lengths */
+	uint64_t hash;		/* a frame line's */
+	bool frame;
+};
+
+#define BATCH 16	/* lines split, hashed and looked up ahead of parsing */
+#define KEY_AHEAD 8	/* lines ahead whose frame line is fetched from keys */
+
+/* Fetch the line of the first frame in hash's slot (fetched before) ahead. */
+static inline void prefetch_key(const struct ps *ps, uint64_t hash)
+{
+	const struct fslot *sl;
+
+	if (!ps->nr_fslots)
+		return;
+	sl = &ps->fslots[(uint32_t)hash & (ps->nr_fslots - 1)];
+	if (sl->id1)
+		__builtin_prefetch(ps->keys.buf + (sl->key >> KEY_LEN_BITS));
+}
+
+/*
+ * Split lines off s: at most BATCH, each frame line (the common line:
+ * indented, ended, no white space at its end) found and hashed in one
+ * pass, and its slot in the index fetched ahead, so that parsing the
+ * batch waits for memory once, not once a line. *s moves past them;
+ * *cut says a line cut by the end stopped it.
+ */
+static size_t split(struct ps *ps, const char **s, const char *end, bool eof,
+		    struct span *sp, bool *cut)
+{
+	const char *p = *s;
+	size_t nb = 0;
+
+	*cut = false;
+	while (nb < BATCH && p < end) {
+		const char *nl, *t = p;
+		struct span *x = &sp[nb];
+
+		while (t < end && is_space(*t))
+			t++;
+		if (t != p && t < end && (nl = scan_line(t, end, &x->hash)) && nl != t &&
+		    !is_space(nl[-1])) {
+			x->s = p;
+			x->n = (size_t)(nl - p);
+			x->t = t;
+			x->m = (size_t)(nl - t);
+			x->frame = true;
+			if (ps->nr_fslots)
+				__builtin_prefetch(&ps->fslots[(uint32_t)x->hash & (ps->nr_fslots - 1)]);
+			nb++;
+			p = nl + 1;
+			continue;
+		}
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl && !eof) {
+			*cut = true;
+			break;
+		}
+		x->s = x->t = p;
+		x->n = x->m = nl ? (size_t)(nl - p) : (size_t)(end - p);
+		x->frame = false;
+		nb++;
+		p = nl ? nl + 1 : end;
+	}
+	*s = p;
+	return nb;
+}
+
+/*
+ * The error of a line of n bytes at s that holds a NUL byte or is too
+ * long, else 0. Only its first PERFSCRIPT_MAX_LINE + 1 bytes count: a
+ * line cut by a chunk's end may show no more, and the error must not
+ * depend on where chunks end.
+ */
+static int bad_bytes(struct ps *ps, const char *s, size_t n)
+{
+	size_t k = n > PERFSCRIPT_MAX_LINE ? PERFSCRIPT_MAX_LINE + 1 : n;
+
+	if (ps->nul && ps->nul < s + k)
+		return line_error(&ps->in, "contains a NUL byte (is this a binary file?)");
+	if (n > PERFSCRIPT_MAX_LINE)
+		return line_error(&ps->in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
+	return 0;
+}
+
+/*
+ * Parse the whole lines in buf (at the end of the input, the last one
+ * too) and keep the line they leave cut at buf's start.
+ */
+static int drain(struct ps *ps, bool eof)
+{
+	const char *s = ps->buf, *end;
+	struct span sp[BATCH];
+	bool cut = false;
+	size_t rest;
+
+	if (!ps->len)
+		return 0;
+	end = ps->buf + ps->len;
+
+	while (s < end && !cut) {
+		size_t nb = split(ps, &s, end, eof, sp, &cut);
+
+		for (size_t i = 0; i < nb; i++) {
+			const struct span *x = &sp[i];
+
+			if (i + KEY_AHEAD < nb && sp[i + KEY_AHEAD].frame)
+				prefetch_key(ps, sp[i + KEY_AHEAD].hash);
+			ps->in.lineno++;
+			if (bad_bytes(ps, x->s, x->n))
+				return -1;
+			if (x->frame ? indented_hashed(ps, x->t, x->m, x->hash) :
+				       one_line(ps, x->s, x->n))
+				return -1;
+		}
+	}
+	if (s >= end) {
+		ps->len = 0;
+		memset(ps->buf, 0, SCAN_PAD);
+		return 0;
+	}
+	rest = (size_t)(end - s);
+	if (rest > PERFSCRIPT_MAX_LINE) {
+		ps->in.lineno++;
+		return bad_bytes(ps, s, rest);
+	}
+	if (ps->nul)
+		ps->nul -= s - ps->buf;
+	memmove(ps->buf, s, rest);
+	ps->len = rest;
+	memset(ps->buf + ps->len, 0, SCAN_PAD);
+	return 0;
+}
+
+/* Room in buf for a chunk after the cut line it holds, and SCAN_PAD more. */
+static char *room(struct ps *ps)
+{
+	if (ps->alloc - ps->len < ps->chunk + SCAN_PAD) {
+		size_t off = ps->nul ? (size_t)(ps->nul - ps->buf) : 0;
+
+		size_t want = ps->len + ps->chunk + SCAN_PAD;
+
+		/* doubled: a long cut line would have it grow at every chunk */
+		ps->alloc = want > 2 * ps->alloc ? want : 2 * ps->alloc;
+		ps->buf = xrealloc(ps->buf, ps->alloc);
+		if (ps->nul)
+			ps->nul = ps->buf + off;
+	}
+	return ps->buf + ps->len;
+}
+
+/* n bytes were put at room(): look for a NUL in them, parse the lines they end. */
+static int added(struct ps *ps, size_t n)
+{
+	const char *at = ps->buf + ps->len;
+
+	if (!ps->nul)
+		ps->nul = memchr(at, '\0', n);
+	ps->len += n;
+	memset(ps->buf + ps->len, 0, SCAN_PAD);
+	/* buf holds no '\n' but in what came: the cut line goes on? */
+	if (!memchr(at, '\n', n) && ps->len <= PERFSCRIPT_MAX_LINE)
+		return 0;
+	return drain(ps, false);
+}
+
+static int feed(struct ps *ps, const char *data, size_t len)
+{
+	while (len) {
+		size_t n = len < ps->chunk ? len : ps->chunk;
+
+		memcpy(room(ps), data, n);
+		data += n;
+		len -= n;
+		if (added(ps, n))
+			return -1;
+	}
+	return 0;
+}
+
+static int read_all(struct ps *ps, int fd)
+{
+	for (;;) {
+		char *at = room(ps);
+		ssize_t n = read(fd, at, ps->chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return error("cannot read '%s': %s", ps->in.what, strerror(errno));
+		if (!n)
+			return 0;
+		if (added(ps, (size_t)n))
+			return -1;
+	}
+}
+
+static void ps_init(struct ps *ps, struct profile *p, const char *what, size_t chunk)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->p = p;
+	ps->in.what = what;
+	ps->last_event = NONE;
+	strbuf_init(&ps->keys, 0);
+	strbuf_init(&ps->last_comm, 0);
+	strbuf_init(&ps->last_event_raw, 0);
+	strbuf_init(&ps->hc.text, 0);
+	ps->chunk = chunk ? chunk : CHUNK;
+}
+
+/* The end of the input: its last line, the profile; then what was held goes. */
+static int ps_finish(struct ps *ps, int ret)
+{
+	if (!ret)
+		ret = drain(ps, true);
+	if (!ret) {
+		end_sample(ps);
+		count_pending(ps);
+		build_profile(ps);
+		ret = profile_validate(ps->p);
+	}
+	free(ps->frames);
+	strbuf_release(&ps->keys);
+	strbuf_release(&ps->last_comm);
+	strbuf_release(&ps->last_event_raw);
+	strbuf_release(&ps->hc.text);
+	free(ps->fslots);
+	seqtab_release(&ps->chains);
+	seqtab_release(&ps->stacks);
+	free(ps->count);
+	free(ps->period);
+	free(ps->cur);
+	free(ps->key);
+	free(ps->pkey);
+	free(ps->buf);
+	for (size_t i = 0; i < ps->nr_events; i++)
+		free(ps->events[i].s);
+	if (ret)
+		profile_clear(ps->p);
+	return ret;
+}
+
+int perfscript_parse_chunked(struct profile *p, const char *buf, size_t len,
+			     const char *what, size_t chunk)
+{
+	struct ps ps;
+
+	ps_init(&ps, p, what, chunk);
+	return ps_finish(&ps, feed(&ps, buf, len));
 }
 
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct ps ps = { .p = p, .in = { .what = what }, .last_event = NONE, .keys = STRBUF_INIT };
-	const char *nul = memchr(buf, '\0', len), *end = buf + len, *s = buf;
-	int ret = -1;
+	return perfscript_parse_chunked(p, buf, len, what, 0);
+}
 
-	if (nul) {
-		ps.in.lineno = line_of(buf, (size_t)(nul - buf));
-		line_error(&ps.in, "contains a NUL byte (is this a binary file?)");
-		goto out;
-	}
-	while (s < end) {
-		const char *nl = memchr(s, '\n', (size_t)(end - s));
-		size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
-		const char *t = s;
-		size_t m = n;
+int perfscript_read_fd(struct profile *p, int fd, const void *head, size_t head_len,
+		       const char *what)
+{
+	struct ps ps;
+	int ret;
 
-		s += n + 1;
-		ps.in.lineno++;
-		if (n > PERFSCRIPT_MAX_LINE) {
-			line_error(&ps.in, "longer than %zu bytes", PERFSCRIPT_MAX_LINE);
-			goto out;
-		}
-		if (!n) {
-			end_sample(&ps);
-			continue;
-		}
-		if (is_space(t[0])) {
-			trim(&t, &m);
-			if (!m)
-				end_sample(&ps);
-			else if (indented_line(&ps, t, m))
-				goto out;
-			continue;
-		}
-		if (t[0] == '#')
-			continue;
-		trim(&t, &m);
-		if (header_line(&ps, t, m))
-			goto out;
-	}
-	end_sample(&ps);
-	build_profile(&ps);
-	ret = profile_validate(p);
-out:
-	free(ps.frames);
-	strbuf_release(&ps.keys);
-	hindex_release(&ps.findex);
-	seqtab_release(&ps.chains);
-	seqtab_release(&ps.stacks);
-	free(ps.count);
-	free(ps.period);
-	free(ps.cur);
-	free(ps.key);
-	if (ret)
-		profile_clear(p);
-	return ret;
+	ps_init(&ps, p, what, 0);
+	ret = feed(&ps, head, head_len);
+	if (!ret)
+		ret = read_all(&ps, fd);
+	return ps_finish(&ps, ret);
 }
 
 bool perfscript_sniff(const void *data, size_t len)

@@ -2,7 +2,9 @@
  * perfscript.h: reading the text `perf script` prints (a header line per
  * sample, then its callchain one frame per indented line, samples separated
  * by blank lines) into a profile, so report, flame, brief and convert take
- * it like any other input. The caller owns the struct profile.
+ * it like any other input. The text is read in chunks: memory grows with
+ * the distinct frames and stacks, not with the input. The caller owns the
+ * struct profile and the bytes or the file descriptor.
  */
 #ifndef HOTLOOP_PERFSCRIPT_H
 #define HOTLOOP_PERFSCRIPT_H
@@ -41,6 +43,20 @@ struct profile;
  * deeper than PERFSCRIPT_MAX_DEPTH. On error p is left empty.
  */
 int perfscript_parse(struct profile *p, const char *buf, size_t len, const char *what);
+
+/*
+ * The same for a file or a pipe: the bytes already read from it (the
+ * head that told its format), then fd to its end. fd is not closed.
+ */
+int perfscript_read_fd(struct profile *p, int fd, const void *head, size_t head_len,
+		       const char *what);
+
+/*
+ * perfscript_parse() reading 'chunk' bytes at a time (0: the default),
+ * for tests: any chunk size gives the same profile, or the same error.
+ */
+int perfscript_parse_chunked(struct profile *p, const char *buf, size_t len,
+			     const char *what, size_t chunk);
 
 /*
  * Whether the text looks like perf script output: within its first lines,

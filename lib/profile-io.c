@@ -1,9 +1,15 @@
 /*
  * profile-io.c: format detection (see profile-io.h).
  * Detection looks at bytes, not names: a pprof message is a sequence of
- * field tags and lengths to its end, folded stacks are text.
+ * field tags and lengths to its end, folded stacks are text. A file's
+ * first 64 KiB tell its format; perf.data and perf script text are then
+ * read as they stream by, the other formats whole.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util.h"
 #include "strbuf.h"
@@ -77,15 +83,58 @@ int profile_decode_any(struct profile *p, const void *data, size_t len,
 	return ret;
 }
 
+/* What every sniffer looks at, at most. */
+#define HEAD_BYTES 65536
+
+/* Up to 'n' bytes from fd into sb: fewer only at the end of the input. */
+static int read_head(struct strbuf *sb, int fd, size_t n)
+{
+	strbuf_grow(sb, n);
+	while (sb->len < n) {
+		ssize_t r = read(fd, sb->buf + sb->len, n - sb->len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (!r)
+			break;
+		strbuf_setlen(sb, sb->len + (size_t)r);
+	}
+	return 0;
+}
+
 int profile_read_any(struct profile *p, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT, raw = STRBUF_INIT;
 	bool is_stdin = !strcmp(path, "-");
 	const char *what = is_stdin ? "stdin" : path;
-	int ret = -1;
+	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC), ret = -1;
+	struct stat st;
 
-	if (read_file(&sb, is_stdin ? "/dev/stdin" : path, PPROF_MAX_BYTES))
+	if (fd < 0)
+		return error("cannot open '%s': %s", path, strerror(errno));
+	if (read_head(&sb, fd, HEAD_BYTES)) {
+		error("cannot read '%s': %s", what, strerror(errno));
 		goto out;
+	}
+	if (perfdata_sniff(sb.buf, sb.len) && !fstat(fd, &st) && S_ISREG(st.st_mode)) {
+		ret = perfdata_read_fd(p, fd, what);
+		goto out;
+	}
+	if (sb.len && !perfdata_sniff(sb.buf, sb.len) && !is_gzip(sb.buf, sb.len) &&
+	    !callgrind_sniff(sb.buf, sb.len) && perfscript_sniff(sb.buf, sb.len)) {
+		ret = perfscript_read_fd(p, fd, sb.buf, sb.len, what);
+		goto out;
+	}
+	/* any other format is read whole */
+	if (sb.len == HEAD_BYTES && strbuf_read_fd(&sb, fd, PPROF_MAX_BYTES)) {
+		if (errno == EFBIG)
+			error("cannot read '%s': larger than %zu bytes", what, PPROF_MAX_BYTES);
+		else
+			error("cannot read '%s': %s", what, strerror(errno));
+		goto out;
+	}
 	if (sb.len && !perfdata_sniff(sb.buf, sb.len) && is_gzip(sb.buf, sb.len)) {
 		/* the file is not needed once inflated: let it go before the profile grows */
 		if (inflate_input(&raw, sb.buf, sb.len, what))
@@ -96,6 +145,8 @@ int profile_read_any(struct profile *p, const char *path)
 		ret = profile_decode_any(p, sb.buf, sb.len, what, NULL);
 	}
 out:
+	if (!is_stdin)
+		close(fd);
 	strbuf_release(&sb);
 	strbuf_release(&raw);
 	return ret;

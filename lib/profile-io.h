@@ -31,7 +31,12 @@ enum profile_format {
  */
 int profile_decode_any(struct profile *p, const void *data, size_t len,
 		       const char *what, enum profile_format *fmt);
-/* The same for a file; "-" reads standard input. */
+/*
+ * The same for a file; "-" reads standard input. Its first 64 KiB tell
+ * the format: perf script text is then read in chunks and a perf.data
+ * file (a regular one) mapped, so neither is held whole in memory; the
+ * other formats are read whole (at most PPROF_MAX_BYTES).
+ */
 int profile_read_any(struct profile *p, const char *path);
 
 #endif

@@ -3,7 +3,8 @@
 # report, flame, brief and convert; the hot function and its share agree
 # with `perf report`; forks, threads, shared libraries, dwarf call graphs
 # and task-clock come through; a rebuilt binary and a truncated or
-# pipe-mode file are refused or warned about by name.
+# pipe-mode file are refused or warned about by name; a file mapped and
+# one read whole from a pipe give the same profile.
 . "$(dirname "$0")/test-lib.sh"
 
 test_skip_unless PERF "perf events are not permitted here (see hotloop doctor)"
@@ -134,6 +135,22 @@ test_expect_code 1 'a pipe-mode file is refused with a remedy' '
 	rc=$?;
 	expect_grep "pipe-mode perf.data .* not supported: convert it with .perf inject" err || exit 99
 	exit $rc
+'
+
+# a file is mapped and read round by round, standard input read whole:
+# the same profile either way; cut short inside its records, an error
+test_expect_success 'mapped from a file or read whole from a pipe: the same profile' '
+	hotloop convert perf.data --to folded -o mapped.folded &&
+	cat perf.data | hotloop convert - --to folded -o piped.folded &&
+	test -s mapped.folded &&
+	cmp mapped.folded piped.folded
+'
+
+test_expect_code 1 'cut short inside its records: refused with the byte' '
+	size=$(wc -c < perf.data) &&
+	head -c $((size / 2)) perf.data > half.data &&
+	hotloop report half.data >/dev/null 2>err; rc=$?
+	expect_grep "cannot read .half.data.: .* at byte [0-9]" err || exit 99; exit $rc
 '
 
 test_expect_success 'seed files under tests/data/perfdata decode' '

@@ -2,7 +2,8 @@
 # perf script text as input: report finds the hot function, and convert's
 # folded stacks equal what FlameGraph's stackcollapse-perf.pl makes of the
 # same text, for the default fields, -F comm,tid,time,ip,sym,dso, -F
-# +srcline, --inline and a comm with a space in it.
+# +srcline, --inline and a comm with a space in it; text read in chunks
+# (a pipe, a cut, a line longer than a chunk) reads as the whole file.
 . "$(dirname "$0")/test-lib.sh"
 
 test_skip_unless PERF 'perf events not permitted here (run as root or lower kernel.perf_event_paranoid)'
@@ -19,6 +20,12 @@ collapse() {
 	sed -e 's/^[^;]*;//' -e 's/\(__vdso_[A-Za-z0-9_]*\)_\[k\]/\1/g' |
 	awk '{ c = $NF; $NF = ""; sub(/ $/, ""); n[$0] += c }
 	     END { for (k in n) printf "%s %.0f\n", k, n[k] }' | LC_ALL=C sort
+}
+
+# scaled K FOLDED: its stacks, each once, with K times its count
+scaled() {
+	awk -v k="$1" '{ c = $NF; $NF = ""; n[$0] += c * k }
+	     END { for (s in n) printf "%s%.0f\n", s, n[s] }' "$2" | LC_ALL=C sort
 }
 
 same_as_perl() {
@@ -92,6 +99,41 @@ else
 		same_as_perl sp.txt
 	'
 fi
+
+# the text is read in chunks of 256 KiB: through a pipe, cut anywhere,
+# with a line longer than a chunk, it gives what the whole file gives
+test_expect_success 'text larger than a chunk, from a file and from a pipe' '
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16; do cat s.txt; done > big.txt &&
+	test $(wc -c < big.txt) -gt 300000 &&
+	hotloop convert big.txt --to folded --weight period -o file.folded &&
+	cat big.txt | hotloop convert - --to folded --weight period -o pipe.folded &&
+	test -s file.folded &&
+	cmp file.folded pipe.folded &&
+	hotloop convert s.txt --to folded --weight period -o one.folded &&
+	scaled 16 one.folded > sum1 &&
+	scaled 1 file.folded > sum2 &&
+	test -s sum1 &&
+	cmp sum1 sum2
+'
+
+test_expect_success 'cut at any byte near a chunk boundary: read, or refused by line' '
+	for n in 262143 262144 262145 300001; do
+		head -c $n big.txt > cut.txt &&
+		hotloop convert cut.txt --to folded -o cut.folded 2>err; rc=$?
+		case $rc in
+		0) test -s cut.folded || exit 1 ;;
+		1) expect_grep "cut.txt.: line [0-9]" err || exit 1 ;;
+		*) cat err; exit 1 ;;
+		esac
+	done
+'
+
+test_expect_success 'a frame line longer than a chunk' '
+	{ cat s.txt; head -n 1 s.txt; printf "\t 1214 "; head -c 600000 /dev/zero | tr "\\0" f; printf " (/x)\n\n"; } > long.txt &&
+	hotloop convert long.txt --to folded -o long.folded &&
+	expect_grep "^fff*f 1\$" long.folded &&
+	expect_grep "hot_spin" long.folded
+'
 
 test_expect_code 1 'a line that is neither header nor frame names its line' '
 	{ head -n 3 s.txt; echo "	what is this"; } > bad.txt &&

@@ -1,7 +1,8 @@
 /*
  * t-perfdata.c: unit tests of lib/perfdata.c on perf.data files built here,
  * in our byte order and in the other one: what a good file decodes to
- * (records out of time order, unknown record types, several events), and
+ * (records out of time order, in a round and across rounds, unknown
+ * record types, several events; the same mapped from a file), and
  * that hostile files (truncated at every byte, bad magic, pipe mode, record
  * size 0, a huge callchain, compressed records) fail with a clean message.
  */
@@ -120,6 +121,7 @@ struct synth {
 	bool swap;
 	bool two_events;	/* a second event (id 2) whose samples are dropped */
 	bool first_tracks;	/* with two events: all samples are the second's */
+	bool mmap_late;		/* the mapping comes a round after the samples that need it */
 	/* where things landed, for tests that corrupt them */
 	size_t first_sample, first_chain, data_end;
 };
@@ -194,7 +196,8 @@ static void attr(struct w *w, const struct synth *s, uint64_t config, uint64_t i
  * A recording of pid 100 "prog": an exec, a mapping of /nonexistent/prog
  * at 0x400000 (indexed after a sample that needs it: perf orders records
  * only by round), 3 samples in hot <- main and one in cold <- main, one
- * with kernel frames; unknown records and a round marker in between.
+ * with kernel frames; unknown records and a round marker in between
+ * (mmap_late: the mapping after it, then another).
  */
 static void synth_file(struct w *w, struct synth *s)
 {
@@ -233,6 +236,10 @@ static void synth_file(struct w *w, struct synth *s)
 	header_end(w, at);
 	sample(w, s, 1, 100, 3000, hot, 3);
 	sample(w, s, 1, 100, 3100, hot, 3);
+	if (s->mmap_late) {
+		header_start(w, 68, 0, &at);	/* FINISHED_ROUND */
+		header_end(w, at);
+	}
 	header_start(w, 10, 0, &at);		/* MMAP2, earlier than the samples */
 	put32(w, 100);
 	put32(w, 100);
@@ -472,6 +479,96 @@ static void test_perfdata__first_event_only_tracks(void **state)
 	strbuf_release(&w.sb);
 }
 
+/*
+ * perf orders records only within a round, and a record of the next round
+ * may still go before the last of this one: a mapping a round late still
+ * comes before the samples in it.
+ */
+static void test_perfdata__rounds(void **state)
+{
+	struct w a = { STRBUF_INIT, false }, b = { STRBUF_INIT, false };
+	struct synth sa = { 0 }, sb = { .mmap_late = true };
+	struct profile pa, pb;
+	char *fa, *fb;
+
+	synth_file(&a, &sa);
+	synth_file(&b, &sb);
+	decode_ok(&a, &pa);
+	decode_ok(&b, &pb);
+	fa = folded(&pa);
+	fb = folded(&pb);
+	assert_string_equal(fa, fb);
+	assert_int_equal(total(&pb, 0), 4);
+	/* every user frame lies in the mapping, known by the time of its sample */
+	for (size_t i = 0; i < pb.nr_samples; i++) {
+		const struct pf_sample *x = &pb.samples[i];
+
+		for (uint32_t j = 0; j < x->nloc; j++) {
+			const struct pf_location *l = profile_location(&pb, pb.sample_locs[x->loc_off + j]);
+			const struct pf_mapping *m = l ? profile_mapping(&pb, l->mapping_id) : NULL;
+
+			if (l && l->address < 0x800000)
+				assert_true(m && !strcmp(profile_string(&pb, m->filename),
+							 "/nonexistent/prog"));
+		}
+	}
+	free(fa);
+	free(fb);
+	profile_release(&pa);
+	profile_release(&pb);
+	strbuf_release(&a.sb);
+	strbuf_release(&b.sb);
+}
+
+/* A file of the first n bytes of w, open for reading. */
+static int file_of(const struct w *w, size_t n)
+{
+	char path[] = "/tmp/t-perfdata.XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write_full(fd, w->sb.buf, n), 0);
+	return fd;
+}
+
+/* Read mapped from a file: the same profile, the same errors. */
+static void test_perfdata__mapped(void **state)
+{
+	for (int v = 0; v < 3; v++) {
+		struct w w = { STRBUF_INIT, v == 1 };
+		struct synth s = { .swap = v == 1, .mmap_late = v == 2 };
+		struct profile pa, pb;
+		char *fa, *fb;
+		int fd;
+
+		synth_file(&w, &s);
+		decode_ok(&w, &pa);
+		fd = file_of(&w, w.sb.len);
+		profile_init(&pb);
+		if (perfdata_read_fd(&pb, fd, "synth"))
+			fail_msg("%s", last_error());
+		close(fd);
+		fa = folded(&pa);
+		fb = folded(&pb);
+		assert_string_equal(fa, fb);
+		free(fa);
+		free(fb);
+		profile_release(&pa);
+		profile_release(&pb);
+
+		for (size_t n = 8; n < w.sb.len; n++) {
+			fd = file_of(&w, n);
+			profile_init(&pb);
+			assert_int_equal(perfdata_read_fd(&pb, fd, "cut"), -1);
+			assert_non_null(strstr(last_error(), " at byte "));
+			profile_release(&pb);
+			close(fd);
+		}
+		strbuf_release(&w.sb);
+	}
+}
+
 static void test_perfdata__truncated_at_every_byte(void **state)
 {
 	for (int swap = 0; swap < 2; swap++) {
@@ -593,6 +690,8 @@ int main(void)
 		cmocka_unit_test_setup(test_perfdata__several_events, setup),
 		cmocka_unit_test_setup(test_perfdata__first_event_only_tracks, setup),
 		cmocka_unit_test_setup(test_perfdata__truncated_at_every_byte, setup),
+		cmocka_unit_test_setup(test_perfdata__rounds, setup),
+		cmocka_unit_test_setup(test_perfdata__mapped, setup),
 		cmocka_unit_test_setup(test_perfdata__hostile, setup),
 	};
 	int ret = cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,10 @@
  * t-perfscript.c: unit tests of lib/perfscript.c. Cases are tables of perf
  * script text and the folded stacks (or the error) it must give: header
  * and frame variants, source lines, inline frames, kernel and JIT frames,
- * hostile input; then sample types, labels, sniffing, and the regression
- * inputs under tests/data/perfscript-bad/.
+ * hostile input; then sample types, labels, sniffing, the regression
+ * inputs under tests/data/perfscript-bad/, and that reading in chunks of
+ * any size (lines cut anywhere, longer than a chunk) or from a file gives
+ * the same profile or the same error.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "util.h"
@@ -314,6 +318,133 @@ static void test_perfscript__regressions(void **state)
 	assert_true(seen > 0);
 }
 
+/* Every sample type's folded stacks of what ret and p hold, or the error. */
+static char *outcome(int ret, struct profile *p)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	if (ret) {
+		strbuf_addf(&out, "error: %s", errmsg.buf);
+		return strbuf_detach(&out, NULL);
+	}
+	for (size_t i = 0; i < p->nr_sample_type; i++) {
+		strbuf_addf(&out, "[%s]\n", profile_string(p, p->sample_type[i].type));
+		assert_int_equal(folded_write(p, (int)i, &out), 0);
+	}
+	return strbuf_detach(&out, NULL);
+}
+
+static char *chunked(const char *text, size_t len, size_t chunk)
+{
+	struct profile p;
+	char *o;
+
+	profile_init(&p);
+	strbuf_reset(&errmsg);
+	o = outcome(perfscript_parse_chunked(&p, text, len, "t", chunk), &p);
+	profile_release(&p);
+	return o;
+}
+
+static void same_in_chunks(const char *name, const char *text, size_t len)
+{
+	static const size_t chunks[] = { 1, 2, 3, 7, 8, 9, 31, 64 };
+	char *want = chunked(text, len, 0);
+
+	for (size_t i = 0; i < ARRAY_SIZE(chunks); i++) {
+		char *got = chunked(text, len, chunks[i]);
+
+		if (strcmp(got, want))
+			fail_msg("case '%s', chunks of %zu:\nwant: %s\ngot:  %s",
+				 name, chunks[i], want, got);
+		free(got);
+	}
+	free(want);
+}
+
+/* Each case, read a byte at a time and in chunks that cut lines anywhere. */
+static void test_perfscript__chunks(void **state)
+{
+	static const char nul[] = "p 1 1.5: \n\t 1214 h\0t (/x)\n";
+
+	for (size_t i = 0; i < ARRAY_SIZE(parse_cases); i++)
+		same_in_chunks(parse_cases[i].name, parse_cases[i].text,
+			       strlen(parse_cases[i].text));
+	same_in_chunks("nul", nul, sizeof(nul) - 1);
+}
+
+/* Cut short at every byte: whole or in chunks, the same profile or error. */
+static void test_perfscript__truncated_in_chunks(void **state)
+{
+	static const char text[] =
+		"my prog 10/11 [000] 1.5: 250000 cpu-clock: \n"
+		"\tffffffff81000000 do_syscall_64+0x5c ([kernel.kallsyms])\n"
+		"\t 1214 hot+0x24 (/usr/lib/libx.so)\n"
+		"  x.c:7\n"
+		"\t 10d7 main+0x57 (/usr/bin/my prog)\n"
+		"\n"
+		"my prog 10/11 [000] 1.6: 250000 cpu-clock: \n"
+		"\t 1214 hot+0x24 (/usr/lib/libx.so)  \n"
+		"\t 10d7 main+0x57 (/usr/bin/my prog)\n";
+
+	for (size_t n = 0; n <= sizeof(text) - 1; n++) {
+		char *name = xstrfmt("cut at %zu", n);
+
+		same_in_chunks(name, text, n);
+		free(name);
+	}
+}
+
+/* A frame line far longer than a chunk, and one line over the limit. */
+static void test_perfscript__long_lines(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct profile p;
+	char *o;
+
+	strbuf_addstr(&sb, "p 1 1.5: \n\t 1214 ");
+	strbuf_addchars(&sb, 'f', 300000);
+	strbuf_addstr(&sb, " (/x)\n\n");
+	o = chunked(sb.buf, sb.len, 4096);
+	assert_non_null(strstr(o, "[samples]\nfff"));
+	free(o);
+	same_in_chunks("long frame", sb.buf, sb.len);
+
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "p 1 1.5: \n\t 1214 ");
+	strbuf_addchars(&sb, 'f', PERFSCRIPT_MAX_LINE);
+	profile_init(&p);
+	assert_int_equal(perfscript_parse_chunked(&p, sb.buf, sb.len, "t", 1000), -1);
+	assert_string_equal(errmsg.buf, "cannot read 't': line 2: longer than 1048576 bytes");
+	profile_release(&p);
+	strbuf_release(&sb);
+}
+
+/* From a file: the head already read, then the rest from the descriptor. */
+static void test_perfscript__read_fd(void **state)
+{
+	static const char text[] = HDR F_HOT F_MAIN "\n" HDR F_HOT "\n";
+	char path[] = "/tmp/t-perfscript.XXXXXX";
+	int fd = mkstemp(path);
+	struct profile p;
+	char *want = chunked(text, sizeof(text) - 1, 0), *got;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write_full(fd, text, sizeof(text) - 1), 0);
+	for (size_t head = 0; head < sizeof(text); head += 13) {
+		assert_int_equal(lseek(fd, (off_t)head, SEEK_SET), (off_t)head);
+		profile_init(&p);
+		strbuf_reset(&errmsg);
+		got = outcome(perfscript_read_fd(&p, fd, text, head, "t"), &p);
+		assert_string_equal(got, want);
+		free(got);
+		profile_release(&p);
+	}
+	close(fd);
+	unlink(path);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +454,10 @@ int main(void)
 		cmocka_unit_test(test_perfscript__model),
 		cmocka_unit_test(test_perfscript__sniff),
 		cmocka_unit_test(test_perfscript__regressions),
+		cmocka_unit_test(test_perfscript__chunks),
+		cmocka_unit_test(test_perfscript__truncated_in_chunks),
+		cmocka_unit_test(test_perfscript__long_lines),
+		cmocka_unit_test(test_perfscript__read_fd),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
