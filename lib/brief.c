@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "asm.h"
+#include "symbolize.h"
 #include "brief.h"
 #include "callgrind.h"
 #include "config.h"
@@ -511,6 +512,7 @@ struct builder {
 	struct detail *details;
 	struct slot_info *slots;	/* profile_frame_slots() of them */
 	struct rollups roll;
+	struct symbolizer *symbolizer;	/* for asm: each binary's DWARF read once */
 };
 
 /* A PLT stub ("strcmp@plt", "[plt]") jumps to foreign code: it is not ours. */
@@ -956,17 +958,26 @@ static void set_asm(struct builder *bd, struct brief_hotspot *h)
 		{ ASM_MEMORY_BOUND, BT_MEMORY_BOUND },
 	};
 	struct asm_function f;
+	struct asm_load_options lo = ASM_LOAD_OPTIONS_INIT;
 	report_fn old_error, old_warn;
 	const char *name = h->system_name && *h->system_name ? h->system_name : h->function;
 	int ret;
 
-	if (bd->o->no_asm || h->inlined_only || !h->binary || *h->binary != '/' ||
+	if (bd->o->no_asm || !h->binary || *h->binary != '/' ||
 	    (double)h->self < 0.5 * (double)h->attributed)
 		return;
 	old_error = set_error_routine(quiet);
 	old_warn = set_warn_routine(quiet);
-	ret = asm_load(h->binary, name, true, &f);
-	if (ret) {
+	/* an inlined function: its copies in the function holding most of their samples */
+	lo.exact = true;
+	lo.inlined = h->inlined_only;
+	lo.profile = bd->p;
+	lo.sample_idx = bd->idx;
+	if (!bd->symbolizer)
+		bd->symbolizer = symbolizer_new();
+	lo.symbolizer = bd->symbolizer;
+	ret = asm_load_with(h->binary, name, &lo, &f);
+	if (ret && !h->inlined_only) {
 		/* a compiler's clone of it: histogram_add.isra.0, foo.constprop.0 */
 		char *clone = xstrfmt("%s.", name);
 
@@ -983,6 +994,8 @@ static void set_asm(struct builder *bd, struct brief_hotspot *h)
 	} else {
 		asm_analyze(&f);
 		h->asm_verdict = xstrdup(f.verdict);
+		if (*f.inlined_into)
+			h->asm_into = xstrdup(f.inlined_into);
 		for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
 			if (f.tags & tags[i].from)
 				add_tag(h, tags[i].to, xstrdup(asm_evidence(&f, tags[i].from)));
@@ -1369,6 +1382,7 @@ out:
 	free(bd.owned);
 	free(bd.slots);
 	rollups_release(&bd.roll);
+	symbolizer_free(bd.symbolizer);
 	if (ret)
 		brief_release(b);	/* what was built before the error */
 	return ret;
@@ -1608,7 +1622,9 @@ static void md_hotspot(const struct brief *b, size_t rank, const struct brief_ho
 	strbuf_addstr(sb, "\n");
 	for (size_t i = 0; i < h->nr_tags; i++)
 		strbuf_addf(sb, "- tag `%s`: %s\n", brief_tag_name(h->tags[i].tag), h->tags[i].evidence);
-	if (h->asm_verdict)
+	if (h->asm_verdict && h->asm_into)
+		strbuf_addf(sb, "- asm (inlined into `%s`): %s\n", h->asm_into, h->asm_verdict);
+	else if (h->asm_verdict)
 		strbuf_addf(sb, "- asm: %s\n", h->asm_verdict);
 	else if (h->asm_note)
 		strbuf_addf(sb, "- asm: not read (%s)\n", h->asm_note);
@@ -1802,6 +1818,7 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 	json_object_set_new(o, "tags", tags);
 	json_object_set_new(o, "asm", json_text(h->asm_verdict));
 	json_object_set_new(o, "asm_note", json_text(h->asm_note));
+	json_object_set_new(o, "asm_inlined_into", json_text(h->asm_into));
 	json_object_set_new(o, "growth", h->have_scale ? json_pack("{s:f, s:f}", "exponent", h->exponent,
 								  "r2", h->r2) : json_null());
 	if (snippet && h->nr_lines) {
@@ -1920,6 +1937,7 @@ void brief_release(struct brief *b)
 		free(h->tags);
 		free(h->asm_verdict);
 		free(h->asm_note);
+		free(h->asm_into);
 		for (size_t j = 0; j < h->nr_kb; j++)
 			free_kb_hit(&h->kb[j]);
 		free(h->kb);

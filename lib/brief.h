@@ -120,6 +120,8 @@ struct brief_hotspot {
 	size_t nr_tags;
 	char *asm_verdict;		/* NULL when not analyzed */
 	char *asm_note;			/* why the instructions could not be read, or NULL */
+	char *asm_into;			/* an inlined function's: the function whose copies of it
+					   asm_verdict is about, or NULL */
 	bool have_scale;
 	double exponent, r2;
 	struct brief_kb_hit *kb;	/* from brief_add_kb(), newest first */

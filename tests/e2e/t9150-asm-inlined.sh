@@ -2,7 +2,8 @@
 # hotloop asm --fn on a function that was inlined everywhere (no symbol of
 # its own): found through DWARF in the function it was inlined into, only
 # its copies' code analysed and listed, "inlined into" said in text and
-# JSON; with a profile, the samples counted are the copies'.
+# JSON; with a profile, the samples counted are the copies'; the brief
+# shows that verdict for the inlined hotspot.
 . "$(dirname "$0")/test-lib.sh"
 
 bin=$WORKLOADS/inlinemix
@@ -52,6 +53,13 @@ test_expect_success 'with a profile: the copies samples, the hot set inside them
 	test "$(jq .samples p.json)" -ge "$inl" &&
 	hotloop asm "$bin" --fn hash_step --profile mix.pb.gz >out &&
 	expect_grep "^samples   [0-9]* samples in its inlined code" out
+'
+
+test_expect_success 'brief: the inlined hotspot gets the verdict of its code in scan' '
+	hotloop brief --owned "$ROOT/tests/workloads" --focus hash_step mix.pb.gz >b.md &&
+	expect_grep "^- asm (inlined into .scan.): " b.md &&
+	hotloop brief --owned "$ROOT/tests/workloads" --focus hash_step --json mix.pb.gz >b.json &&
+	jq -e ".hotspots[0] | .function == \"hash_step\" and .asm_inlined_into == \"scan\" and (.asm | length) > 0" b.json >/dev/null
 '
 
 test_done
