@@ -1799,6 +1799,39 @@ static json_t *shares_json(const struct brief_share *s, size_t n, const char *ke
 	return a;
 }
 
+/* A percentage to a tenth: the precision the Markdown shows. */
+static double tenth(double v)
+{
+	return round(v * 10) / 10;
+}
+
+/*
+ * The snippet in about the Markdown's size: the lines as one string,
+ * their numbers from first_line, the share of each line with samples.
+ */
+static json_t *snippet_json(const struct brief_hotspot *h)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *sn = json_object(), *shares = json_object();
+	char key[24];
+
+	for (size_t i = 0; i < h->nr_lines; i++) {
+		const struct brief_line *l = &h->lines[i];
+
+		strbuf_addf(&text, "%s%s", i ? "\n" : "", l->text);
+		if (l->value <= 0)
+			continue;
+		snprintf(key, sizeof(key), "%lld", (long long)l->line);
+		json_object_set_new(shares, key, json_real(tenth(pct(l->value, h->attributed))));
+	}
+	json_object_set_new(sn, "first_line", json_integer((json_int_t)h->lines[0].line));
+	json_object_set_new(sn, "hot_line", json_integer((json_int_t)h->line));
+	json_object_set_new(sn, "text", json_text(text.buf));
+	json_object_set_new(sn, "pct", shares);
+	strbuf_release(&text);
+	return sn;
+}
+
 static json_t *hotspot_json(const struct brief *b, size_t rank, const struct brief_hotspot *h, bool snippet)
 {
 	json_t *o = json_object(), *tags = json_array(), *sn = json_null();
@@ -1821,15 +1854,8 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 	json_object_set_new(o, "asm_inlined_into", json_text(h->asm_into));
 	json_object_set_new(o, "growth", h->have_scale ? json_pack("{s:f, s:f}", "exponent", h->exponent,
 								  "r2", h->r2) : json_null());
-	if (snippet && h->nr_lines) {
-		sn = json_array();
-		for (size_t i = 0; i < h->nr_lines; i++)
-			json_array_append_new(sn, json_pack("{s:I, s:o, s:f, s:b}",
-							    "line", (json_int_t)h->lines[i].line,
-							    "text", json_text(h->lines[i].text),
-							    "pct", pct(h->lines[i].value, h->attributed),
-							    "hot", h->lines[i].line == h->line));
-	}
+	if (snippet && h->nr_lines)
+		sn = snippet_json(h);
 	json_object_set_new(o, "snippet", sn);
 	json_object_set_new(o, "snippet_note", json_text(snippet ? h->snippet_note : NULL));
 	json_object_set_new(o, "callers", shares_json(h->callers, h->nr_callers, "function"));
@@ -1901,26 +1927,17 @@ static json_t *render_json(const struct brief *b)
 	return doc;
 }
 
+/*
+ * Cut by the Markdown's measure: the JSON carries what the Markdown does
+ * at the same budget (its keys and indentation are not content).
+ */
 json_t *brief_to_json(struct brief *b, size_t budget)
 {
-	json_t *doc;
+	struct strbuf md = STRBUF_INIT;
 
-	fit_reset(b, budget);
-	for (;;) {
-		char *s;
-		size_t len;
-
-		doc = render_json(b);
-		if (!budget)
-			break;
-		s = json_dumps(doc, JSON_INDENT(2));
-		len = s ? strlen(s) : 0;
-		free(s);
-		if (len / 4 <= budget || !cut_one(b))
-			break;
-		json_decref(doc);
-	}
-	return doc;
+	brief_format_md(b, budget, &md);
+	strbuf_release(&md);
+	return render_json(b);
 }
 
 void brief_release(struct brief *b)
