@@ -752,12 +752,12 @@ static int find_inlined(struct asm_function *f, struct sym_dso *d, const struct 
 
 	for (size_t i = 0; i < in.nr_ranges; i++) {
 		const struct sym_range *r = &in.ranges[i];
-		const struct cand *c = cand_holding(byaddr, syms->nr, r->lo);
+		const struct cand *c;
 		uint64_t hi;
 		size_t a;
 
-		if (!c)
-			continue;
+		if (r->hi <= r->lo || !(c = cand_holding(byaddr, syms->nr, r->lo)))
+			continue;	/* an empty range (hostile DWARF), or in no symbol */
 		hi = r->hi - c->value > c->size ? c->value + c->size : r->hi;
 		if (last != SIZE_MAX && acc[last].c == c) {
 			a = last;
@@ -793,7 +793,7 @@ static int find_inlined(struct asm_function *f, struct sym_dso *d, const struct 
 		const struct sym_range *r = &in.ranges[i];
 		uint64_t end = (*out)->value + (*out)->size;
 
-		if (r->lo < (*out)->value || r->lo >= end)
+		if (r->hi <= r->lo || r->lo < (*out)->value || r->lo >= end)
 			continue;
 		f->ranges = xrealloc(f->ranges, (f->nr_ranges + 1) * sizeof(*f->ranges));
 		f->ranges[f->nr_ranges++] = (struct asm_range){ r->lo, r->hi < end ? r->hi : end };
