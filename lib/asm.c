@@ -928,6 +928,12 @@ int asm_load_with(const char *binary, const char *query, const struct asm_load_o
 		symbolizer = o->symbolizer ? o->symbolizer : symbolizer_new();
 		dso = symbolizer_dso(symbolizer, binary, NULL);
 	}
+	if (o->inlined && (!f->nr_segments || parse_address(query, &addr))) {
+		error("no inlined copy of '%s' in '%s': %s", query, binary,
+		      f->nr_segments ? "an address names no inlined function" :
+		      "inlined copies are found in executables and shared libraries only");
+		goto out;
+	}
 	if (f->nr_segments && !parse_address(query, &addr) &&
 	    (o->inlined || !any_exact(&syms, query))) {
 		int r = find_inlined(f, dso, &syms, query, o, &c);
