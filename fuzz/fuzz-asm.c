@@ -4,7 +4,8 @@
  * would: headers, symbol tables, sections, relocations, the code and its
  * DWARF all come from the hostile bytes. When the function is found, a
  * small profile with addresses taken from the input's last bytes is laid
- * over it, and the analysis and its JSON are built.
+ * over it, and the analysis and its JSON are built; likewise for the
+ * copies of "dot_step" the DWARF says were inlined.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -57,6 +58,7 @@ static void annotate(struct asm_function *f, const char *path, const uint8_t *da
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct asm_function f;
+	struct asm_load_options inlined = ASM_LOAD_OPTIONS_INIT;
 	char path[64];
 	int fd = memfd_create("fuzz-asm", MFD_CLOEXEC);
 
@@ -65,6 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size && write(fd, data, size) != (ssize_t)size)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	inlined.inlined = true;
 	if (!asm_load(path, "dot", false, &f)) {
 		json_t *doc;
 
@@ -74,6 +77,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		asm_analyze(&f);
 		if (!f.verdict || !*f.verdict)
 			abort();
+		doc = asm_to_json(&f);
+		if (!doc)
+			abort();
+		json_decref(doc);
+	}
+	asm_function_release(&f);
+
+	/* an inlined function: its copies from the hostile DWARF */
+	if (!asm_load_with(path, "dot_step", &inlined, &f)) {
+		json_t *doc;
+
+		if (!f.nr_insns || !f.nr_ranges || !*f.inlined_into || !f.nr_into)
+			abort();	/* found copies lie in the symbol read */
+		for (size_t i = 0; i < f.nr_ranges; i++)
+			if (f.ranges[i].start < f.start || f.ranges[i].end > f.end ||
+			    f.ranges[i].start >= f.ranges[i].end)
+				abort();
+		annotate(&f, path, data, size);
+		asm_analyze(&f);
 		doc = asm_to_json(&f);
 		if (!doc)
 			abort();

@@ -4,7 +4,8 @@
  * SSE, AVX, idiv, a back-edge; AArch64: NEON, sdiv, FP), as a shared
  * object with a PT_LOAD segment and a build id, as an object file with a
  * relocated call, and stripped down to .dynsym; and, when a C compiler is
- * at hand, a small shared library built with -g, for the DWARF line paths.
+ * at hand, a small shared library built with -g, for the DWARF line paths
+ * and an inlined function (dot_step).
  * usage: seed-asm DIR
  */
 #define _GNU_SOURCE
@@ -150,13 +151,16 @@ out:
 	return ret;
 }
 
-/* dot() with DWARF, packed tight (small pages) to stay under the fuzzer's max_len. */
+/* dot() with DWARF and dot_step() inlined into it, packed tight (small pages) to stay under the fuzzer's max_len. */
 static int compile_seed(const char *dir)
 {
 	static const char src[] =
+		"static inline __attribute__((always_inline)) float\n"
+		"dot_step(float a, float b, int i, int d)\n"
+		"{\n\treturn a * b + i % d;\n}\n"
 		"float dot(const float *a, const float *b, int n, int d)\n"
 		"{\n\tfloat s = 0;\n"
-		"\tfor (int i = 0; i < n; i++)\n\t\ts += a[i] * b[i] + i % d;\n"
+		"\tfor (int i = 0; i < n; i++)\n\t\ts += dot_step(a[i], b[i], i, d);\n"
 		"\treturn s;\n}\n";
 	char *c = xstrfmt("%s/dwarf.c", dir), *cmd;
 	FILE *f = fopen(c, "w");

@@ -567,18 +567,20 @@ static void pick_hot(struct asm_function *f)
 				f->insns[i].in_hot_loop = true;
 		free(hot_loops);
 		for (size_t i = 0; i < f->nr_insns; i++)
-			if (f->insns[i].classes & ASM_C_NOP)
+			if (f->insns[i].classes & ASM_C_NOP || f->insns[i].outside)
 				f->insns[i].in_hot_loop = false;
 		return;
 	}
 
-	for (size_t i = 0; i < f->nr_loops; i++)
-		any_loop |= f->loops[i].innermost;
+	/* an inlined function's loops are those holding its copies' code */
+	for (size_t i = 0; i < f->nr_insns; i++)
+		any_loop |= !f->insns[i].outside && f->insns[i].loop >= 0 &&
+			    f->loops[f->insns[i].loop].innermost;
 	f->hot_rule = any_loop ? ASM_HOT_LOOPS : ASM_HOT_FUNCTION;
 	for (size_t i = 0; i < f->nr_insns; i++) {
 		struct asm_insn *in = &f->insns[i];
 
-		if (in->classes & ASM_C_NOP)
+		if (in->classes & ASM_C_NOP || in->outside)
 			continue;
 		if (!any_loop || (in->loop >= 0 && f->loops[in->loop].innermost)) {
 			in->hot = in->in_hot_loop = true;
@@ -806,6 +808,8 @@ void asm_analyze(struct asm_function *f)
 	for (size_t i = 0; i < f->nr_insns; i++) {
 		const struct asm_insn *in = &f->insns[i];
 
+		if (in->outside)
+			continue;	/* not the inlined code analysed */
 		mix_add(&f->mix, in, 1);
 		if (in->hot)
 			mix_add(&f->hot_mix, in, 1);

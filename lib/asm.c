@@ -42,6 +42,7 @@ void asm_function_init(struct asm_function *f)
 	memset(f, 0, sizeof(*f));
 	f->binary = f->name = f->system_name = f->build_id = f->realpath = "";
 	f->sample_type = f->sample_unit = f->verdict = "";
+	f->inlined_into = f->inlined_into_system = "";
 }
 
 void asm_function_release(struct asm_function *f)
@@ -50,6 +51,8 @@ void asm_function_release(struct asm_function *f)
 	free(f->segments);
 	free(f->insns);
 	free(f->loops);
+	free(f->ranges);
+	free(f->into);
 	asm_function_init(f);
 }
 
@@ -562,39 +565,312 @@ static bool offset_to_vaddr(const struct asm_function *f, uint64_t off, uint64_t
 }
 
 /* Source lines from DWARF: the innermost frame of each instruction. */
-static void add_lines(struct asm_function *f, const char *path)
+static void add_lines(struct asm_function *f, struct sym_dso *d)
 {
-	struct symbolizer *s = symbolizer_new();
-	struct sym_dso *d = symbolizer_dso(s, path, NULL);
 	struct sym_frame frames[MAX_FRAMES];
 
-	if (sym_dso_has_dwarf(d)) {
-		for (size_t i = 0; i < f->nr_insns; i++) {
-			struct asm_insn *in = &f->insns[i];
-			uint64_t off;
-			int n;
+	if (!sym_dso_has_dwarf(d))
+		return;
+	for (size_t i = 0; i < f->nr_insns; i++) {
+		struct asm_insn *in = &f->insns[i];
+		uint64_t off;
+		int n;
 
-			if (!vaddr_to_offset(f, in->addr, &off))
-				continue;
-			n = sym_lookup(d, off, frames, MAX_FRAMES);
-			if (n > 0 && frames[0].file[0] && frames[0].line > 0) {
-				in->file = intern(f, frames[0].file);
-				in->line = frames[0].line;
-			}
-			if (n > 1 && frames[0].inlined)
-				in->inlined = intern(f, frames[0].name);
+		if (!vaddr_to_offset(f, in->addr, &off))
+			continue;
+		n = sym_lookup(d, off, frames, MAX_FRAMES);
+		if (n > 0 && frames[0].file[0] && frames[0].line > 0) {
+			in->file = intern(f, frames[0].file);
+			in->line = frames[0].line;
 		}
+		if (n > 1 && frames[0].inlined)
+			in->inlined = intern(f, frames[0].name);
 	}
-	symbolizer_free(s);
+}
+
+/* ---- inlined functions ---- */
+
+/* A profile's sample in this binary: the address of its leaf, its value. */
+struct leaf {
+	uint64_t vaddr;
+	int64_t v;
+};
+
+struct leaves {
+	struct leaf *v;
+	int64_t *cum;		/* cum[i]: the values of v[0..i) */
+	size_t nr, alloc;
+};
+
+static int each_leaf(struct asm_function *f, const struct profile *p, int idx, bool warn,
+		     void (*fn)(void *arg, uint64_t vaddr, int64_t v, const struct pf_location *loc),
+		     void *arg);
+
+static void add_leaf(void *arg, uint64_t vaddr, int64_t v, const struct pf_location *loc)
+{
+	struct leaves *l = arg;
+
+	ALLOC_GROW(l->v, l->nr + 1, l->alloc);
+	l->v[l->nr++] = (struct leaf){ vaddr, v };
+}
+
+static int cmp_leaf(const void *a, const void *b)
+{
+	const struct leaf *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* The first leaf at or above addr. */
+static size_t leaf_index(const struct leaves *l, uint64_t addr)
+{
+	size_t lo = 0, hi = l->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (l->v[mid].vaddr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int64_t leaf_sum(const struct leaves *l, uint64_t lo, uint64_t hi)
+{
+	if (!l->nr || hi <= lo)
+		return 0;
+	return l->cum[leaf_index(l, hi)] - l->cum[leaf_index(l, lo)];
+}
+
+static int cmp_cand_value(const void *a, const void *b)
+{
+	const struct cand *x = *(const struct cand *const *)a, *y = *(const struct cand *const *)b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	return cmp_alias(x, y);
+}
+
+/* The symbol holding addr among v (by address, aliases best first), or NULL. */
+static const struct cand *cand_holding(const struct cand *const *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid]->value <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* the nearest start below, then its aliases and any symbol around it */
+	for (size_t k = lo, tries = 0; k-- > 0 && tries < 16; tries++) {
+		if (k && v[k - 1]->value == v[k]->value)
+			continue;	/* the best alias comes first */
+		if (addr - v[k]->value < v[k]->size)
+			return v[k];
+	}
+	return NULL;
+}
+
+/* A symbol the function was inlined into, while they are counted. */
+struct into_acc {
+	const struct cand *c;
+	size_t copies;
+	uint64_t bytes;
+	int64_t samples;
+};
+
+struct copy_in {
+	size_t acc, copy;
+};
+
+static int cmp_copy_in(const void *a, const void *b)
+{
+	const struct copy_in *x = a, *y = b;
+
+	if (x->acc != y->acc)
+		return x->acc < y->acc ? -1 : 1;
+	return x->copy < y->copy ? -1 : x->copy > y->copy;
+}
+
+/* Most samples, then most code, then the lower address. */
+static int cmp_into_acc(const void *a, const void *b)
+{
+	const struct into_acc *x = a, *y = b;
+
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->c->value < y->c->value ? -1 : x->c->value > y->c->value;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct asm_range *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/*
+ * The copies of 'query' inlined into other functions: the symbol to read
+ * (*out) and the copies' code in it (f->ranges), every symbol holding
+ * copies (f->into). 1 when the function has no inlined copy, -1 after an
+ * error.
+ */
+static int find_inlined(struct asm_function *f, struct sym_dso *d, const struct symbols *syms,
+			const char *query, const struct asm_load_options *o, const struct cand **out)
+{
+	struct sym_inlined in;
+	struct leaves leaves = { 0 };
+	const struct cand **byaddr = NULL;
+	struct into_acc *acc = NULL;
+	struct copy_in *pairs = NULL;
+	size_t nr_acc = 0, alloc_acc = 0, nr_pairs = 0, alloc_pairs = 0, last = SIZE_MAX;
+	int ret = 1;
+
+	if (!sym_inlined_ranges(d, query, &in))
+		goto out;
+	if (o->profile && !each_leaf(f, o->profile, o->sample_idx, false, add_leaf, &leaves) &&
+	    leaves.nr) {
+		qsort(leaves.v, leaves.nr, sizeof(*leaves.v), cmp_leaf);
+		leaves.cum = xmalloc((leaves.nr + 1) * sizeof(*leaves.cum));
+		leaves.cum[0] = 0;
+		for (size_t i = 0; i < leaves.nr; i++)
+			leaves.cum[i + 1] = sat_add(leaves.cum[i], leaves.v[i].v);
+	} else {
+		leaves.nr = 0;
+	}
+	byaddr = xmalloc((syms->nr + 1) * sizeof(*byaddr));
+	for (size_t i = 0; i < syms->nr; i++)
+		byaddr[i] = &syms->c[i];
+	qsort(byaddr, syms->nr, sizeof(*byaddr), cmp_cand_value);
+
+	for (size_t i = 0; i < in.nr_ranges; i++) {
+		const struct sym_range *r = &in.ranges[i];
+		const struct cand *c;
+		uint64_t hi;
+		size_t a;
+
+		if (r->hi <= r->lo || !(c = cand_holding(byaddr, syms->nr, r->lo)))
+			continue;	/* an empty range (hostile DWARF), or in no symbol */
+		hi = r->hi - c->value > c->size ? c->value + c->size : r->hi;
+		if (last != SIZE_MAX && acc[last].c == c) {
+			a = last;
+		} else {
+			for (a = 0; a < nr_acc && acc[a].c != c; a++)
+				;
+			if (a == nr_acc) {
+				ALLOC_GROW(acc, nr_acc + 1, alloc_acc);
+				acc[nr_acc++] = (struct into_acc){ .c = c };
+			}
+		}
+		last = a;
+		acc[a].bytes += hi - r->lo;
+		acc[a].samples = sat_add(acc[a].samples, leaf_sum(&leaves, r->lo, hi));
+		ALLOC_GROW(pairs, nr_pairs + 1, alloc_pairs);
+		pairs[nr_pairs++] = (struct copy_in){ a, r->instance };
+	}
+	if (!nr_acc) {
+		ret = error("'%s' is inlined %zu time%s in '%s', but the copies lie in no function symbol",
+			    query, in.copies, in.copies == 1 ? "" : "s", f->binary);
+		goto out;
+	}
+	if (nr_pairs)
+		qsort(pairs, nr_pairs, sizeof(*pairs), cmp_copy_in);
+	for (size_t i = 0; i < nr_pairs; i++)
+		if (!i || cmp_copy_in(&pairs[i - 1], &pairs[i]))
+			acc[pairs[i].acc].copies++;
+
+	/* the chosen symbol's ranges, clipped to it, sorted and merged */
+	qsort(acc, nr_acc, sizeof(*acc), cmp_into_acc);
+	*out = acc[0].c;
+	for (size_t i = 0; i < in.nr_ranges; i++) {
+		const struct sym_range *r = &in.ranges[i];
+		uint64_t end = (*out)->value + (*out)->size;
+
+		if (r->hi <= r->lo || r->lo < (*out)->value || r->lo >= end)
+			continue;
+		f->ranges = xrealloc(f->ranges, (f->nr_ranges + 1) * sizeof(*f->ranges));
+		f->ranges[f->nr_ranges++] = (struct asm_range){ r->lo, r->hi < end ? r->hi : end };
+	}
+	qsort(f->ranges, f->nr_ranges, sizeof(*f->ranges), cmp_range);
+	for (size_t i = 0, n = 0; i < f->nr_ranges; i++) {
+		if (n && f->ranges[i].start <= f->ranges[n - 1].end) {
+			if (f->ranges[i].end > f->ranges[n - 1].end)
+				f->ranges[n - 1].end = f->ranges[i].end;
+		} else {
+			f->ranges[n++] = f->ranges[i];
+		}
+		if (i + 1 == f->nr_ranges)
+			f->nr_ranges = n;
+	}
+	f->into = xcalloc(nr_acc, sizeof(*f->into));
+	f->nr_into = nr_acc;
+	for (size_t i = 0; i < nr_acc; i++)
+		f->into[i] = (struct asm_into){ intern(f, cand_name(acc[i].c)), acc[i].copies,
+						acc[i].samples, acc[i].bytes };
+	f->nr_copies = acc[0].copies;
+	f->name = intern(f, in.name);
+	f->system_name = intern(f, in.system_name ? in.system_name : in.name);
+	f->inlined_into = intern(f, cand_name(acc[0].c));
+	f->inlined_into_system = intern(f, acc[0].c->name);
+	ret = 0;
+out:
+	sym_inlined_release(&in);
+	free(leaves.v);
+	free(leaves.cum);
+	free(byaddr);
+	free(acc);
+	free(pairs);
+	return ret;
+}
+
+/* Instructions outside the inlined copies' code. */
+static void mark_outside(struct asm_function *f)
+{
+	size_t r = 0;
+
+	for (size_t i = 0; i < f->nr_insns; i++) {
+		struct asm_insn *in = &f->insns[i];
+
+		while (r < f->nr_ranges && f->ranges[r].end <= in->addr)
+			r++;
+		in->outside = r == f->nr_ranges || in->addr < f->ranges[r].start;
+	}
+}
+
+static bool any_exact(const struct symbols *s, const char *query)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		if (exact_match(&s->c[i], query))
+			return true;
+	return false;
 }
 
 int asm_load(const char *binary, const char *query, bool exact, struct asm_function *f)
 {
+	struct asm_load_options o = ASM_LOAD_OPTIONS_INIT;
+
+	o.exact = exact;
+	return asm_load_with(binary, query, &o, f);
+}
+
+int asm_load_with(const char *binary, const char *query, const struct asm_load_options *o,
+		  struct asm_function *f)
+{
 	struct elf_file ef = { .fd = -1 }, dbg = { .fd = -1 };
 	struct symbols syms = { 0 };
 	struct strbuf sb = STRBUF_INIT, dbg_path = STRBUF_INIT;
+	struct symbolizer *symbolizer = NULL;
+	struct sym_dso *dso = NULL;
 	const struct cand *c = NULL;
 	const uint8_t *code = NULL;
+	uint64_t addr;
 	char *real;
 	int ret = -1;
 
@@ -647,7 +923,30 @@ int asm_load(const char *binary, const char *query, bool exact, struct asm_funct
 		      binary);
 		goto out;
 	}
-	if (match_query(&syms, query, exact, binary, &c))
+	if (!f->relocatable) {
+		read_segments(f, ef.elf);
+		symbolizer = o->symbolizer ? o->symbolizer : symbolizer_new();
+		dso = symbolizer_dso(symbolizer, binary, NULL);
+	}
+	if (o->inlined && (!f->nr_segments || parse_address(query, &addr))) {
+		error("no inlined copy of '%s' in '%s': %s", query, binary,
+		      f->nr_segments ? "an address names no inlined function" :
+		      "inlined copies are found in executables and shared libraries only");
+		goto out;
+	}
+	if (f->nr_segments && !parse_address(query, &addr) &&
+	    (o->inlined || !any_exact(&syms, query))) {
+		int r = find_inlined(f, dso, &syms, query, o, &c);
+
+		if (r < 0)
+			goto out;
+		if (r > 0 && o->inlined) {
+			error("no inlined copy of '%s' in '%s'%s", query, binary,
+			      sym_dso_has_dwarf(dso) ? "" : " (it has no DWARF to tell)");
+			goto out;
+		}
+	}
+	if (!c && match_query(&syms, query, o->exact, binary, &c))
 		goto out;
 	if (c->size > MAX_FUNCTION_BYTES) {
 		error("'%s' in '%s' claims %" PRIu64 " bytes of code: more than hotloop asm reads (%u MiB)",
@@ -660,20 +959,24 @@ int asm_load(const char *binary, const char *query, bool exact, struct asm_funct
 	}
 	if (function_bytes(&ef, c, f->relocatable, binary, &code))
 		goto out;
-	f->name = intern(f, cand_name(c));
-	f->system_name = intern(f, c->name);
+	if (!f->nr_ranges) {
+		f->name = intern(f, cand_name(c));
+		f->system_name = intern(f, c->name);
+	}
 	f->start = c->value;
 	f->end = c->value + c->size;
-	if (!f->relocatable)
-		read_segments(f, ef.elf);
 	if (asm_decode(f, f->arch, code, c->size, c->value))
 		goto out;
 	if (f->relocatable)
 		drop_relocated_targets(f, ef.elf, c->shndx);
 	else if (f->nr_segments)
-		add_lines(f, binary);
+		add_lines(f, dso);
+	if (f->nr_ranges)
+		mark_outside(f);
 	ret = 0;
 out:
+	if (symbolizer != o->symbolizer)
+		symbolizer_free(symbolizer);
 	symbols_release(&syms);
 	elf_file_close(&dbg);
 	elf_file_close(&ef);
@@ -731,22 +1034,21 @@ static bool mapping_matches(const struct asm_function *f, const struct profile *
 	return same_file;
 }
 
-int asm_annotate(struct asm_function *f, const struct profile *p, int idx)
+/*
+ * Call fn for each sample of p with a positive value 'idx' whose leaf
+ * location lies in this binary's mapping (same path or build id), with the
+ * leaf's address in the file; f->profile_samples gets the sum of every
+ * sample's value. -1 after an error (a bad index).
+ */
+static int each_leaf(struct asm_function *f, const struct profile *p, int idx, bool warn,
+		     void (*fn)(void *arg, uint64_t vaddr, int64_t v, const struct pf_location *loc),
+		     void *arg)
 {
-	const struct pf_value_type *st;
 	signed char *match;	/* per mapping: 1 this binary, 0 not, -1 unchecked */
 
 	if (idx < 0 || (size_t)idx >= p->nr_sample_type)
 		return error("sample type %d is not in the profile (it has %zu)", idx, p->nr_sample_type);
-	st = &p->sample_type[idx];
-	f->annotated = true;
-	f->sample_type = intern(f, profile_string(p, st->type));
-	f->sample_unit = intern(f, profile_string(p, st->unit));
-	f->samples = 0;
 	f->profile_samples = 0;
-	for (size_t i = 0; i < f->nr_insns; i++)
-		f->insns[i].samples = 0;
-
 	match = xmalloc(p->nr_mappings + 1);
 	memset(match, -1, p->nr_mappings + 1);
 	for (size_t i = 0; i < p->nr_samples; i++) {
@@ -755,48 +1057,76 @@ int asm_annotate(struct asm_function *f, const struct profile *p, int idx)
 		const uint64_t *locs = profile_sample_locs(p, s);
 		const struct pf_location *loc;
 		const struct pf_mapping *m;
-		struct asm_insn *in;
 		uint64_t off, vaddr;
-		int64_t v;
 
 		if (!vals || vals[idx] <= 0)
 			continue;
-		v = vals[idx];
-		f->profile_samples = sat_add(f->profile_samples, v);
+		f->profile_samples = sat_add(f->profile_samples, vals[idx]);
 		if (!locs || !(loc = profile_location(p, locs[0])) ||
 		    !(m = profile_mapping(p, loc->mapping_id)))
 			continue;
 		if (match[m->id - 1] < 0) {
 			bool stale;
 			match[m->id - 1] = mapping_matches(f, p, m, &stale);
-			if (stale)
+			if (stale && warn)
 				warning("the profile's '%s' has build id %s, the file has %s: its samples are left out (rebuilt since the recording?)",
 					profile_string(p, m->filename), profile_string(p, m->build_id),
 					f->build_id);
 		}
 		if (!match[m->id - 1] || loc->address < m->start ||
 		    __builtin_add_overflow(loc->address - m->start, m->offset, &off) ||
-		    !offset_to_vaddr(f, off, &vaddr) || vaddr < f->start || vaddr >= f->end)
+		    !offset_to_vaddr(f, off, &vaddr))
 			continue;
-		in = insn_at(f, vaddr);
-		if (!in)
-			continue;
-		in->samples = sat_add(in->samples, v);
-		f->samples = sat_add(f->samples, v);
-		/* without DWARF in the file, the profile's own line */
-		if (!in->line && loc->nline && loc->line_off < p->nr_lines &&
-		    loc->nline <= p->nr_lines - loc->line_off) {
-			const struct pf_line *l = &p->lines[loc->line_off];
-			const struct pf_function *fn = profile_function(p, l->function_id);
-			if (fn && l->line > 0 && l->line <= INT_MAX &&
-			    *profile_string(p, fn->filename)) {
-				in->file = intern(f, profile_string(p, fn->filename));
-				in->line = (int)l->line;
-			}
-		}
+		fn(arg, vaddr, vals[idx], loc);
 	}
 	free(match);
 	return 0;
+}
+
+struct annotate {
+	struct asm_function *f;
+	const struct profile *p;
+};
+
+static void annotate_leaf(void *arg, uint64_t vaddr, int64_t v, const struct pf_location *loc)
+{
+	struct annotate *an = arg;
+	struct asm_function *f = an->f;
+	const struct profile *p = an->p;
+	struct asm_insn *in;
+
+	if (vaddr < f->start || vaddr >= f->end || !(in = insn_at(f, vaddr)) || in->outside)
+		return;
+	in->samples = sat_add(in->samples, v);
+	f->samples = sat_add(f->samples, v);
+	/* without DWARF in the file, the profile's own line */
+	if (!in->line && loc->nline && loc->line_off < p->nr_lines &&
+	    loc->nline <= p->nr_lines - loc->line_off) {
+		const struct pf_line *l = &p->lines[loc->line_off];
+		const struct pf_function *fn = profile_function(p, l->function_id);
+		if (fn && l->line > 0 && l->line <= INT_MAX &&
+		    *profile_string(p, fn->filename)) {
+			in->file = intern(f, profile_string(p, fn->filename));
+			in->line = (int)l->line;
+		}
+	}
+}
+
+int asm_annotate(struct asm_function *f, const struct profile *p, int idx)
+{
+	const struct pf_value_type *st;
+	struct annotate an = { f, p };
+
+	if (idx < 0 || (size_t)idx >= p->nr_sample_type)
+		return error("sample type %d is not in the profile (it has %zu)", idx, p->nr_sample_type);
+	st = &p->sample_type[idx];
+	f->annotated = true;
+	f->sample_type = intern(f, profile_string(p, st->type));
+	f->sample_unit = intern(f, profile_string(p, st->unit));
+	f->samples = 0;
+	for (size_t i = 0; i < f->nr_insns; i++)
+		f->insns[i].samples = 0;
+	return each_leaf(f, p, idx, true, annotate_leaf, &an);
 }
 
 /* ---- JSON ---- */
@@ -864,6 +1194,37 @@ static const char *hot_rule_name(enum asm_hot_rule r)
 	return "function";
 }
 
+/* Where an inlined function's code analysed lies; null for a function of its own. */
+static json_t *inlined_json(const struct asm_function *f)
+{
+	json_t *o, *ranges, *into;
+	uint64_t bytes = 0;
+
+	if (!*f->inlined_into)
+		return json_null();
+	o = json_object();
+	ranges = json_array();
+	into = json_array();
+	json_object_set_new(o, "into", json_text(f->inlined_into));
+	json_object_set_new(o, "into_system_name", json_text(f->inlined_into_system));
+	json_object_set_new(o, "copies", json_integer((json_int_t)f->nr_copies));
+	for (size_t i = 0; i < f->nr_ranges; i++) {
+		bytes += f->ranges[i].end - f->ranges[i].start;
+		json_array_append_new(ranges, json_pack("{s:I, s:I}",
+			"start", (json_int_t)f->ranges[i].start, "end", (json_int_t)f->ranges[i].end));
+	}
+	json_object_set_new(o, "bytes", json_integer((json_int_t)bytes));
+	json_object_set_new(o, "ranges", ranges);
+	for (size_t i = 0; i < f->nr_into; i++)
+		json_array_append_new(into, json_pack("{s:o, s:I, s:I, s:o}",
+			"function", json_text(f->into[i].name),
+			"copies", (json_int_t)f->into[i].copies,
+			"bytes", (json_int_t)f->into[i].bytes,
+			"samples", f->annotated ? json_integer(f->into[i].samples) : json_null()));
+	json_object_set_new(o, "all_into", into);
+	return o;
+}
+
 json_t *asm_to_json(const struct asm_function *f)
 {
 	json_t *doc = json_object(), *insns = json_array(), *loops = json_array();
@@ -878,6 +1239,7 @@ json_t *asm_to_json(const struct asm_function *f)
 	json_object_set_new(doc, "end", json_integer((json_int_t)f->end));
 	json_object_set_new(doc, "size", json_integer((json_int_t)(f->end - f->start)));
 	json_object_set_new(doc, "relocatable", json_boolean(f->relocatable));
+	json_object_set_new(doc, "inlined", inlined_json(f));
 	json_object_set_new(doc, "sample_type", f->annotated ? json_text(f->sample_type) : json_null());
 	json_object_set_new(doc, "samples", f->annotated ? json_integer(f->samples) : json_null());
 	json_object_set_new(doc, "profile_samples", f->annotated ? json_integer(f->profile_samples) : json_null());
@@ -886,8 +1248,11 @@ json_t *asm_to_json(const struct asm_function *f)
 
 	for (size_t i = 0; i < f->nr_insns; i++) {
 		const struct asm_insn *in = &f->insns[i];
-		json_t *o = json_object();
+		json_t *o;
 
+		if (in->outside)
+			continue;
+		o = json_object();
 		json_object_set_new(o, "address", json_integer((json_int_t)in->addr));
 		json_object_set_new(o, "size", json_integer(in->size));
 		json_object_set_new(o, "mnemonic", json_text(in->mnemonic));

@@ -18,6 +18,7 @@
 
 struct profile;
 struct json_t;
+struct symbolizer;
 
 enum asm_arch {
 	ASM_ARCH_X86_64,
@@ -74,6 +75,8 @@ struct asm_insn {
 	int line;			/* its line, 0 when unknown */
 	const char *inlined;		/* the function inlined here, "" when none */
 	int64_t samples;		/* from asm_annotate() */
+	bool outside;			/* not the inlined code analysed (asm_load_with() on an
+					   inlined function): only in the loops, never hot, no samples */
 	/* set by asm_analyze() */
 	bool hot;			/* in the hot set */
 	bool in_hot_loop;		/* in the hot loop */
@@ -125,6 +128,23 @@ struct asm_function {
 	const char *build_id;		/* hex, "" when none */
 	const char *realpath;		/* "" when it cannot be resolved */
 
+	/*
+	 * An inlined function (asm_load_with()): its copies in one symbol,
+	 * whose code insns hold. "" and none for a function of its own.
+	 */
+	const char *inlined_into;	/* that symbol, demangled */
+	const char *inlined_into_system;	/* ... as in the symbol table */
+	struct asm_range { uint64_t start, end; } *ranges;	/* the copies' code: sorted, disjoint */
+	size_t nr_ranges;
+	size_t nr_copies;		/* copies inlined into that symbol */
+	struct asm_into {
+		const char *name;	/* demangled */
+		size_t copies;
+		int64_t samples;	/* in the copies' code, with a profile (else 0) */
+		uint64_t bytes;
+	} *into;			/* every symbol it was inlined into, the chosen one first */
+	size_t nr_into;
+
 	/* PT_LOAD segments, to turn file offsets into addresses */
 	struct asm_segment { uint64_t vaddr, offset, filesz; } *segments;
 	size_t nr_segments;
@@ -155,7 +175,7 @@ struct asm_function {
 
 #define ASM_FUNCTION_INIT { .strs = STRTAB_INIT, .binary = "", .name = "", \
 	.system_name = "", .build_id = "", .realpath = "", .sample_type = "", \
-	.sample_unit = "", .verdict = "" }
+	.sample_unit = "", .verdict = "", .inlined_into = "", .inlined_into_system = "" }
 
 void asm_function_init(struct asm_function *f);
 void asm_function_release(struct asm_function *f);
@@ -169,6 +189,30 @@ void asm_function_release(struct asm_function *f);
  * must be released with asm_function_release() whatever the result.
  */
 int asm_load(const char *binary, const char *query, bool exact, struct asm_function *f);
+
+struct asm_load_options {
+	bool exact;		/* as asm_load()'s */
+	bool inlined;		/* only the function's inlined copies, never a symbol */
+	const struct profile *profile;	/* NULL, or a profile to choose the copies by */
+	int sample_idx;		/* ... and its value */
+	struct symbolizer *symbolizer;	/* NULL, or one to reuse: a binary's DWARF is then
+					   read once for many functions */
+};
+#define ASM_LOAD_OPTIONS_INIT { .sample_idx = -1 }
+
+/*
+ * asm_load() that also finds inlined functions. When no symbol has the
+ * exact name (or with o->inlined), the function's copies inlined into
+ * other functions (DWARF) are looked up: the symbol holding the most of
+ * the profile's samples in their code (without a profile, the most of
+ * their code) is disassembled whole, and the instructions outside the
+ * copies are marked 'outside', so that the analysis is the copies' (their
+ * loops are still found in the whole symbol's control flow). f->name is
+ * then the inlined function, f->inlined_into the symbol, f->into every
+ * symbol it was inlined into. Without copies, as asm_load().
+ */
+int asm_load_with(const char *binary, const char *query, const struct asm_load_options *o,
+		  struct asm_function *f);
 
 /*
  * Decode 'len' bytes of machine code at address 'addr' into f's

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "asm.h"
+#include "symbolize.h"
 #include "brief.h"
 #include "callgrind.h"
 #include "config.h"
@@ -547,6 +548,7 @@ struct builder {
 	struct detail *details;
 	struct slot_info *slots;	/* profile_frame_slots() of them */
 	struct rollups roll;
+	struct symbolizer *symbolizer;	/* for asm: each binary's DWARF read once */
 };
 
 /* A PLT stub ("strcmp@plt", "[plt]") jumps to foreign code: it is not ours. */
@@ -1021,17 +1023,26 @@ static void set_asm(struct builder *bd, struct brief_hotspot *h)
 		{ ASM_MEMORY_BOUND, BT_MEMORY_BOUND },
 	};
 	struct asm_function f;
+	struct asm_load_options lo = ASM_LOAD_OPTIONS_INIT;
 	report_fn old_error, old_warn;
 	const char *name = h->system_name && *h->system_name ? h->system_name : h->function;
 	int ret;
 
-	if (bd->o->no_asm || h->inlined_only || !h->binary || *h->binary != '/' ||
+	if (bd->o->no_asm || !h->binary || *h->binary != '/' ||
 	    (double)h->self < 0.5 * (double)h->attributed)
 		return;
 	old_error = set_error_routine(quiet);
 	old_warn = set_warn_routine(quiet);
-	ret = asm_load(h->binary, name, true, &f);
-	if (ret) {
+	/* an inlined function: its copies in the function holding most of their samples */
+	lo.exact = true;
+	lo.inlined = h->inlined_only;
+	lo.profile = bd->p;
+	lo.sample_idx = bd->idx;
+	if (!bd->symbolizer)
+		bd->symbolizer = symbolizer_new();
+	lo.symbolizer = bd->symbolizer;
+	ret = asm_load_with(h->binary, name, &lo, &f);
+	if (ret && !h->inlined_only) {
 		/* a compiler's clone of it: histogram_add.isra.0, foo.constprop.0 */
 		char *clone = xstrfmt("%s.", name);
 
@@ -1048,6 +1059,8 @@ static void set_asm(struct builder *bd, struct brief_hotspot *h)
 	} else {
 		asm_analyze(&f);
 		h->asm_verdict = xstrdup(f.verdict);
+		if (*f.inlined_into)
+			h->asm_into = xstrdup(f.inlined_into);
 		for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
 			if (f.tags & tags[i].from)
 				add_tag(h, tags[i].to, xstrdup(asm_evidence(&f, tags[i].from)));
@@ -1440,6 +1453,7 @@ out:
 	free(bd.owned);
 	free(bd.slots);
 	rollups_release(&bd.roll);
+	symbolizer_free(bd.symbolizer);
 	if (ret)
 		brief_release(b);	/* what was built before the error */
 	return ret;
@@ -1687,7 +1701,9 @@ static void md_hotspot(const struct brief *b, size_t rank, const struct brief_ho
 	strbuf_addstr(sb, "\n");
 	for (size_t i = 0; i < h->nr_tags; i++)
 		strbuf_addf(sb, "- tag `%s`: %s\n", brief_tag_name(h->tags[i].tag), h->tags[i].evidence);
-	if (h->asm_verdict)
+	if (h->asm_verdict && h->asm_into)
+		strbuf_addf(sb, "- asm (inlined into `%s`): %s\n", h->asm_into, h->asm_verdict);
+	else if (h->asm_verdict)
 		strbuf_addf(sb, "- asm: %s\n", h->asm_verdict);
 	else if (h->asm_note)
 		strbuf_addf(sb, "- asm: not read (%s)\n", h->asm_note);
@@ -1865,6 +1881,39 @@ static json_t *shares_json(const struct brief_share *s, size_t n, const char *ke
 	return a;
 }
 
+/* A percentage to a tenth: the precision the Markdown shows. */
+static double tenth(double v)
+{
+	return round(v * 10) / 10;
+}
+
+/*
+ * The snippet in about the Markdown's size: the lines as one string,
+ * their numbers from first_line, the share of each line with samples.
+ */
+static json_t *snippet_json(const struct brief_hotspot *h)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *sn = json_object(), *shares = json_object();
+	char key[24];
+
+	for (size_t i = 0; i < h->nr_lines; i++) {
+		const struct brief_line *l = &h->lines[i];
+
+		strbuf_addf(&text, "%s%s", i ? "\n" : "", l->text);
+		if (l->value <= 0)
+			continue;
+		snprintf(key, sizeof(key), "%lld", (long long)l->line);
+		json_object_set_new(shares, key, json_real(tenth(pct(l->value, h->attributed))));
+	}
+	json_object_set_new(sn, "first_line", json_integer((json_int_t)h->lines[0].line));
+	json_object_set_new(sn, "hot_line", json_integer((json_int_t)h->line));
+	json_object_set_new(sn, "text", json_text(text.buf));
+	json_object_set_new(sn, "pct", shares);
+	strbuf_release(&text);
+	return sn;
+}
+
 static json_t *hotspot_json(const struct brief *b, size_t rank, const struct brief_hotspot *h, bool snippet)
 {
 	json_t *o = json_object(), *tags = json_array(), *sn = json_null();
@@ -1884,17 +1933,11 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 	json_object_set_new(o, "tags", tags);
 	json_object_set_new(o, "asm", json_text(h->asm_verdict));
 	json_object_set_new(o, "asm_note", json_text(h->asm_note));
+	json_object_set_new(o, "asm_inlined_into", json_text(h->asm_into));
 	json_object_set_new(o, "growth", h->have_scale ? json_pack("{s:f, s:f}", "exponent", h->exponent,
 								  "r2", h->r2) : json_null());
-	if (snippet && h->nr_lines) {
-		sn = json_array();
-		for (size_t i = 0; i < h->nr_lines; i++)
-			json_array_append_new(sn, json_pack("{s:I, s:o, s:f, s:b}",
-							    "line", (json_int_t)h->lines[i].line,
-							    "text", json_text(h->lines[i].text),
-							    "pct", pct(h->lines[i].value, h->attributed),
-							    "hot", h->lines[i].line == h->line));
-	}
+	if (snippet && h->nr_lines)
+		sn = snippet_json(h);
 	json_object_set_new(o, "snippet", sn);
 	json_object_set_new(o, "snippet_note", json_text(snippet ? h->snippet_note : NULL));
 	json_object_set_new(o, "callers", shares_json(h->callers, h->nr_callers, "function"));
@@ -1967,26 +2010,17 @@ static json_t *render_json(const struct brief *b)
 	return doc;
 }
 
+/*
+ * Cut by the Markdown's measure: the JSON carries what the Markdown does
+ * at the same budget (its keys and indentation are not content).
+ */
 json_t *brief_to_json(struct brief *b, size_t budget)
 {
-	json_t *doc;
+	struct strbuf md = STRBUF_INIT;
 
-	fit_reset(b, budget);
-	for (;;) {
-		char *s;
-		size_t len;
-
-		doc = render_json(b);
-		if (!budget)
-			break;
-		s = json_dumps(doc, JSON_INDENT(2));
-		len = s ? strlen(s) : 0;
-		free(s);
-		if (len / 4 <= budget || !cut_one(b))
-			break;
-		json_decref(doc);
-	}
-	return doc;
+	brief_format_md(b, budget, &md);
+	strbuf_release(&md);
+	return render_json(b);
 }
 
 void brief_release(struct brief *b)
@@ -2003,6 +2037,7 @@ void brief_release(struct brief *b)
 		free(h->tags);
 		free(h->asm_verdict);
 		free(h->asm_note);
+		free(h->asm_into);
 		for (size_t j = 0; j < h->nr_kb; j++)
 			free_kb_hit(&h->kb[j]);
 		free(h->kb);

@@ -120,6 +120,8 @@ struct brief_hotspot {
 	size_t nr_tags;
 	char *asm_verdict;		/* NULL when not analyzed */
 	char *asm_note;			/* why the instructions could not be read, or NULL */
+	char *asm_into;			/* an inlined function's: the function whose copies of it
+					   asm_verdict is about, or NULL */
 	bool have_scale;
 	double exponent, r2;
 	struct brief_kb_hit *kb;	/* from brief_add_kb(), newest first */
@@ -176,7 +178,11 @@ int brief_add_scale(struct brief *b, const char *path);
 struct kb;
 int brief_add_kb(struct brief *b, const struct kb *kb);
 
-/* The Markdown or the JSON, at most 'budget' tokens (chars / 4; 0: no limit). */
+/*
+ * The Markdown, at most 'budget' tokens (chars / 4; 0: no limit), or the
+ * JSON with what the Markdown keeps at that budget (so the JSON text is
+ * longer: its keys and indentation are not counted).
+ */
 void brief_format_md(struct brief *b, size_t budget, struct strbuf *out);
 struct json_t *brief_to_json(struct brief *b, size_t budget);
 

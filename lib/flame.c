@@ -118,7 +118,7 @@ static void loc_frames_add(struct loc_frames *lf, struct strtab *names,
 }
 
 static void loc_frames_build(struct loc_frames *lf, struct strtab *names,
-			     const struct profile *p)
+			     const struct profile *p, bool no_inline)
 {
 	lf->off = xcalloc(p->nr_locations + 1, sizeof(*lf->off));
 	lf->n = xcalloc(p->nr_locations + 1, sizeof(*lf->n));
@@ -128,6 +128,10 @@ static void loc_frames_build(struct loc_frames *lf, struct strtab *names,
 		lf->off[i] = lf->nr;
 		for (uint32_t j = 0; j < (l->nline ? l->nline : 1); j++) {
 			struct pf_frame f = profile_location_frame(p, l, j);
+
+			/* folded into the frame it was inlined into (never the last) */
+			if (no_inline && f.inlined)
+				continue;
 			loc_frames_add(lf, names, p, &f);
 		}
 		lf->n[i] = (uint32_t)(lf->nr - lf->off[i]);
@@ -157,7 +161,8 @@ struct walk_stack {
  * min_px 0 keeps everything (the base of a differential graph).
  */
 static void tree_build(struct ftree *t, const struct profile *p, int idx,
-		       struct strtab *names, bool reverse, double width_px, double min_px)
+		       struct strtab *names, bool reverse, bool no_inline, double width_px,
+		       double min_px)
 {
 	struct loc_frames lf = { 0 };
 	struct stack_sum *sums = NULL;
@@ -167,7 +172,7 @@ static void tree_build(struct ftree *t, const struct profile *p, int idx,
 	size_t nsums, nws = 0, nactive = 0, nf = 0, alloc_fname = 0, alloc_fkind = 0;
 	double scale;
 
-	loc_frames_build(&lf, names, p);
+	loc_frames_build(&lf, names, p, no_inline);
 	t->sample_type = idx;
 	ALLOC_GROW(t->nodes, 1, t->alloc);
 	t->nodes[0] = (struct fnode){ .parent = NONE,
@@ -730,10 +735,10 @@ int flame_render(const struct profile *p, const struct profile *base,
 
 	r.min_px = o->min_width_percent ? o->min_width / 100 * (o->width - 2 * PAD) : o->min_width;
 	strtab_init(&names);
-	tree_build(&cur, p, idx, &names, o->reverse, o->width - 2 * PAD, r.min_px);
+	tree_build(&cur, p, idx, &names, o->reverse, o->no_inline, o->width - 2 * PAD, r.min_px);
 	if (base) {
 		/* the base is looked up, never drawn: keep all of it */
-		tree_build(&old, base, bidx, &names, o->reverse, o->width - 2 * PAD, 0);
+		tree_build(&old, base, bidx, &names, o->reverse, o->no_inline, o->width - 2 * PAD, 0);
 		r.old = &old;
 	}
 	if (cur.total <= 0) {

@@ -22,6 +22,7 @@ struct flame_options {
 	double min_width;	/* frames narrower than this are left out */
 	bool min_width_percent;	/* min_width is a percentage of the total width */
 	bool reverse;		/* merge stacks from the leaf: leaves at the base */
+	bool no_inline;		/* inlined frames folded into the function holding them */
 };
 
 #define FLAME_OPTIONS_INIT { .width = 1200, .min_width = 0.1 }

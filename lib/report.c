@@ -187,6 +187,23 @@ static struct report_row *slot_row(struct report *r, const struct profile *p,
 int report_build(struct report *r, const struct profile *p, int sample_index,
 		 enum report_by by)
 {
+	return report_build_flags(r, p, sample_index, by, 0);
+}
+
+/* Drop the inlined frames: each is folded into the next one toward the root. */
+static size_t drop_inlined(struct pf_frame *frames, size_t n)
+{
+	size_t out = 0;
+
+	for (size_t j = 0; j < n; j++)
+		if (!frames[j].inlined)
+			frames[out++] = frames[j];
+	return out;
+}
+
+int report_build_flags(struct report *r, const struct profile *p, int sample_index,
+		       enum report_by by, unsigned flags)
+{
 	struct pf_frame *frames = NULL;
 	size_t alloc = 0;
 	struct line_costs lc = { 0 };
@@ -196,6 +213,7 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		return error("sample type %d out of range", sample_index);
 	memset(r, 0, sizeof(*r));
 	r->by = by;
+	r->no_inline = flags & REPORT_NO_INLINE;
 	r->sample_index = sample_index;
 	r->samples = p->nr_samples;
 	slot_rows = xcalloc(profile_frame_slots(p) + 1, sizeof(*slot_rows));
@@ -206,6 +224,8 @@ int report_build(struct report *r, const struct profile *p, int sample_index,
 		size_t n = profile_sample_frames(p, s, &frames, &alloc);
 		struct report_row *row;
 
+		if (r->no_inline)
+			n = drop_inlined(frames, n);
 		r->total = sat_add(r->total, w);
 		if (!n)
 			continue;
@@ -283,9 +303,10 @@ void report_format_text(const struct profile *p, const struct report *r, size_t 
 	struct strbuf loc = STRBUF_INIT;
 	size_t n = top && top < r->nr ? top : r->nr;
 
-	strbuf_addf(out, "# %lld %s (%s) in %zu distinct stacks; by %s, sorted by %s\n",
+	strbuf_addf(out, "# %lld %s (%s) in %zu distinct stacks; by %s%s, sorted by %s\n",
 	       (long long)r->total, profile_string(p, st->type),
 	       profile_string(p, st->unit), r->samples, by_names[r->by],
+	       r->no_inline ? " (inlined frames folded into their function)" : "",
 	       sort == REPORT_SORT_SELF ? "self" : "total");
 	switch (r->by) {
 	case REPORT_BY_FUNCTION:
@@ -344,6 +365,7 @@ json_t *report_to_json(const struct profile *p, const struct report *r, size_t t
 	json_object_set_new(doc, "stacks", json_integer((json_int_t)r->samples));
 	json_object_set_new(doc, "sample_type", json_text(type));
 	json_object_set_new(doc, "by", json_string(by_names[r->by]));
+	json_object_set_new(doc, "no_inline", json_boolean(r->no_inline));
 	json_object_set_new(doc, "sort", json_string(sort == REPORT_SORT_SELF ? "self" : "total"));
 	for (size_t i = 0; i < n; i++) {
 		const struct report_row *row = &r->rows[i];

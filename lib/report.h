@@ -39,6 +39,7 @@ struct report {
 	size_t samples;		/* number of samples (distinct stacks, in our profiles) */
 	int sample_index;	/* which of the profile's sample types */
 	enum report_by by;
+	bool no_inline;		/* inlined frames folded into the function holding them */
 	struct hindex index;	/* private: key -> row, until report_sort() */
 };
 
@@ -46,6 +47,18 @@ struct report {
 
 int report_build(struct report *r, const struct profile *p, int sample_index,
 		 enum report_by by);
+
+/* Flags of report_build_flags(). */
+enum report_flag {
+	/*
+	 * Fold inlined frames into the function they were inlined into: a
+	 * stack holds only the functions of the symbol table, as perf report
+	 * --no-inline (with --by line, the lines are the call sites).
+	 */
+	REPORT_NO_INLINE = 1u << 0,
+};
+int report_build_flags(struct report *r, const struct profile *p, int sample_index,
+		       enum report_by by, unsigned flags);
 void report_sort(struct report *r, enum report_sort sort);
 void report_release(struct report *r);
 

@@ -1885,6 +1885,65 @@ bool sym_dso_has_dwarf(struct sym_dso *d)
 	return d && d->usable && d->dw && d->nr_cus;
 }
 
+/* 'name' as a scope's names: the DWARF name, the linkage name, the demangled one without its parameters. */
+static bool scope_named(const struct scope *sc, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!sc->name)
+		return false;
+	return !strcmp(sc->name, name) || !strcmp(sc->system_name, name) ||
+	       (!strncmp(sc->name, name, n) && sc->name[n] == '(');
+}
+
+size_t sym_inlined_ranges(struct sym_dso *d, const char *name, struct sym_inlined *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!sym_dso_has_dwarf(d) || !name || !*name)
+		return 0;
+	for (size_t c = 0; c < d->nr_cus; c++) {
+		struct cu *cu = &d->cus[c];
+		uint32_t *inst;
+
+		if (cu_load(d, cu) || !cu->nr_scopes)
+			continue;
+		inst = xmalloc(cu->nr_scopes * sizeof(*inst));
+		for (size_t i = 0; i < cu->nr_scopes; i++) {
+			struct scope *sc = &cu->scopes[i];
+
+			inst[i] = NONE;
+			if (!sc->inlined || out->copies >= NONE - 1)
+				continue;
+			scope_resolve(d, cu, sc);
+			if (!scope_named(sc, name))
+				continue;
+			if (!out->name) {
+				out->name = sc->name;
+				out->system_name = sc->system_name;
+			}
+			inst[i] = (uint32_t)out->copies++;
+		}
+		for (size_t i = 0; i < cu->ranges.nr; i++) {
+			const struct range *r = &cu->ranges.r[i];
+
+			if (inst[r->item] == NONE)
+				continue;
+			ALLOC_GROW(out->ranges, out->nr_ranges + 1, out->alloc_ranges);
+			/* vaddr = DWARF address - dw_adjust, modulo 2^64 as everywhere */
+			out->ranges[out->nr_ranges++] = (struct sym_range){
+				r->lo - d->dw_adjust, r->hi - d->dw_adjust, inst[r->item] };
+		}
+		free(inst);
+	}
+	return out->copies;
+}
+
+void sym_inlined_release(struct sym_inlined *in)
+{
+	free(in->ranges);
+	memset(in, 0, sizeof(*in));
+}
+
 struct symbolizer *symbolizer_new(void)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));

@@ -96,6 +96,31 @@ const char *sym_dso_path(struct sym_dso *d);
 /* Whether DWARF (source lines, inline frames) was found for the DSO. */
 bool sym_dso_has_dwarf(struct sym_dso *d);
 
+/* An address range [lo, hi) of one inlined copy of a function. */
+struct sym_range {
+	uint64_t lo, hi;	/* virtual addresses, as in the file's symbol table */
+	size_t instance;	/* which copy (DW_TAG_inlined_subroutine), from 0 */
+};
+
+/* Every copy of one function inlined into others: sym_inlined_ranges(). */
+struct sym_inlined {
+	struct sym_range *ranges;	/* the copies' code, by compilation unit */
+	size_t nr_ranges, alloc_ranges;
+	size_t copies;
+	const char *name, *system_name;	/* as frames name it; NULL when no copy */
+};
+
+/*
+ * Every copy of the function 'name' inlined into other functions of the
+ * DSO, from DWARF (DW_TAG_inlined_subroutine): 'name' is its DWARF name,
+ * its linkage name, or its demangled name with or without the parameter
+ * list. A copy's ranges hold the code inlined into it too. Reads every
+ * compilation unit. *out is filled (release it with sym_inlined_release()
+ * whatever the result); returns the number of copies.
+ */
+size_t sym_inlined_ranges(struct sym_dso *d, const char *name, struct sym_inlined *out);
+void sym_inlined_release(struct sym_inlined *in);
+
 /*
  * Demangle C++ and Rust (legacy and v0) names; returns 'name' itself when
  * it is not mangled or does not demangle.

@@ -29,7 +29,9 @@ const char usage_asm[] =
 "vectorized) with the evidence for each finding.\n"
 "\n"
 "  --fn NAME            the function: its name, raw or demangled, or a unique\n"
-"                       part of it, or an address 0x... inside it\n"
+"                       part of it, or an address 0x... inside it; a function\n"
+"                       inlined everywhere is read in the function holding\n"
+"                       its copies (with --profile: the most samples)\n"
 "  --profile FILE       a profile of the program (any report reads: pprof,\n"
 "                       perf.data, perf script text...; - reads standard\n"
 "                       input): hot instructions are those holding 80% of\n"
@@ -59,22 +61,44 @@ static void print_header(const struct asm_function *f)
 {
 	size_t n = 0;
 
+	uint64_t bytes = 0;
+	const char *where = *f->inlined_into ? "its inlined code" : "this function";
+
 	for (size_t i = 0; i < f->nr_insns; i++)
-		n += !(f->insns[i].classes & ASM_C_NOP);
+		n += !(f->insns[i].classes & ASM_C_NOP) && !f->insns[i].outside;
 	printf("function  %s", f->name);
 	if (strcmp(f->name, f->system_name))
 		printf(" (%s)", f->system_name);
-	printf("\naddress   0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes, %zu instructions)%s\n",
-	       f->start, f->end, f->end - f->start, n,
-	       f->relocatable ? ", offsets in its section (an object file)" : "");
+	if (*f->inlined_into) {
+		for (size_t i = 0; i < f->nr_ranges; i++)
+			bytes += f->ranges[i].end - f->ranges[i].start;
+		printf("\ninlined   into %s", f->inlined_into);
+		if (strcmp(f->inlined_into, f->inlined_into_system))
+			printf(" (%s)", f->inlined_into_system);
+		printf(" at 0x%" PRIx64 "-0x%" PRIx64 ": %zu cop%s, %" PRIu64 " bytes in %zu range%s, %zu instructions\n",
+		       f->start, f->end, f->nr_copies, f->nr_copies == 1 ? "y" : "ies", bytes,
+		       f->nr_ranges, f->nr_ranges == 1 ? "" : "s", n);
+		if (f->nr_into > 1) {
+			printf("also      inlined into");
+			for (size_t i = 1; i < f->nr_into && i <= 5; i++)
+				printf("%s %s (%zu)", i > 1 ? "," : "", f->into[i].name, f->into[i].copies);
+			if (f->nr_into > 6)
+				printf(" and %zu more", f->nr_into - 6);
+			printf("\n");
+		}
+	} else {
+		printf("\naddress   0x%" PRIx64 "-0x%" PRIx64 " (%" PRIu64 " bytes, %zu instructions)%s\n",
+		       f->start, f->end, f->end - f->start, n,
+		       f->relocatable ? ", offsets in its section (an object file)" : "");
+	}
 	printf("binary    %s (%s)\n", f->binary, asm_arch_name(f->arch));
 	if (f->annotated && f->samples > 0)
-		printf("samples   %" PRId64 " %s in this function: %.1f%% of the profile's %" PRId64 "\n",
-		       f->samples, f->sample_type, pct(f->samples, f->profile_samples),
+		printf("samples   %" PRId64 " %s in %s: %.1f%% of the profile's %" PRId64 "\n",
+		       f->samples, f->sample_type, where, pct(f->samples, f->profile_samples),
 		       f->profile_samples);
 	else if (f->annotated)
-		printf("samples   none of the profile's %" PRId64 " %s are in this function (is it a profile of this build?)\n",
-		       f->profile_samples, f->sample_type);
+		printf("samples   none of the profile's %" PRId64 " %s are in %s (is it a profile of this build?)\n",
+		       f->profile_samples, f->sample_type, where);
 	switch (f->hot_rule) {
 	case ASM_HOT_SAMPLES:
 		printf("hot       * the %zu instruction%s holding 80%% of the function's samples; | the rest of their loops\n",
@@ -92,17 +116,31 @@ static void print_header(const struct asm_function *f)
 /* Which instructions to list: all, or the hot ones and their neighbours. */
 static void pick_shown(const struct asm_function *f, bool all, bool *shown)
 {
-	if (all || f->nr_insns <= LONG_FUNCTION) {
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nr_insns; i++)
+		n += !f->insns[i].outside;
+	if (all || n <= LONG_FUNCTION) {
 		for (size_t i = 0; i < f->nr_insns; i++)
-			shown[i] = true;
+			shown[i] = !f->insns[i].outside;
 		return;
 	}
 	for (size_t i = 0; i < f->nr_insns; i++) {
 		if (!f->insns[i].hot && !f->insns[i].in_hot_loop)
 			continue;
 		for (size_t k = i >= CONTEXT ? i - CONTEXT : 0; k < f->nr_insns && k <= i + CONTEXT; k++)
-			shown[k] = true;
+			shown[k] = !f->insns[k].outside;
 	}
+}
+
+static void print_skipped(const struct asm_function *f, size_t skipped, size_t outside)
+{
+	printf("          ... %zu instruction%s", skipped, skipped == 1 ? "" : "s");
+	if (outside == skipped)
+		printf(" of %s, not inlined %s", f->inlined_into, f->name);
+	else if (outside)
+		printf(" (%zu of them of %s, not inlined %s)", outside, f->inlined_into, f->name);
+	printf("\n");
 }
 
 static void print_listing(const struct asm_function *f, bool all)
@@ -110,7 +148,7 @@ static void print_listing(const struct asm_function *f, bool all)
 	bool *shown = xcalloc(f->nr_insns + 1, sizeof(*shown));
 	const char *file = NULL, *inlined = "";
 	int line = -1;
-	size_t skipped = 0;
+	size_t skipped = 0, outside = 0;
 
 	pick_shown(f, all, shown);
 	for (size_t i = 0; i < f->nr_insns; i++) {
@@ -119,11 +157,12 @@ static void print_listing(const struct asm_function *f, bool all)
 
 		if (!shown[i]) {
 			skipped++;
+			outside += in->outside;
 			continue;
 		}
 		if (skipped) {
-			printf("          ... %zu instruction%s\n", skipped, skipped == 1 ? "" : "s");
-			skipped = 0;
+			print_skipped(f, skipped, outside);
+			skipped = outside = 0;
 		}
 		if (*in->file && (!file || strcmp(file, in->file) || line != in->line ||
 				  strcmp(inlined, in->inlined))) {
@@ -142,7 +181,7 @@ static void print_listing(const struct asm_function *f, bool all)
 		       in->mnemonic, in->operands);
 	}
 	if (skipped)
-		printf("          ... %zu instruction%s\n", skipped, skipped == 1 ? "" : "s");
+		print_skipped(f, skipped, outside);
 	free(shown);
 }
 
@@ -205,6 +244,7 @@ int cmd_asm(int argc, char **argv)
 	};
 	const char *binary = NULL, *fn = NULL, *profile_path = NULL, *type = NULL;
 	struct asm_function f = ASM_FUNCTION_INIT;
+	struct asm_load_options lo = ASM_LOAD_OPTIONS_INIT;
 	struct profile prof;
 	bool json = false, all = false;
 	int c, idx, ret = HL_EXIT_FAILURE;
@@ -242,16 +282,19 @@ int cmd_asm(int argc, char **argv)
 		return usage_error("asm", "--sample-type needs --profile");
 
 	profile_init(&prof);
-	if (asm_load(binary, fn, false, &f))
-		goto out;
 	if (profile_path) {
 		if (profile_read_any(&prof, profile_path))
 			goto out;
 		if ((idx = profile_pick_sample_type(&prof, type)) < 0)
 			goto out;
-		if (asm_annotate(&f, &prof, idx))
-			goto out;
+		/* an inlined function: the copies holding the samples */
+		lo.profile = &prof;
+		lo.sample_idx = idx;
 	}
+	if (asm_load_with(binary, fn, &lo, &f))
+		goto out;
+	if (profile_path && asm_annotate(&f, &prof, lo.sample_idx))
+		goto out;
 	asm_analyze(&f);
 	if (json) {
 		print_json(asm_to_json(&f));

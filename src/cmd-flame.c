@@ -18,6 +18,7 @@
 const char usage_flame[] =
 "usage: hotloop flame [FILE] [-o SVG] [--diff BASE] [--reverse] [--title T]\n"
 "                     [--width PX] [--min-width PX|PCT%] [--sample-type NAME]\n"
+"                     [--no-inline]\n"
 "\n"
 "Draw a self-contained, interactive SVG flame graph of a profile (pprof,\n"
 "perf.data, perf script text, callgrind.out or folded stacks, recognized by\n"
@@ -36,7 +37,9 @@ const char usage_flame[] =
 "  --min-width W       leave out frames narrower than W pixels, or W% of the\n"
 "                      width (default 0.1 pixels)\n"
 "  --sample-type NAME  the values to draw (default: the profile's default\n"
-"                      sample type, else \"samples\", else the last type)\n";
+"                      sample type, else \"samples\", else the last type)\n"
+"  --no-inline         fold inlined functions into the function they were\n"
+"                      inlined into (one frame per symbol, as perf)\n";
 
 /* "--min-width 0.5" (pixels) or "--min-width 0.1%" */
 static int parse_min_width(const char *arg, struct flame_options *o)
@@ -56,7 +59,8 @@ static int parse_min_width(const char *arg, struct flame_options *o)
 
 int cmd_flame(int argc, char **argv)
 {
-	enum { OPT_DIFF = 256, OPT_REVERSE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_SAMPLE_TYPE };
+	enum { OPT_DIFF = 256, OPT_REVERSE, OPT_TITLE, OPT_WIDTH, OPT_MIN_WIDTH, OPT_SAMPLE_TYPE,
+	       OPT_NO_INLINE };
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "diff", required_argument, NULL, OPT_DIFF },
@@ -65,6 +69,7 @@ int cmd_flame(int argc, char **argv)
 		{ "width", required_argument, NULL, OPT_WIDTH },
 		{ "min-width", required_argument, NULL, OPT_MIN_WIDTH },
 		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct flame_options o = FLAME_OPTIONS_INIT;
@@ -101,6 +106,9 @@ int cmd_flame(int argc, char **argv)
 			break;
 		case OPT_SAMPLE_TYPE:
 			o.sample_type = optarg;
+			break;
+		case OPT_NO_INLINE:
+			o.no_inline = true;
 			break;
 		case ':':
 			return usage_error("flame", "option '%s' needs a value", argv[optind - 1]);

@@ -17,7 +17,8 @@
 
 const char usage_report[] =
 "usage: hotloop report [FILE] [--top N] [--sort self|total]\n"
-"                      [--by function|line|file|dso] [--sample-type NAME] [--json]\n"
+"                      [--by function|line|file|dso|symbol] [--no-inline]\n"
+"                      [--sample-type NAME] [--json]\n"
 "\n"
 "Rank where the time went in a profile (default hotloop.pb.gz; pprof,\n"
 "perf.data, perf script text, callgrind.out or folded stacks, recognized by\n"
@@ -25,7 +26,10 @@ const char usage_report[] =
 "\n"
 "  --top N              show the first N rows (default 20, 0 for all)\n"
 "  --sort self|total    rank by self cost (default) or by total cost\n"
-"  --by KIND            one row per function (default), source line, file or DSO\n"
+"  --by KIND            one row per function (default), source line, file or DSO;\n"
+"                       symbol: per function of the symbol table (--no-inline)\n"
+"  --no-inline          fold inlined functions into the function they were\n"
+"                       inlined into, as perf report --no-inline\n"
 "  --sample-type NAME   the value to rank by (default: the profile's default,\n"
 "                       else samples)\n"
 "  --json               one JSON document on stdout (docs/report.md)\n";
@@ -37,6 +41,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "sample-type", required_argument, NULL, 'T' },
+		{ "no-inline", no_argument, NULL, 'I' },
 		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -46,6 +51,7 @@ int cmd_report(int argc, char **argv)
 	struct profile prof;
 	struct report r = REPORT_INIT;
 	bool json = false;
+	unsigned flags = 0;
 	long top = 20;
 	int c, idx, ret = HL_EXIT_FAILURE;
 
@@ -65,9 +71,17 @@ int cmd_report(int argc, char **argv)
 				return usage_error("report", "invalid --sort '%s': use self or total", optarg);
 			break;
 		case 'b':
+			if (!strcmp(optarg, "symbol")) {
+				by = REPORT_BY_FUNCTION;
+				flags |= REPORT_NO_INLINE;
+				break;
+			}
 			if ((idx = report_parse_by(optarg)) < 0)
-				return usage_error("report", "invalid --by '%s': use function, line, file or dso", optarg);
+				return usage_error("report", "invalid --by '%s': use function, line, file, dso or symbol", optarg);
 			by = (enum report_by)idx;
+			break;
+		case 'I':
+			flags |= REPORT_NO_INLINE;
 			break;
 		case 'T':
 			type = optarg;
@@ -89,7 +103,7 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	if ((idx = profile_pick_sample_type(&prof, type)) < 0)
 		goto out;
-	if (report_build(&r, &prof, idx, by))
+	if (report_build_flags(&r, &prof, idx, by, flags))
 		goto out;
 	report_sort(&r, sort);
 	if (json)

@@ -11,8 +11,8 @@ _hotloop()
 	fi
 	case "$cmd" in
 	record)  opts="-F --freq -o --output -g --call-graph -p --pid -d --duration -m --mmap-pages --help" ;;
-	report)  opts="--top --sort --by --sample-type --json --help" ;;
-	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --help" ;;
+	report)  opts="--top --sort --by --no-inline --sample-type --json --help" ;;
+	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --no-inline --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
 	push)    opts="--name --from --until --header --timeout --cacert --json --help" ;;
 	brief)   opts="--budget --format --json --owned --focus --top --context --scale --workload --sample-type --kb -f --config --help" ;;

@@ -57,7 +57,8 @@ test_expect_success 'json: the documented keys and types' '
 		(.truncated_pct|type==\"number\") and (.warnings|type==\"array\") and .event == \"cpu-clock\"" out.json &&
 	jq -e ".hotspots[0] | .rank == 1 and .function == \"hot_spin\" and .file == \"cpuhog.c\" and
 		(.line|type==\"number\") and (.self_pct <= .total_pct) and (.attributed_pct > 50) and
-		(.tags|type==\"array\") and (.snippet|length) == 13 and ([.snippet[] | select(.hot)] | length) == 1 and
+		(.tags|type==\"array\") and (.snippet.text | split(\"\\n\") | length) == 13 and .snippet.hot_line == .line and
+		(.snippet.first_line == .line - 6) and (.line as \$l | .snippet.pct | has(\$l | tostring)) and
 		(.callers|length) >= 1 and (.callees|type==\"array\") and (.questions|length) >= 1" out.json &&
 	jq -e "(.hot_path|length) >= 3 and .hot_path[-1].function == \"hot_spin\"" out.json &&
 	jq -e "(.rollup.dso[0].name == \"cpuhog\") and (.rollup.dir|type==\"array\")" out.json &&
@@ -94,6 +95,17 @@ test_expect_success 'the budget drops snippets first and says so' '
 	! grep -q "^\`\`\`" cut.md &&
 	hotloop brief $OWN --budget 150 --json cpuhog.pb.gz >cut.json &&
 	jq -e ".truncated == true and (.cut|test(\"snippet\")) and .hotspots[0].snippet == null" cut.json
+'
+
+test_expect_success 'json and markdown keep the same snippets at the same budget' '
+	for p in cpuhog.pb.gz strlen.pb.gz; do for budget in 0 150 250 400 4000; do
+		hotloop brief $OWN --budget $budget $p >b.md &&
+		hotloop brief $OWN --budget $budget --json $p >b.json &&
+		md=$(grep -c "^\`\`\`" b.md || :) &&
+		json=$(jq "[.hotspots[] | select(.snippet != null)] | length" b.json) &&
+		echo "$p, budget $budget: markdown $((md / 2)) snippets, json $json" &&
+		test $((md / 2)) -eq "$json" || return 1
+	done; done
 '
 
 test_expect_success '--focus keeps one function' '

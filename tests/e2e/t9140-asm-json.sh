@@ -8,7 +8,7 @@ top_types='{
 	binary: (.binary | type), arch: (.arch | type), build_id: (.build_id | type),
 	function: (.function | type), system_name: (.system_name | type),
 	start: (.start | type), end: (.end | type), size: (.size | type),
-	relocatable: (.relocatable | type), sample_type: (.sample_type | type),
+	relocatable: (.relocatable | type), inlined: (.inlined | type), sample_type: (.sample_type | type),
 	samples: (.samples | type), profile_samples: (.profile_samples | type),
 	hot_rule: (.hot_rule | type), hot_instructions: (.hot_instructions | type),
 	instructions: (.instructions | type), loops: (.loops | type), mix: (.mix | type),
@@ -19,10 +19,10 @@ test_expect_success 'without a profile: keys, types, nulls' '
 	hotloop asm --json "$WORKLOADS/asmdot-O2" --fn dot >d.json &&
 	jq -c "$top_types" d.json >types &&
 	cat >want <<-\EOF &&
-	{"binary":"string","arch":"string","build_id":"string","function":"string","system_name":"string","start":"number","end":"number","size":"number","relocatable":"boolean","sample_type":"null","samples":"null","profile_samples":"null","hot_rule":"string","hot_instructions":"number","instructions":"array","loops":"array","mix":"object","tags":"array","vector":"null","verdict":"string"}
+	{"binary":"string","arch":"string","build_id":"string","function":"string","system_name":"string","start":"number","end":"number","size":"number","relocatable":"boolean","inlined":"null","sample_type":"null","samples":"null","profile_samples":"null","hot_rule":"string","hot_instructions":"number","instructions":"array","loops":"array","mix":"object","tags":"array","vector":"null","verdict":"string"}
 	EOF
 	{ cmp types want || { cat types; false; }; } &&
-	jq -e "(keys | length) == 20" d.json >/dev/null &&
+	jq -e "(keys | length) == 21" d.json >/dev/null &&
 	jq -e ".arch == \"x86-64\" and .function == \"dot\" and .hot_rule == \"loops\" and .size == .end - .start" d.json >/dev/null
 '
 

@@ -535,6 +535,53 @@ static void test_asm__nested_loops(void **state)
 }
 
 /*
+ * An inlined function's copy inside the function it was inlined into: the
+ * loops come from the whole function, the hot set and the mix from the
+ * copy's instructions only.
+ */
+static void test_asm__inlined_copy(void **state)
+{
+	static const struct row rows[] = {
+		/* 0 */ { "mov", 0, -1, 0, 0, 0, 0, 0 },
+		/* 1 */ { "mov", 0, -1, 0, 0, 0, 0, 0 },	/* outer head */
+		/* 2 */ { "movsxd", L, -1, 0, 0, 1, 0, 0 },	/* inner head: the copy */
+		/* 3 */ { "add", ALU, -1, 0, 1, 2, 0, 0 },
+		/* 4 */ { "cmp", 0, -1, 0, 0, 0, 0, 0 },
+		/* 5 */ { "jne", CC, 2, 0, 0, 0, 0, 0 },
+		/* 6 */ { "add", ALU, -1, 0, 0, 0, 0, 0 },
+		/* 7 */ { "jne", CC, 1, 0, 0, 0, 0, 0 },
+		/* 8 */ { "ret", RET, -1, 0, 0, 0, 0, 0 },
+		END_ROWS
+	};
+	struct asm_function f;
+
+	/* the copy is the inner loop */
+	build(&f, rows, false);
+	for (size_t i = 0; i < f.nr_insns; i++)
+		f.insns[i].outside = i < 2 || i > 5;
+	asm_analyze(&f);
+	assert_int_equal(f.nr_loops, 2);
+	assert_int_equal(f.hot_rule, ASM_HOT_LOOPS);
+	assert_hot(&f, "..hhhh...");
+	assert_int_equal(f.mix.instructions, 4);
+	assert_int_equal(f.mix.load, 1);
+	asm_function_release(&f);
+
+	/* the copy is the outer loop's own code: no innermost loop of its own */
+	build(&f, rows, false);
+	for (size_t i = 0; i < f.nr_insns; i++)
+		f.insns[i].outside = !(i == 1 || i == 6 || i == 7);
+	asm_analyze(&f);
+	assert_int_equal(f.nr_loops, 2);
+	assert_int_equal(f.hot_rule, ASM_HOT_FUNCTION);
+	assert_hot(&f, ".h....hh.");
+	assert_int_equal(f.mix.instructions, 3);
+	for (size_t i = 0; i < f.nr_insns; i++)
+		assert_false(f.insns[i].outside && f.insns[i].in_hot_loop);
+	asm_function_release(&f);
+}
+
+/*
  * A loop laid out in pieces (as GCC does): a block placed before the head
  * jumps back to it. One loop, and the branch into that block is not a
  * back-edge.
@@ -760,6 +807,7 @@ int main(void)
 		cmocka_unit_test(test_asm__integer_not_on_loaded_data),
 		cmocka_unit_test(test_asm__no_loop_whole_function),
 		cmocka_unit_test(test_asm__nested_loops),
+		cmocka_unit_test(test_asm__inlined_copy),
 		cmocka_unit_test(test_asm__loop_in_pieces),
 		cmocka_unit_test(test_asm__backward_jump_without_cycle),
 		cmocka_unit_test(test_asm__annotate),

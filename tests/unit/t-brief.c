@@ -413,6 +413,16 @@ static char *write_source(char *dir)
 	return path;
 }
 
+/* Markdown code fences ("```" at the start of a line): two per snippet. */
+static size_t count_fences(const char *md)
+{
+	size_t n = 0;
+
+	for (const char *p = md; (p = strstr(p, "```")); p += 3)
+		n += p == md || p[-1] == '\n';
+	return n;
+}
+
 static void test_brief__snippet_and_budget(void **state)
 {
 	char dir[] = "/tmp/hotloop-t-brief.XXXXXX", *path = write_source(dir), *text;
@@ -421,7 +431,8 @@ static void test_brief__snippet_and_budget(void **state)
 	struct strbuf md = STRBUF_INIT, big = STRBUF_INIT;
 	struct profile p;
 	struct brief b;
-	json_t *doc;
+	json_t *doc, *sn;
+	int newlines = 0;
 
 	text = xstrfmt("f1@%s:20;main@%s:40 50\nf1@%s:21;main@%s:40 10\n"
 		       "f2@%s:5;main@%s:40 25\nf3@%s:30;main@%s:40 15\n",
@@ -466,9 +477,31 @@ static void test_brief__snippet_and_budget(void **state)
 	json_decref(doc);
 	doc = brief_to_json(&b, 0);
 	assert_int_equal(json_array_size(json_object_get(doc, "hotspots")), 3);
-	assert_int_equal(json_array_size(json_object_get(json_array_get(json_object_get(doc, "hotspots"), 0),
-							 "snippet")), 13);
+	sn = json_object_get(json_array_get(json_object_get(doc, "hotspots"), 0), "snippet");
+	assert_int_equal(json_integer_value(json_object_get(sn, "first_line")), 14);
+	assert_int_equal(json_integer_value(json_object_get(sn, "hot_line")), 20);
+	/* 13 lines: 12 newlines, none after the last */
+	for (const char *t = json_string_value(json_object_get(sn, "text")); *t; t++)
+		newlines += *t == '\n';
+	assert_int_equal(newlines, 12);
+	assert_true(json_real_value(json_object_get(json_object_get(sn, "pct"), "20")) == 83.3);
+	assert_null(json_object_get(json_object_get(sn, "pct"), "14"));
 	json_decref(doc);
+
+	/* at any budget the JSON keeps the snippets the Markdown keeps */
+	for (size_t budget = 10; budget < big.len / 4 + 50; budget += 25) {
+		size_t kept = 0;
+
+		strbuf_reset(&md);
+		brief_format_md(&b, budget, &md);
+		doc = brief_to_json(&b, budget);
+		for (size_t i = 0; i < json_array_size(json_object_get(doc, "hotspots")); i++)
+			kept += !json_is_null(json_object_get(json_array_get(json_object_get(doc, "hotspots"), i),
+							      "snippet"));
+		assert_int_equal(kept, b.show_snippets);
+		assert_int_equal(count_fences(md.buf) / 2, kept);
+		json_decref(doc);
+	}
 
 	done(&p, &b);
 	strbuf_release(&md);

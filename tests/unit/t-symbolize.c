@@ -537,6 +537,68 @@ static bool find_chain(struct sym_dso *d, const char *bin, const char *fn, int d
 
 /* ---- tests ---- */
 
+/*
+ * The copies of an inlined function: every range lies in a function it was
+ * inlined into, and each of their addresses has it in its inline chain.
+ */
+static void test_symbolize__inlined_ranges(void **state)
+{
+	struct symbolizer *s;
+	struct sym_dso *d;
+	struct sym_inlined in;
+	struct sym_frame fr[8];
+	uint64_t loop_addr, loop_size, twice_addr, twice_size;
+	size_t in_loop = 0, in_twice = 0;
+	char *bin;
+
+	SKIP_IF_UNABLE();
+	s = symbolizer_new();
+	bin = tmp_path("prog");
+	d = symbolizer_dso(s, bin, NULL);
+	assert_true(nm_symbol(bin, "outer_loop", &loop_addr, &loop_size));
+	assert_true(nm_symbol(bin, "outer_twice", &twice_addr, &twice_size));
+
+	/* once in outer_loop, twice through mix_twice in outer_twice */
+	assert_true(sym_inlined_ranges(d, "mix_step", &in) >= 3);
+	assert_string_equal(in.name, "mix_step");
+	assert_true(in.nr_ranges >= in.copies);
+	for (size_t i = 0; i < in.nr_ranges; i++) {
+		const struct sym_range *r = &in.ranges[i];
+		bool found = false;
+		int n;
+
+		assert_true(r->lo < r->hi && r->instance < in.copies);
+		if (r->lo - loop_addr < loop_size) {
+			assert_true(r->hi <= loop_addr + loop_size);
+			in_loop++;
+		} else {
+			assert_true(r->lo - twice_addr < twice_size && r->hi <= twice_addr + twice_size);
+			in_twice++;
+		}
+		n = sym_lookup(d, vaddr_to_off(bin, r->lo), fr, 8);
+		for (int k = 0; k < n; k++)
+			found |= !strcmp(fr[k].name, "mix_step") && fr[k].inlined;
+		assert_true(found);
+	}
+	assert_true(in_loop > 0 && in_twice > 0);
+	sym_inlined_release(&in);
+
+	assert_true(sym_inlined_ranges(d, "mix_twice", &in) >= 1);
+	for (size_t i = 0; i < in.nr_ranges; i++)
+		assert_true(in.ranges[i].lo - twice_addr < twice_size);
+	sym_inlined_release(&in);
+
+	/* a function of its own, and no function at all: no copy */
+	assert_int_equal(sym_inlined_ranges(d, "hot_noinline", &in), 0);
+	assert_null(in.name);
+	assert_int_equal(in.nr_ranges, 0);
+	sym_inlined_release(&in);
+	assert_int_equal(sym_inlined_ranges(d, "no_such_function", &in), 0);
+	sym_inlined_release(&in);
+	free(bin);
+	symbolizer_free(s);
+}
+
 static void test_symbolize__noinline_function_pie(void **state)
 {
 	struct symbolizer *s;
@@ -1918,6 +1980,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_symbolize__noinline_function_pie),
 		cmocka_unit_test(test_symbolize__inline_chain),
+		cmocka_unit_test(test_symbolize__inlined_ranges),
 		cmocka_unit_test(test_symbolize__non_pie),
 		cmocka_unit_test(test_symbolize__shared_library),
 		cmocka_unit_test(test_symbolize__cxx_method),
