@@ -586,9 +586,11 @@ static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool
 		return brief_owns_path(bd->o->owned, file);
 	/*
 	 * No line information, or a file relative to a compilation directory
-	 * we do not know: the main executable's code, or a DSO's under a root.
+	 * we do not know: the main executable's code, or a DSO's under a root;
+	 * not the C runtime's entry code linked into it (_start), which every
+	 * whole stack has at its root.
 	 */
-	if (!f->mapping)
+	if (!f->mapping || (is_entry(frame_name(bd->p, f)) && strcmp(frame_name(bd->p, f), "main")))
 		return false;
 	return f->mapping == bd->main_map ||
 	       brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename));
