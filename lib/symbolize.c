@@ -94,6 +94,7 @@ struct cu {
 	Dwarf_Files *files;
 	size_t nr_files;
 	const char **file_names;	/* interned on first use */
+	const char *comp_dir;		/* DW_AT_comp_dir, "" when none */
 };
 
 /* A function's names, by the DIE offset of its abstract origin. */
@@ -155,6 +156,7 @@ struct symbolizer {
 	struct sym_dso *kernel;
 	char *debug_path;
 	Dwfl_Callbacks callbacks;
+	struct strbuf path;		/* scratch for source paths */
 };
 
 static const char unknown_name[] = "??";
@@ -941,16 +943,26 @@ static void index_cus(struct sym_dso *d)
 	range_index_build(&d->cu_ranges);
 }
 
+/*
+ * A source file of the unit as people and addr2line name it: a relative
+ * name (libdw joins it with the include directory, which may itself be
+ * relative, "../lib/compress") joined with the unit's DW_AT_comp_dir, then
+ * normalized; interned.
+ */
+static const char *source_file(struct symbolizer *s, const struct cu *cu, const char *name)
+{
+	if (!name || !*name)
+		return "";
+	path_join_normalize(&s->path, cu->comp_dir, name);
+	return intern(s, s->path.buf);
+}
+
 static const char *cu_file(struct symbolizer *s, struct cu *cu, Dwarf_Word idx)
 {
-	const char *name;
-
 	if (idx >= cu->nr_files)
 		return "";
-	if (!cu->file_names[idx]) {
-		name = dwarf_filesrc(cu->files, idx, NULL, NULL);
-		cu->file_names[idx] = name ? intern(s, name) : "";
-	}
+	if (!cu->file_names[idx])
+		cu->file_names[idx] = source_file(s, cu, dwarf_filesrc(cu->files, idx, NULL, NULL));
 	return cu->file_names[idx];
 }
 
@@ -1010,8 +1022,7 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 			if (!dwarf_line_file(l, &files, &fidx) && files == cu->files) {
 				row->file = cu_file(d->s, cu, fidx);
 			} else {
-				const char *src = dwarf_linesrc(l, NULL, NULL);
-				row->file = src ? intern(d->s, src) : "";
+				row->file = source_file(d->s, cu, dwarf_linesrc(l, NULL, NULL));
 			}
 		}
 		cu->nr_lines++;
@@ -1132,9 +1143,15 @@ static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 
 static int cu_load(struct sym_dso *d, struct cu *cu)
 {
+	Dwarf_Attribute attr;
+	const char *dir;
+
 	if (cu->state)
 		return cu->state > 0 ? 0 : -1;
 	cu->state = -1;
+	cu->comp_dir = "";
+	if (dwarf_attr(&cu->line_die, DW_AT_comp_dir, &attr) && (dir = dwarf_formstring(&attr)))
+		cu->comp_dir = intern(d->s, dir);
 	if (dwarf_getsrcfiles(&cu->die, &cu->files, &cu->nr_files)) {
 		cu->files = NULL;
 		cu->nr_files = 0;
@@ -1891,6 +1908,7 @@ struct symbolizer *symbolizer_new(void)
 
 	strtab_init(&s->strs);
 	strtab_init(&s->paths);
+	strbuf_init(&s->path, 0);
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
@@ -1916,5 +1934,6 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->debug_path);
 	strtab_release(&s->paths);
 	strtab_release(&s->strs);
+	strbuf_release(&s->path);
 	free(s);
 }
