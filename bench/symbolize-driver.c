@@ -18,13 +18,17 @@
 /* "name<sep>file:line", "??" for an unknown file. */
 static void add_location(struct strbuf *sb, const char *name, char sep, const char *file, int line)
 {
-	char num[16];
-	int len = snprintf(num, sizeof(num), ":%d", line);
+	char num[16], *p = num + sizeof(num);
+	unsigned v = line < 0 ? 0 : (unsigned)line;
 
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	*--p = ':';
 	strbuf_addstr(sb, name);
 	strbuf_addch(sb, sep);
 	strbuf_addstr(sb, *file ? file : "??");
-	strbuf_add(sb, num, (size_t)len);
+	strbuf_add(sb, p, (size_t)(num + sizeof(num) - p));
 }
 
 /* One address's answer, kept until the clock stops. */
