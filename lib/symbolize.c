@@ -1340,6 +1340,9 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 		load_lines(d, cu);
 	}
 	sort_lines(cu);
+	/* the unit's last row ends it, as libdw marks it (compilers may forget) */
+	if (cu->nr_lines)
+		cu->lines[cu->nr_lines - 1].end = 1;
 	switch (dwarf_srclang(&cu->die)) {
 	case DW_LANG_C89:
 	case DW_LANG_C:
