@@ -17,6 +17,7 @@
 #include "brief.h"
 #include "callgrind.h"
 #include "config.h"
+#include "git.h"
 #include "hindex.h"
 #include "json.h"
 #include "kb.h"
@@ -533,6 +534,24 @@ struct rollups {
 	int64_t unowned;
 };
 
+/*
+ * A path of the profile (a source file, a mapped file) looked at once:
+ * whether it is under a root, lexically or once its links are resolved
+ * (a build run from a directory reached through a link names its sources
+ * by that path), and then the real path, which is what is shown.
+ */
+struct path_info {
+	const char *path;
+	char *real;			/* set only when it made the path owned */
+	bool owned;
+};
+
+struct path_cache {
+	struct path_info *v;
+	size_t nr, alloc;
+	struct hindex index;
+};
+
 struct builder {
 	struct brief *b;
 	const struct profile *p;
@@ -540,6 +559,8 @@ struct builder {
 	int off_idx;		/* the off-cpu sample type, or -1 */
 	const struct brief_opts *o;
 	const struct pf_mapping *main_map;
+	char *main_tree;		/* the fallback's: where the main executable was built */
+	struct path_cache paths;
 	struct fmap fns;
 	struct pf_frame *frames;
 	size_t alloc_frames;
@@ -559,7 +580,135 @@ static bool is_plt(const char *name)
 	return (n > 4 && !strcmp(name + n - 4, "@plt")) || !strcmp(name, "[plt]");
 }
 
-static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool fallback)
+static bool path_eq(const void *table, size_t i, const void *key)
+{
+	return ((const struct path_cache *)table)->v[i].path == key;
+}
+
+static const struct path_info *path_info(struct builder *bd, const char *path)
+{
+	struct path_cache *pc = &bd->paths;
+	uint64_t h = hash64((uint64_t)(uintptr_t)path);
+	struct path_info *pi;
+	size_t slot, i;
+
+	if ((i = hindex_probe(&pc->index, h, path_eq, pc, path, &slot)) != HINDEX_NONE)
+		return &pc->v[i];
+	ALLOC_GROW(pc->v, pc->nr + 1, pc->alloc);
+	pi = &pc->v[pc->nr];
+	pi->path = path;
+	pi->real = NULL;
+	pi->owned = brief_owns_path(bd->o->owned, path);
+	if (!pi->owned && *path == '/') {
+		char *real = realpath(path, NULL);
+
+		if (real && strcmp(real, path) && brief_owns_path(bd->o->owned, real)) {
+			pi->owned = true;
+			pi->real = real;
+		} else {
+			free(real);
+		}
+	}
+	hindex_set(&pc->index, slot, h, pc->nr++);
+	return pi;
+}
+
+static bool path_owned(struct builder *bd, const char *path)
+{
+	return path_info(bd, path)->owned;
+}
+
+/* The path as the brief shows it: resolved when that is what made it owned. */
+static const char *path_shown(struct builder *bd, const char *path)
+{
+	const struct path_info *pi = path_info(bd, path);
+
+	return pi->real ? pi->real : path;
+}
+
+/* Free the cache; the real paths go to the brief, whose hotspots and rollups show them. */
+static void path_cache_release(struct path_cache *pc, struct brief *b)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pc->nr; i++)
+		n += pc->v[i].real != NULL;
+	if (n) {
+		b->real_paths = xrealloc(b->real_paths, (b->nr_real_paths + n) * sizeof(*b->real_paths));
+		for (size_t i = 0; i < pc->nr; i++)
+			if (pc->v[i].real)
+				b->real_paths[b->nr_real_paths++] = pc->v[i].real;
+	}
+	free(pc->v);
+	hindex_release(&pc->index);
+	memset(pc, 0, sizeof(*pc));
+}
+
+/*
+ * Where the main executable was built, for the fallback: the git top level
+ * holding it, else its directory (libtool's .libs/ one up). NULL at "/".
+ */
+static char *main_tree(const struct builder *bd)
+{
+	const char *name = bd->main_map ? profile_string(bd->p, bd->main_map->filename) : "";
+	char *real, *slash, *top;
+
+	if (*name != '/' || !(real = realpath(name, NULL)))
+		return NULL;
+	slash = strrchr(real, '/');
+	*slash = '\0';
+	if ((top = git_find_top(*real ? real : "/"))) {
+		free(real);
+		real = top;
+	} else if ((slash = strrchr(real, '/')) && !strcmp(slash, "/.libs")) {
+		*slash = '\0';
+	}
+	if (!*real || !strcmp(real, "/")) {
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/*
+ * Is a mapped file ours: under a root (its links resolved), or, in the
+ * fallback, the main executable or a file of the tree it was built in
+ * (a library the same build made, as libtool's .libs/libsqlite3.so next to
+ * .libs/sqlite3).
+ */
+static bool mapping_owned(struct builder *bd, const struct pf_mapping *m, bool fallback)
+{
+	const char *name;
+
+	if (!m)
+		return false;
+	name = profile_string(bd->p, m->filename);
+	if (path_owned(bd, name))
+		return true;
+	if (!fallback)
+		return m == bd->main_map;
+	if (m == bd->main_map)
+		return true;
+	if (!bd->main_tree || *name != '/')
+		return false;
+	if (under(name, bd->main_tree))
+		return true;
+	{
+		char *real = realpath(name, NULL);
+		bool in = real && under(real, bd->main_tree);
+
+		free(real);
+		return in;
+	}
+}
+
+/* A process or thread entry other than main: the C runtime's code. */
+static bool crt_entry(const char *name)
+{
+	return is_entry(name) && strcmp(name, "main");
+}
+
+static bool frame_owned(struct builder *bd, const struct pf_frame *f, bool fallback)
 {
 	const char *file;
 
@@ -573,27 +722,23 @@ static bool frame_owned(const struct builder *bd, const struct pf_frame *f, bool
 		 */
 		const char *name = frame_name(bd->p, f);
 
-		if (brief_categorize(name, NULL) != BT_NR || (is_entry(name) && strcmp(name, "main")))
+		if (brief_categorize(name, NULL) != BT_NR || crt_entry(name))
 			return false;
-		return *file == '/' && !fallback ? brief_owns_path(bd->o->owned, file)
+		return *file == '/' && !fallback ? path_owned(bd, file)
 						 : strncmp(file, "/usr/", 5) != 0;
 	}
 	if (fallback)
-		return f->mapping && strncmp(file, "/usr/", 5) &&
-		       (f->mapping == bd->main_map ||
-			brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename)));
+		return strncmp(file, "/usr/", 5) && (*file || !crt_entry(frame_name(bd->p, f))) &&
+		       mapping_owned(bd, f->mapping, true);
 	if (*file == '/')
-		return brief_owns_path(bd->o->owned, file);
+		return path_owned(bd, file);
 	/*
 	 * No line information, or a file relative to a compilation directory
 	 * we do not know: the main executable's code, or a DSO's under a root;
 	 * not the C runtime's entry code linked into it (_start), which every
 	 * whole stack has at its root.
 	 */
-	if (!f->mapping || (is_entry(frame_name(bd->p, f)) && strcmp(frame_name(bd->p, f), "main")))
-		return false;
-	return f->mapping == bd->main_map ||
-	       brief_owns_path(bd->o->owned, profile_string(bd->p, f->mapping->filename));
+	return !crt_entry(frame_name(bd->p, f)) && mapping_owned(bd, f->mapping, false);
 }
 
 static bool slot_owned(struct builder *bd, const struct pf_frame *f, bool fallback)
@@ -802,7 +947,7 @@ static int pick_hotspots(struct builder *bd)
 		h = &b->hotspots[b->nr_hotspots];
 		fs->hotspot = (int)b->nr_hotspots++;
 		h->function = fs->name;
-		h->file = fs->file;
+		h->file = path_shown(bd, fs->file);
 		h->system_name = fs->system_name;
 		h->self = fs->self;
 		h->total = fs->total;
@@ -1274,6 +1419,7 @@ static void rollup_sample(struct builder *bd, int64_t v, size_t n)
 {
 	struct rollups *r = &bd->roll;
 	struct slot_info *si;
+	const char *file;
 	size_t k;
 
 	if (!n)
@@ -1292,8 +1438,8 @@ static void rollup_sample(struct builder *bd, int64_t v, size_t n)
 		return;
 	}
 	ALLOC_GROW(r->names, r->nr_names + 1, r->alloc_names);
-	si->dir = tally_add(&r->dir, dir_of(bd->o->owned, frame_file(bd->p, &bd->frames[k]),
-					    &r->names[r->nr_names]), v, true);
+	file = path_shown(bd, frame_file(bd->p, &bd->frames[k]));
+	si->dir = tally_add(&r->dir, dir_of(bd->o->owned, file, &r->names[r->nr_names]), v, true);
 	/* keep the string only when the tally took it */
 	if (si->dir == r->names[r->nr_names])
 		r->nr_names++;
@@ -1416,6 +1562,8 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		memset(&bd.fns, 0, sizeof(bd.fns));
 		forget_owned(&bd);
 		fallback = true;
+		bd.main_tree = main_tree(&bd);
+		b->main_tree = bd.main_tree ? xstrdup(bd.main_tree) : NULL;
 		pass_totals(&bd, true, &attributed);
 		b->owned_fallback = true;
 		add_warning(b, xstrfmt("no sampled code has its source under %s: the code of the main "
@@ -1454,6 +1602,8 @@ out:
 	free(bd.frames);
 	free(bd.owned);
 	free(bd.slots);
+	free(bd.main_tree);
+	path_cache_release(&bd.paths, b);
 	rollups_release(&bd.roll);
 	symbolizer_free(bd.symbolizer);
 	if (ret)
@@ -1775,6 +1925,8 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 			    (double)b->samples / b->duration_s);
 	strbuf_addf(sb, "; weighed by %s\n", b->sample_type);
 	strbuf_addf(sb, "- owned code: %s", b->owned_fallback ? "the main executable" : "");
+	if (b->owned_fallback && b->main_tree)
+		strbuf_addf(sb, " and the files of %s", b->main_tree);
 	for (size_t i = 0; !b->owned_fallback && i < b->owned->nr_roots; i++)
 		strbuf_addf(sb, "%s%s", i ? ", " : "", b->owned->roots[i]);
 	if (b->owned->how && !b->owned_fallback)
@@ -1992,6 +2144,8 @@ static json_t *render_json(const struct brief *b)
 	json_object_set_new(own, "roots", roots);
 	json_object_set_new(own, "from", json_text(b->owned->how));
 	json_object_set_new(own, "main_executable_fallback", json_boolean(b->owned_fallback));
+	json_object_set_new(own, "main_executable_tree",
+			    b->owned_fallback && b->main_tree ? json_text(b->main_tree) : json_null());
 	json_object_set_new(doc, "owned", own);
 	json_object_set_new(doc, "kb", b->kb_dir ? json_pack("{s:o, s:I}", "dir", json_text(b->kb_dir),
 							     "attempts", (json_int_t)b->kb_attempts)
@@ -2054,6 +2208,10 @@ void brief_release(struct brief *b)
 	for (size_t i = 0; i < b->nr_dir_names; i++)
 		free(b->dir_names[i]);
 	free(b->dir_names);
+	for (size_t i = 0; i < b->nr_real_paths; i++)
+		free(b->real_paths[i]);
+	free(b->real_paths);
+	free(b->main_tree);
 	free(b->kb_dir);
 	memset(b, 0, sizeof(*b));
 }

@@ -142,6 +142,7 @@ struct brief {
 	size_t nr_warnings;
 	const struct brief_owned *owned;
 	bool owned_fallback;		/* nothing under the roots: the main executable counted */
+	char *main_tree;		/* ... and the files of the tree it was built in; NULL: none */
 	struct brief_hotspot *hotspots;
 	size_t nr_hotspots;
 	struct brief_share *hot_path;
@@ -150,6 +151,8 @@ struct brief {
 	size_t nr_by_dso, nr_by_dir;
 	char **dir_names;		/* the strings by_dir points to */
 	size_t nr_dir_names;
+	char **real_paths;		/* sources shown by their real path, hotspots point to */
+	size_t nr_real_paths;
 	char *kb_dir;			/* the knowledge base as shown; NULL: none added */
 	size_t kb_attempts;		/* how many attempts it holds */
 	/* what the last format call kept within its budget */

@@ -25,6 +25,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "dwarf-line.h"
 #include "hindex.h"
 #include "intern.h"
 #include "symbolize.h"
@@ -91,9 +92,11 @@ struct cu {
 	struct scope *scopes;
 	size_t nr_scopes, alloc_scopes;
 	struct range_index ranges;	/* items are scopes */
-	Dwarf_Files *files;
+	Dwarf_Files *files;		/* libdw's, when dwarf-line.c could not read the table */
+	struct dwarf_line_file *lfiles;	/* else dwarf-line.c's */
 	size_t nr_files;
 	const char **file_names;	/* interned on first use */
+	const char *comp_dir;		/* DW_AT_comp_dir, "" when none */
 };
 
 /* A function's names, by the DIE offset of its abstract origin. */
@@ -141,6 +144,9 @@ struct sym_dso {
 	size_t nr_cus, alloc_cus;
 	struct range_index cu_ranges;	/* items are cus */
 	struct origin_cache origins;
+	int line_sec_state;		/* 0 not looked for, 1 found, -1 not usable */
+	struct dwarf_line_sections line_sec;
+	struct dwarf_line_table line_scratch;	/* each unit's table is read into it */
 };
 
 struct symbolizer {
@@ -155,6 +161,7 @@ struct symbolizer {
 	struct sym_dso *kernel;
 	char *debug_path;
 	Dwfl_Callbacks callbacks;
+	struct strbuf path;		/* scratch for source paths */
 };
 
 static const char unknown_name[] = "??";
@@ -941,15 +948,36 @@ static void index_cus(struct sym_dso *d)
 	range_index_build(&d->cu_ranges);
 }
 
+/*
+ * A source file of the unit as people and addr2line name it: a relative
+ * name (libdw joins it with the include directory, which may itself be
+ * relative, "../lib/compress") joined with the unit's DW_AT_comp_dir, then
+ * normalized; interned.
+ */
+static const char *source_file(struct symbolizer *s, const struct cu *cu, const char *name)
+{
+	if (!name || !*name)
+		return "";
+	path_join_normalize(&s->path, cu->comp_dir, name);
+	return intern(s, s->path.buf);
+}
+
 static const char *cu_file(struct symbolizer *s, struct cu *cu, Dwarf_Word idx)
 {
-	const char *name;
-
 	if (idx >= cu->nr_files)
 		return "";
 	if (!cu->file_names[idx]) {
-		name = dwarf_filesrc(cu->files, idx, NULL, NULL);
-		cu->file_names[idx] = name ? intern(s, name) : "";
+		if (cu->lfiles) {
+			const struct dwarf_line_file *f = &cu->lfiles[idx];
+			struct strbuf name = STRBUF_INIT;
+
+			/* the include directory first: it may be relative too */
+			path_join_normalize(&name, f->dir, f->name);
+			cu->file_names[idx] = source_file(s, cu, name.buf);
+			strbuf_release(&name);
+		} else {
+			cu->file_names[idx] = source_file(s, cu, dwarf_filesrc(cu->files, idx, NULL, NULL));
+		}
 	}
 	return cu->file_names[idx];
 }
@@ -1010,19 +1038,180 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 			if (!dwarf_line_file(l, &files, &fidx) && files == cu->files) {
 				row->file = cu_file(d->s, cu, fidx);
 			} else {
-				const char *src = dwarf_linesrc(l, NULL, NULL);
-				row->file = src ? intern(d->s, src) : "";
+				row->file = source_file(d->s, cu, dwarf_linesrc(l, NULL, NULL));
 			}
 		}
 		cu->nr_lines++;
 	}
-	/* libdw hands the rows sorted already, usually */
-	for (size_t i = 1; i < cu->nr_lines; i++) {
-		if (line_row_cmp(&cu->lines[i - 1], &cu->lines[i]) > 0) {
-			qsort(cu->lines, cu->nr_lines, sizeof(*cu->lines), line_row_cmp);
-			break;
+}
+
+/* A sequence of a line table: rows [lo, hi), the last its end. */
+struct line_seq {
+	const struct line_row *first;
+	size_t lo, hi;
+};
+
+static int line_seq_cmp(const void *a_, const void *b_)
+{
+	const struct line_seq *a = a_, *b = b_;
+
+	return line_row_cmp(a->first, b->first);
+}
+
+/*
+ * Sort the rows as line_row_cmp() orders them (a total order, so any sort
+ * gives the one result). Rows come in sequences, each ascending, the
+ * sequences in any order: sorting the sequences by their first row leaves
+ * at most a few rows out of place (an empty row just before its
+ * sequence's end), which an insertion pass moves; anything more disordered
+ * (overlapping sequences) is sorted whole.
+ */
+static void sort_lines(struct cu *cu)
+{
+	struct line_row *rows = cu->lines;
+	size_t n = cu->nr_lines, moves = 0, i;
+
+	for (i = 1; i < n && line_row_cmp(&rows[i - 1], &rows[i]) <= 0; i++)
+		;
+	if (i >= n)
+		return;
+	{
+		struct line_seq *seq = NULL;
+		size_t nr = 0, alloc = 0, lo = 0;
+		struct line_row *sorted;
+
+		for (i = 0; i < n; i++) {
+			if (!rows[i].end && i + 1 < n)
+				continue;
+			ALLOC_GROW(seq, nr + 1, alloc);
+			seq[nr++] = (struct line_seq){ &rows[lo], lo, i + 1 };
+			lo = i + 1;
+		}
+		qsort(seq, nr, sizeof(*seq), line_seq_cmp);
+		sorted = xmalloc(n * sizeof(*sorted));
+		for (size_t k = 0, at = 0; k < nr; k++) {
+			memcpy(&sorted[at], &rows[seq[k].lo], (seq[k].hi - seq[k].lo) * sizeof(*rows));
+			at += seq[k].hi - seq[k].lo;
+		}
+		free(seq);
+		free(rows);
+		cu->lines = rows = sorted;
+	}
+	for (i = 1; i < n; i++) {
+		for (size_t j = i; j > 0 && line_row_cmp(&rows[j - 1], &rows[j]) > 0; j--) {
+			struct line_row t = rows[j];
+
+			rows[j] = rows[j - 1];
+			rows[j - 1] = t;
+			if (++moves > n) {
+				qsort(rows, n, sizeof(*rows), line_row_cmp);
+				return;
+			}
 		}
 	}
+}
+
+/* The sections a line table refers to, from the file libdw read the DWARF of. */
+static int find_line_sections(struct sym_dso *d)
+{
+	Elf *elf = d->dw ? dwarf_getelf(d->dw) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	size_t shstrndx;
+
+	if (d->line_sec_state)
+		return d->line_sec_state > 0 ? 0 : -1;
+	d->line_sec_state = -1;
+	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx))
+		return -1;
+	d->line_sec.big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+		const unsigned char **bytes;
+		size_t *size;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".debug_line")) {
+			bytes = &d->line_sec.line;
+			size = &d->line_sec.line_size;
+		} else if (!strcmp(name, ".debug_line_str")) {
+			bytes = &d->line_sec.line_str;
+			size = &d->line_sec.line_str_size;
+		} else if (!strcmp(name, ".debug_str")) {
+			bytes = &d->line_sec.str;
+			size = &d->line_sec.str_size;
+		} else {
+			continue;
+		}
+		/* libdw decompresses the sections it reads; one still compressed is not ours to read */
+		if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS ||
+		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
+			return -1;
+		*bytes = data->d_buf;
+		*size = data->d_size;
+	}
+	if (!d->line_sec.line)
+		return -1;
+	d->line_sec_state = 1;
+	return 0;
+}
+
+/* A row at the end of the unit's table (which has room for it). */
+static void add_line_row(struct cu *cu, uint64_t addr, int lineno, bool end, const char *file)
+{
+	struct line_row *row = &cu->lines[cu->nr_lines];
+
+	row->addr = addr;
+	row->line = lineno < 0 ? 0 : lineno;
+	row->end = end;
+	row->order = (uint32_t)cu->nr_lines;
+	row->file = end ? "" : file;
+	cu->nr_lines++;
+}
+
+/*
+ * The unit's line table read by dwarf-line.c: 0, or -1 when it cannot be
+ * (no section bytes, a form or layout it does not read), and libdw is asked.
+ */
+static int load_lines_own(struct sym_dso *d, struct cu *cu)
+{
+	struct dwarf_line_table *t = &d->line_scratch;
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+	Dwarf_Die cudie;
+	uint8_t addr_size, offset_size;
+	bool seq_start = true, skip_seq = false;
+	size_t n;
+
+	/* a split unit's files are libdw's to find (the skeleton's, or its .dwo's) */
+	if (cu->die.cu != cu->line_die.cu || dwarf_cu_getdwarf(cu->line_die.cu) != d->dw ||
+	    find_line_sections(d))
+		return -1;
+	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) ||
+	    !dwarf_diecu(&cu->line_die, &cudie, &addr_size, &offset_size) ||
+	    dwarf_line_read(t, &d->line_sec, off, addr_size))
+		return -1;
+	cu->nr_files = t->nr_files;
+	cu->lfiles = xmalloc((cu->nr_files ? cu->nr_files : 1) * sizeof(*cu->lfiles));
+	memcpy(cu->lfiles, t->files, cu->nr_files * sizeof(*cu->lfiles));
+	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1, sizeof(*cu->file_names));
+	n = t->nr_rows > (1u << 31) - 1 ? (1u << 31) - 1 : t->nr_rows;
+	cu->lines = xmalloc((n ? n : 1) * sizeof(*cu->lines));
+	for (size_t i = 0; i < n; i++) {
+		const struct dwarf_line_row *r = &t->rows[i];
+
+		/* a sequence at address 0 is code the linker discarded */
+		if (seq_start)
+			skip_seq = r->addr == 0;
+		seq_start = r->end;
+		if (skip_seq)
+			continue;
+		add_line_row(cu, r->addr, r->line, r->end, r->end ? "" : cu_file(d->s, cu, r->file));
+	}
+	return 0;
 }
 
 static const struct line_row *line_find(const struct cu *cu, uint64_t addr)
@@ -1132,16 +1321,28 @@ static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 
 static int cu_load(struct sym_dso *d, struct cu *cu)
 {
+	Dwarf_Attribute attr;
+	const char *dir;
+
 	if (cu->state)
 		return cu->state > 0 ? 0 : -1;
 	cu->state = -1;
-	if (dwarf_getsrcfiles(&cu->die, &cu->files, &cu->nr_files)) {
-		cu->files = NULL;
-		cu->nr_files = 0;
+	cu->comp_dir = "";
+	if (dwarf_attr(&cu->line_die, DW_AT_comp_dir, &attr) && (dir = dwarf_formstring(&attr)))
+		cu->comp_dir = intern(d->s, dir);
+	if (load_lines_own(d, cu)) {
+		if (dwarf_getsrcfiles(&cu->die, &cu->files, &cu->nr_files)) {
+			cu->files = NULL;
+			cu->nr_files = 0;
+		}
+		cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1,
+					 sizeof(*cu->file_names));
+		load_lines(d, cu);
 	}
-	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1,
-				 sizeof(*cu->file_names));
-	load_lines(d, cu);
+	sort_lines(cu);
+	/* the unit's last row ends it, as libdw marks it (compilers may forget) */
+	if (cu->nr_lines)
+		cu->lines[cu->nr_lines - 1].end = 1;
 	switch (dwarf_srclang(&cu->die)) {
 	case DW_LANG_C89:
 	case DW_LANG_C:
@@ -1599,9 +1800,11 @@ static void dso_free(struct sym_dso *d)
 		free(cu->lines);
 		free(cu->scopes);
 		free(cu->file_names);
+		free(cu->lfiles);
 		range_index_release(&cu->ranges);
 	}
 	free(d->cus);
+	dwarf_line_table_release(&d->line_scratch);
 	range_index_release(&d->cu_ranges);
 	free(d->origins.v);
 	hindex_release(&d->origins.index);
@@ -1950,6 +2153,7 @@ struct symbolizer *symbolizer_new(void)
 
 	strtab_init(&s->strs);
 	strtab_init(&s->paths);
+	strbuf_init(&s->path, 0);
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->callbacks.section_address = dwfl_offline_section_address;
@@ -1975,5 +2179,6 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->debug_path);
 	strtab_release(&s->paths);
 	strtab_release(&s->strs);
+	strbuf_release(&s->path);
 	free(s);
 }

@@ -427,6 +427,65 @@ const char *short_path(const char *path)
 	return p;
 }
 
+/* Append one component of a path being normalized; 'keep' is how much of out a ".." cannot take. */
+static void path_component(struct strbuf *out, size_t *keep, const char *c, size_t n)
+{
+	if (!n || (n == 1 && c[0] == '.'))
+		return;
+	if (n == 2 && c[0] == '.' && c[1] == '.') {
+		if (out->len > *keep) {
+			size_t i = out->len;
+
+			while (i > *keep && out->buf[i - 1] != '/')
+				i--;
+			/* drop the component and the '/' before it, but not the root's */
+			strbuf_setlen(out, i > 1 && i > *keep ? i - 1 : i);
+			return;
+		}
+		if (out->len && out->buf[0] == '/')
+			return;		/* "/.." is "/" */
+		/* a relative path: keep it, and never take it away */
+		if (out->len)
+			strbuf_addch(out, '/');
+		strbuf_addstr(out, "..");
+		*keep = out->len;
+		return;
+	}
+	if (out->len && out->buf[out->len - 1] != '/')
+		strbuf_addch(out, '/');
+	strbuf_add(out, c, n);
+}
+
+static void path_components(struct strbuf *out, size_t *keep, const char *p)
+{
+	while (*p) {
+		const char *end = strchrnul(p, '/');
+
+		path_component(out, keep, p, (size_t)(end - p));
+		p = *end ? end + 1 : end;
+	}
+}
+
+void path_join_normalize(struct strbuf *out, const char *dir, const char *name)
+{
+	size_t keep = 0;
+	bool joined = *name != '/' && dir && *dir;
+	const char *first = joined ? dir : name;
+
+	strbuf_setlen(out, 0);
+	if (!*first)
+		return;
+	if (*first == '/') {
+		strbuf_addch(out, '/');
+		keep = 1;
+	}
+	if (joined)
+		path_components(out, &keep, dir);
+	path_components(out, &keep, name);
+	if (!out->len)
+		strbuf_addch(out, '.');
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
 	(void)st;

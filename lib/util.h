@@ -97,6 +97,19 @@ size_t edit_distance(const char *a, const char *b);
 /* The last two components of a path: enough to find a source file in a table. */
 const char *short_path(const char *path);
 
+/*
+ * 'name' joined with the directory 'dir' (when 'name' is relative and 'dir'
+ * not NULL or empty) and normalized lexically, into 'out' (its contents are
+ * replaced): empty and "." components go, ".." takes the component before it
+ * away (at the root of an absolute path it stays at the root; a relative path
+ * keeps the ".."s it cannot take away), no trailing '/'. Links are not
+ * followed. "" stays "", a relative path that cancels out is ".".
+ * ("/src/prog", "../lib/a/../b.h") -> "/src/lib/b.h", as DWARF's
+ * DW_AT_comp_dir and a relative DW_AT_name or include directory combine.
+ */
+struct strbuf;
+void path_join_normalize(struct strbuf *out, const char *dir, const char *name);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 

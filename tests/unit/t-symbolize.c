@@ -418,6 +418,7 @@ static struct oracle *addr2line_range(const char *bin, uint64_t lo, uint64_t hi,
 	struct oracle *res = xcalloc(hi - lo, sizeof(*res));
 	FILE *f = fopen(in, "w");
 	char line[512];
+	struct strbuf norm = STRBUF_INIT;
 	ssize_t cur = -1;
 	int want_file = 0;
 
@@ -454,11 +455,18 @@ static struct oracle *addr2line_range(const char *bin, uint64_t lo, uint64_t hi,
 		colon = strrchr(line, ':');
 		assert_non_null(colon);
 		*colon = '\0';
-		snprintf(o->f[o->nr].file, sizeof(o->f[0].file), "%s", line);
+		/* addr2line joins the directory and the name, but leaves "..": normalize */
+		strbuf_setlen(&norm, 0);
+		if (strcmp(line, "??"))
+			path_join_normalize(&norm, NULL, line);
+		else
+			strbuf_addstr(&norm, line);
+		snprintf(o->f[o->nr].file, sizeof(o->f[0].file), "%s", norm.buf);
 		o->f[o->nr].line = atoi(colon + 1);	/* "?" gives 0 */
 		o->nr++;
 	}
 	fclose(f);
+	strbuf_release(&norm);
 	*nr = (size_t)(cur + 1);
 	free(in);
 	free(out);
@@ -686,6 +694,117 @@ static void test_symbolize__inline_chain(void **state)
 	assert_true(check_function_against_addr2line(d, bin, "outer_twice") > 0);
 	symbolizer_free(s);
 	free(bin);
+}
+
+/*
+ * A program of several units built the way make builds one: from a build
+ * directory, with relative source names and include directories that have
+ * ".." in them (zstd's "../lib/compress/../common/bitstream.h"), DWARF 5 and
+ * 4, and one unit named by its absolute path. Every file is the unit's
+ * DW_AT_comp_dir joined with the name, normalized: absolute, without "."
+ * or "..", the file addr2line names once normalized the same way.
+ */
+static const char mu_helper_h[] =
+	"/* multi-unit test: an always-inline helper in an included header */\n"
+	"static inline __attribute__((always_inline)) unsigned long\n"
+	"mu_helper(unsigned long x)\n"
+	"{\n"
+	"\tfor (int i = 0; i < 6; i++)\n"
+	"\t\tx = (x ^ (x >> 11)) * 0x9e3779b97f4a7c15ul; /* MU_HELPER */\n"
+	"\treturn x;\n"
+	"}\n";
+static const char mu_a_c[] =
+	"/* multi-unit test: unit a */\n"
+	"#include \"helper.h\"\n"
+	"unsigned long mu_b(unsigned long);\n"
+	"unsigned long mu_c(unsigned long);\n"
+	"volatile unsigned long mu_sink;\n"
+	"__attribute__((noinline)) unsigned long mu_a(unsigned long x)\n"
+	"{\n"
+	"\treturn mu_helper(x + mu_sink); /* MU_A */\n"
+	"}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\t(void)argv;\n"
+	"\tmu_sink = mu_a((unsigned long)argc) + mu_b(mu_sink) + mu_c(mu_sink);\n"
+	"\treturn 0;\n"
+	"}\n";
+static const char mu_b_c[] =
+	"/* multi-unit test: unit b */\n"
+	"#include \"helper.h\"\n"
+	"extern volatile unsigned long mu_sink;\n"
+	"__attribute__((noinline)) unsigned long mu_b(unsigned long x)\n"
+	"{\n"
+	"\treturn mu_helper(x * 3 + mu_sink) + 1; /* MU_B */\n"
+	"}\n";
+static const char mu_c_c[] =
+	"/* multi-unit test: unit c, compiled by its absolute name */\n"
+	"extern volatile unsigned long mu_sink;\n"
+	"__attribute__((noinline)) unsigned long mu_c(unsigned long x)\n"
+	"{\n"
+	"\treturn x * 5 + mu_sink; /* MU_C */\n"
+	"}\n";
+
+static bool has_dot_component(const char *path)
+{
+	return strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//") ||
+	       ends_with(path, "/.") || ends_with(path, "/..");
+}
+
+static void test_symbolize__multi_unit_paths(void **state)
+{
+	static const char *dwarf[] = { "-gdwarf-5", "-gdwarf-4" };
+
+	SKIP_IF_UNABLE();
+	assert_int_equal(run("mkdir -p %s/mu/src/inc %s/mu/lib %s/mu/build", tmpdir, tmpdir, tmpdir), 0);
+	assert_int_equal(write_text("mu/src/inc/helper.h", mu_helper_h), 0);
+	assert_int_equal(write_text("mu/src/a.c", mu_a_c), 0);
+	assert_int_equal(write_text("mu/lib/b.c", mu_b_c), 0);
+	assert_int_equal(write_text("mu/lib/c.c", mu_c_c), 0);
+	for (size_t v = 0; v < ARRAY_SIZE(dwarf); v++) {
+		char *name = xstrfmt("mu/build/mu%zu", v), *bin = tmp_path(name);
+		char *helper = tmp_path("mu/src/inc/helper.h"), *a = tmp_path("mu/src/a.c");
+		char *b = tmp_path("mu/lib/b.c"), *c = tmp_path("mu/lib/c.c");
+		struct symbolizer *s = symbolizer_new();
+		struct sym_dso *d;
+		struct sym_frame fr[16];
+		int n;
+
+		assert_int_equal(run("cd %s/mu/build && cc -O2 -g %s -I../src/../src/./inc -c ../src/a.c && "
+				     "cc -O2 -g %s -I..//src/inc -c ./../lib/b.c && "
+				     "cc -O2 -g %s -c %s/mu/build/../lib/c.c && "
+				     "cc -o mu%zu a.o b.o c.o", tmpdir, dwarf[v], dwarf[v], dwarf[v],
+				     tmpdir, v), 0);
+		d = symbolizer_dso(s, bin, NULL);
+
+		/* the helper inlined into both units names the one header */
+		assert_true(find_chain(d, bin, "mu_a", 2, "mu_helper", fr));
+		assert_string_equal(fr[0].file, helper);
+		assert_int_equal(fr[0].line, line_of(mu_helper_h, "MU_HELPER"));
+		assert_string_equal(fr[1].file, a);
+		assert_int_equal(fr[1].line, line_of(mu_a_c, "MU_A"));
+		assert_true(find_chain(d, bin, "mu_b", 2, "mu_helper", fr));
+		assert_string_equal(fr[0].file, helper);
+		assert_string_equal(fr[1].file, b);
+		assert_int_equal(fr[1].line, line_of(mu_b_c, "MU_B"));
+		n = lookup_fn(d, bin, "mu_c", 0, fr, 16);
+		assert_int_equal(n, 1);
+		assert_string_equal(fr[0].file, c);
+
+		/* every address of the three, whole chains, against addr2line */
+		assert_true(check_function_against_addr2line(d, bin, "mu_a") > 0);
+		assert_true(check_function_against_addr2line(d, bin, "mu_b") > 0);
+		check_function_against_addr2line(d, bin, "mu_c");
+		for (const char *const *f = (const char *const[]){ helper, a, b, c, NULL }; *f; f++)
+			assert_false(has_dot_component(*f));
+		symbolizer_free(s);
+		free(name);
+		free(bin);
+		free(helper);
+		free(a);
+		free(b);
+		free(c);
+	}
 }
 
 static void test_symbolize__non_pie(void **state)
@@ -1981,6 +2100,7 @@ int main(void)
 		cmocka_unit_test(test_symbolize__noinline_function_pie),
 		cmocka_unit_test(test_symbolize__inline_chain),
 		cmocka_unit_test(test_symbolize__inlined_ranges),
+		cmocka_unit_test(test_symbolize__multi_unit_paths),
 		cmocka_unit_test(test_symbolize__non_pie),
 		cmocka_unit_test(test_symbolize__shared_library),
 		cmocka_unit_test(test_symbolize__cxx_method),

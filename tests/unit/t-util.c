@@ -1,6 +1,7 @@
 /*
  * t-util.c: unit tests for util.c: the CPU list parser --pin and the
- * sampler share, and out of memory: a message and exit status 1.
+ * sampler share, out of memory (a message and exit status 1), and the
+ * joining and normalizing of source paths.
  */
 #include <sys/wait.h>
 #include <unistd.h>
@@ -191,9 +192,83 @@ static void test_util__out_of_memory(void **state)
 	}
 }
 
+static void test_util__path_join_normalize(void **state)
+{
+	static const struct {
+		const char *dir, *name, *want;
+	} cases[] = {
+		/* what DWARF has: a compilation directory and a relative name */
+		{ "/work/src/zstd/programs", "../lib/compress/zstd_cwksp.h", "/work/src/zstd/lib/compress/zstd_cwksp.h" },
+		{ "/work/src/zstd/programs", "../lib/compress/../common/bitstream.h", "/work/src/zstd/lib/common/bitstream.h" },
+		{ "/src", "./a//b/./c.c", "/src/a/b/c.c" },
+		{ "/src/", "a.c", "/src/a.c" },
+		{ "//src//x/", "..//a.c", "/src/a.c" },
+		/* an absolute name ignores the directory */
+		{ "/work/build", "/usr/include/stdio.h", "/usr/include/stdio.h" },
+		{ "/work/build", "/usr/include/../lib/gcc/x.h", "/usr/lib/gcc/x.h" },
+		/* no directory: the name alone, normalized */
+		{ NULL, "a/../b.c", "b.c" },
+		{ "", "../a/./b.c", "../a/b.c" },
+		{ "", "/a/b/", "/a/b" },
+		/* more ".." than components: the root stays the root */
+		{ "/a", "../../../../x.c", "/x.c" },
+		{ "/", "..", "/" },
+		{ "/..", "../..", "/" },
+		/* a relative directory keeps the ".."s nothing can take away */
+		{ "build", "../../src/a.c", "../src/a.c" },
+		{ "..", "../a/../../b", "../../../b" },
+		{ "../x", "..", ".." },
+		{ "a", "..", "." },
+		{ ".", ".", "." },
+		/* empty stays empty */
+		{ "", "", "" },
+		{ NULL, "", "" },
+		{ "/src", "", "/src" },
+		{ "/", "", "/" },
+		/* names that only look like "." or ".." */
+		{ "/src", "...", "/src/..." },
+		{ "/src", "..a/.b/..", "/src/..a" },
+	};
+	struct strbuf sb = STRBUF_INIT, name = STRBUF_INIT, want = STRBUF_INIT;
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		strbuf_addstr(&sb, "junk from before");
+		path_join_normalize(&sb, cases[i].dir, cases[i].name);
+		if (strcmp(sb.buf, cases[i].want))
+			fail_msg("case %zu: ('%s', '%s') gives '%s', not '%s'", i,
+				 cases[i].dir ? cases[i].dir : "(null)", cases[i].name, sb.buf, cases[i].want);
+	}
+
+	/* very long: 100,000 components, each taken away again, then far past the root */
+	for (int i = 0; i < 100000; i++)
+		strbuf_addstr(&name, "component/");
+	strbuf_addstr(&name, "kept.h");
+	path_join_normalize(&sb, "/base", name.buf);
+	assert_int_equal(sb.len, strlen("/base") + 100000 * strlen("/component") + strlen("/kept.h"));
+	for (int i = 0; i < 100001; i++)
+		strbuf_addstr(&name, "/..");
+	strbuf_addstr(&name, "/x.c");
+	path_join_normalize(&sb, "/base", name.buf);
+	assert_string_equal(sb.buf, "/base/x.c");
+	for (int i = 0; i < 200000; i++)
+		strbuf_addstr(&name, "/..");
+	path_join_normalize(&sb, "/base", name.buf);
+	assert_string_equal(sb.buf, "/");
+	/* relative: the ".."s past the start are all kept (one took x.c away) */
+	path_join_normalize(&sb, "", name.buf);
+	strbuf_addstr(&want, "..");
+	for (int i = 1; i < 199999; i++)
+		strbuf_addstr(&want, "/..");
+	assert_string_equal(sb.buf, want.buf);
+	strbuf_release(&sb);
+	strbuf_release(&name);
+	strbuf_release(&want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_util__path_join_normalize),
 		cmocka_unit_test(test_util__cpu_list),
 		cmocka_unit_test(test_util__cpu_list_quiet),
 		cmocka_unit_test(test_util__out_of_memory),

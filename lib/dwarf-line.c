@@ -1,0 +1,481 @@
+/*
+ * dwarf-line.c: one DWARF line table read from the bytes of .debug_line
+ * (see dwarf-line.h): the header (DWARF 2-4's directory and file lists,
+ * DWARF 5's entry formats), then the line number program run as the
+ * standard's state machine, one row per DW_LNS_copy, special opcode and
+ * DW_LNE_end_sequence. A cursor never reads past its end; a bad byte
+ * anywhere makes the whole table an error.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "dwarf-line.h"
+
+/* Forms and content types of DWARF 5's entry formats, from dwarf.h. */
+enum {
+	F_BLOCK = 0x09, F_DATA1 = 0x0b, F_DATA2 = 0x05, F_DATA4 = 0x06, F_DATA8 = 0x07,
+	F_DATA16 = 0x1e, F_STRING = 0x08, F_STRP = 0x0e, F_LINE_STRP = 0x1f, F_UDATA = 0x0f,
+	F_SDATA = 0x0d,
+};
+enum { LNCT_PATH = 1, LNCT_DIRECTORY_INDEX = 2 };
+
+/* More entries than this in a directory or file list is not a real table. */
+#define MAX_ENTRIES (1u << 20)
+
+struct cursor {
+	const unsigned char *p, *end;
+	bool big_endian;
+	bool bad;
+};
+
+static uint64_t rd_n(struct cursor *c, size_t n)
+{
+	uint64_t v = 0;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = c->big_endian ? i : n - 1 - i;
+
+		v = (v << 8) | c->p[k];
+	}
+	c->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (!c->bad) {
+		unsigned char b;
+
+		if (c->p >= c->end) {
+			c->bad = true;
+			break;
+		}
+		b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	return 0;
+}
+
+static int64_t rd_sleb(struct cursor *c)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (!c->bad) {
+		unsigned char b;
+
+		if (c->p >= c->end) {
+			c->bad = true;
+			break;
+		}
+		b = *c->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= ~(uint64_t)0 << shift;
+			return (int64_t)v;
+		}
+	}
+	return 0;
+}
+
+static void skip(struct cursor *c, uint64_t n)
+{
+	if (c->bad || (uint64_t)(c->end - c->p) < n)
+		c->bad = true;
+	else
+		c->p += n;
+}
+
+/* A NUL-terminated string at the cursor. */
+static const char *rd_str(struct cursor *c)
+{
+	const unsigned char *nul;
+	const char *s;
+
+	if (c->bad || !(nul = memchr(c->p, 0, (size_t)(c->end - c->p)))) {
+		c->bad = true;
+		return "";
+	}
+	s = (const char *)c->p;
+	c->p = nul + 1;
+	return s;
+}
+
+/* The string at 'off' of a string section. */
+static const char *str_at(struct cursor *c, const unsigned char *sec, size_t size, uint64_t off)
+{
+	if (c->bad || !sec || off >= size || !memchr(sec + off, 0, size - off)) {
+		c->bad = true;
+		return "";
+	}
+	return (const char *)sec + off;
+}
+
+/* One value of a DWARF 5 entry: a string into *str, a number into *num. */
+static void rd_form(struct cursor *c, const struct dwarf_line_sections *sec, uint64_t form,
+		    bool dwarf64, const char **str, uint64_t *num)
+{
+	*str = NULL;
+	*num = 0;
+	switch (form) {
+	case F_STRING:
+		*str = rd_str(c);
+		break;
+	case F_LINE_STRP:
+		*str = str_at(c, sec->line_str, sec->line_str_size, rd_n(c, dwarf64 ? 8 : 4));
+		break;
+	case F_STRP:
+		*str = str_at(c, sec->str, sec->str_size, rd_n(c, dwarf64 ? 8 : 4));
+		break;
+	case F_UDATA:
+		*num = rd_uleb(c);
+		break;
+	case F_SDATA:
+		*num = (uint64_t)rd_sleb(c);
+		break;
+	case F_DATA1:
+		*num = rd_n(c, 1);
+		break;
+	case F_DATA2:
+		*num = rd_n(c, 2);
+		break;
+	case F_DATA4:
+		*num = rd_n(c, 4);
+		break;
+	case F_DATA8:
+		*num = rd_n(c, 8);
+		break;
+	case F_DATA16:
+		skip(c, 16);
+		break;
+	case F_BLOCK:
+		skip(c, rd_uleb(c));
+		break;
+	default:
+		c->bad = true;	/* strx and the rest: not in line tables we read */
+		break;
+	}
+}
+
+static void add_file(struct dwarf_line_table *t, const char *dir, const char *name)
+{
+	ALLOC_GROW(t->files, t->nr_files + 1, t->alloc_files);
+	t->files[t->nr_files].dir = dir;
+	t->files[t->nr_files].name = name;
+	t->nr_files++;
+}
+
+/*
+ * DWARF 5's directories or files: a format (content type, form pairs),
+ * then the entries. Directories go to dirs[], files to t->files.
+ */
+static void rd_entries(struct cursor *c, const struct dwarf_line_sections *sec, bool dwarf64,
+		       struct dwarf_line_table *t, bool is_dirs, const char ***dirs, size_t *nr_dirs,
+		       size_t *alloc_dirs)
+{
+	uint64_t fmt[2 * 16], nfmt, count;
+
+	nfmt = rd_n(c, 1);
+	if (nfmt > 16) {
+		c->bad = true;
+		return;
+	}
+	for (uint64_t i = 0; i < nfmt; i++) {
+		fmt[2 * i] = rd_uleb(c);
+		fmt[2 * i + 1] = rd_uleb(c);
+	}
+	count = rd_uleb(c);
+	if (c->bad || count > MAX_ENTRIES || (count && !nfmt)) {
+		c->bad = true;
+		return;
+	}
+	for (uint64_t e = 0; e < count && !c->bad; e++) {
+		const char *path = "";
+		uint64_t dir = 0;
+
+		for (uint64_t i = 0; i < nfmt; i++) {
+			const char *str;
+			uint64_t num;
+
+			rd_form(c, sec, fmt[2 * i + 1], dwarf64, &str, &num);
+			if (fmt[2 * i] == LNCT_PATH) {
+				if (!str)
+					c->bad = true;
+				else
+					path = str;
+			} else if (fmt[2 * i] == LNCT_DIRECTORY_INDEX) {
+				dir = num;
+			}
+		}
+		if (c->bad)
+			break;
+		if (is_dirs) {
+			ALLOC_GROW(*dirs, *nr_dirs + 1, *alloc_dirs);
+			(*dirs)[(*nr_dirs)++] = path;
+		} else if (dir >= *nr_dirs) {
+			c->bad = true;
+		} else {
+			add_file(t, (*dirs)[dir], path);
+		}
+	}
+}
+
+static void add_row(struct dwarf_line_table *t, uint64_t addr, uint64_t file, int64_t line, bool end)
+{
+	struct dwarf_line_row *r;
+
+	ALLOC_GROW(t->rows, t->nr_rows + 1, t->alloc_rows);
+	r = &t->rows[t->nr_rows++];
+	r->addr = addr;
+	r->file = file > UINT32_MAX ? UINT32_MAX : (uint32_t)file;
+	r->line = line < 0 || line > INT32_MAX ? 0 : (int32_t)line;
+	r->end = end;
+}
+
+/* The line number program from c to its end. */
+static int run_program(struct dwarf_line_table *t, struct cursor *c, int addr_size,
+		       unsigned min_insn, unsigned max_ops, int line_base, unsigned line_range,
+		       unsigned opcode_base, const unsigned char *std_lengths,
+		       const char **dirs, size_t nr_dirs)
+{
+	uint64_t addr = 0, file = 1, op_index = 0;
+	int64_t line = 1;
+	while (c->p < c->end && !c->bad) {
+		unsigned op = (unsigned)rd_n(c, 1);
+
+		if (op >= opcode_base) {
+			unsigned adj = op - opcode_base;
+			uint64_t adv = adj / line_range;
+
+			addr += min_insn * ((op_index + adv) / max_ops);
+			op_index = (op_index + adv) % max_ops;
+			line += line_base + (int)(adj % line_range);
+			add_row(t, addr, file, line, false);
+			continue;
+		}
+		switch (op) {
+		case 0: {	/* extended */
+			uint64_t len = rd_uleb(c);
+			const unsigned char *next;
+			unsigned sub;
+
+			if (c->bad || !len || len > (uint64_t)(c->end - c->p))
+				return -1;
+			next = c->p + len;
+			sub = (unsigned)rd_n(c, 1);
+			switch (sub) {
+			case 1:		/* DW_LNE_end_sequence */
+				add_row(t, addr, file, line, true);
+				addr = 0;
+				op_index = 0;
+				file = 1;
+				line = 1;
+				break;
+			case 2:		/* DW_LNE_set_address */
+				if (len - 1 != (uint64_t)addr_size)
+					return -1;
+				addr = rd_n(c, (size_t)addr_size);
+				op_index = 0;
+				break;
+			case 3: {	/* DW_LNE_define_file, DWARF 2-4 */
+				struct cursor fc = { c->p, next, c->big_endian, false };
+				const char *name = rd_str(&fc);
+				uint64_t dir = rd_uleb(&fc);
+
+				if (fc.bad || dir >= nr_dirs || t->version >= 5)
+					return -1;
+				add_file(t, dirs[dir], name);
+				break;
+			}
+			default:	/* DW_LNE_set_discriminator and the rest */
+				break;
+			}
+			if (c->bad)
+				return -1;
+			c->p = next;
+			break;
+		}
+		case 1:		/* DW_LNS_copy */
+			add_row(t, addr, file, line, false);
+			break;
+		case 2: {	/* DW_LNS_advance_pc */
+			uint64_t adv = rd_uleb(c);
+
+			addr += min_insn * ((op_index + adv) / max_ops);
+			op_index = (op_index + adv) % max_ops;
+			break;
+		}
+		case 3: {	/* DW_LNS_advance_line */
+			int64_t adv = rd_sleb(c);
+
+			/* line stays within +-2^32 (below), so this cannot overflow */
+			if (adv > (int64_t)INT32_MAX * 4 || adv < -(int64_t)INT32_MAX * 4)
+				return -1;
+			line += adv;
+			break;
+		}
+		case 4:		/* DW_LNS_set_file */
+			file = rd_uleb(c);
+			break;
+		case 5:		/* DW_LNS_set_column */
+			rd_uleb(c);
+			break;
+		case 6:		/* DW_LNS_negate_stmt */
+		case 7:		/* DW_LNS_set_basic_block */
+		case 10:	/* DW_LNS_set_prologue_end */
+		case 11:	/* DW_LNS_set_epilogue_begin */
+			break;
+		case 8: {	/* DW_LNS_const_add_pc */
+			uint64_t adv = (255 - opcode_base) / line_range;
+
+			addr += min_insn * ((op_index + adv) / max_ops);
+			op_index = (op_index + adv) % max_ops;
+			break;
+		}
+		case 9:		/* DW_LNS_fixed_advance_pc */
+			addr += rd_n(c, 2);
+			op_index = 0;
+			break;
+		case 12:	/* DW_LNS_set_isa */
+			rd_uleb(c);
+			break;
+		default:	/* an opcode of a later standard: skip its operands */
+			for (unsigned i = 0; i < std_lengths[op - 1]; i++)
+				rd_uleb(c);
+			break;
+		}
+		/* a line that runs far out of range is not a real table */
+		if (line < -(int64_t)INT32_MAX || line > (int64_t)INT32_MAX * 2)
+			return -1;
+	}
+	return c->bad ? -1 : 0;
+}
+
+int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections *sec,
+		    uint64_t offset, int addr_size)
+{
+	struct cursor c = { 0 }, hc;
+	uint64_t unit_len, header_len;
+	const unsigned char *unit_end, *program;
+	/* the operand counts of the standard opcodes this reader runs */
+	static const unsigned char want[13] = { 0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1 };
+	const unsigned char *std_lengths;
+	unsigned min_insn, max_ops = 1, line_range, opcode_base;
+	bool dwarf64 = false;
+	int line_base, ret = -1;
+	const char **dirs = NULL;
+	size_t nr_dirs = 0, alloc_dirs = 0;
+
+	t->version = 0;
+	t->nr_files = t->nr_rows = 0;
+	if (!sec->line || offset >= sec->line_size || (addr_size != 4 && addr_size != 8))
+		return -1;
+	c.p = sec->line + offset;
+	c.end = sec->line + sec->line_size;
+	c.big_endian = sec->big_endian;
+	unit_len = rd_n(&c, 4);
+	if (unit_len == 0xffffffff) {
+		dwarf64 = true;
+		unit_len = rd_n(&c, 8);
+	} else if (unit_len >= 0xfffffff0) {
+		return -1;
+	}
+	if (c.bad || unit_len > (uint64_t)(c.end - c.p))
+		return -1;
+	unit_end = c.p + unit_len;
+	c.end = unit_end;
+	t->version = (int)rd_n(&c, 2);
+	if (t->version < 2 || t->version > 5)
+		goto out;
+	if (t->version >= 5) {
+		int as = (int)rd_n(&c, 1);
+
+		if (rd_n(&c, 1) || as != addr_size)	/* segment selectors: none */
+			goto out;
+	}
+	header_len = rd_n(&c, dwarf64 ? 8 : 4);
+	if (c.bad || header_len > (uint64_t)(c.end - c.p))
+		goto out;
+	program = c.p + header_len;
+	hc = c;
+	hc.end = program;
+	min_insn = (unsigned)rd_n(&hc, 1);
+	if (t->version >= 4)
+		max_ops = (unsigned)rd_n(&hc, 1);
+	rd_n(&hc, 1);	/* default_is_stmt: every row counts, as for addr2line */
+	line_base = (int)(int8_t)rd_n(&hc, 1);
+	line_range = (unsigned)rd_n(&hc, 1);
+	opcode_base = (unsigned)rd_n(&hc, 1);
+	if (hc.bad || !line_range || !max_ops || !opcode_base || (size_t)(hc.end - hc.p) < opcode_base - 1)
+		goto out;
+	std_lengths = hc.p;
+	hc.p += opcode_base - 1;
+	for (unsigned op = 1; op < opcode_base && op < 13; op++)
+		if (std_lengths[op - 1] != want[op])
+			goto out;
+	if (t->version >= 5) {
+		rd_entries(&hc, sec, dwarf64, t, true, &dirs, &nr_dirs, &alloc_dirs);
+		rd_entries(&hc, sec, dwarf64, t, false, &dirs, &nr_dirs, &alloc_dirs);
+	} else {
+		ALLOC_GROW(dirs, nr_dirs + 1, alloc_dirs);
+		dirs[nr_dirs++] = "";	/* directory 0: the compilation directory */
+		add_file(t, "", "");	/* file 0: none */
+		for (;;) {
+			const char *d = rd_str(&hc);
+
+			if (hc.bad || !*d)
+				break;
+			if (nr_dirs >= MAX_ENTRIES)
+				goto out;
+			ALLOC_GROW(dirs, nr_dirs + 1, alloc_dirs);
+			dirs[nr_dirs++] = d;
+		}
+		for (;;) {
+			const char *name = rd_str(&hc);
+			uint64_t dir;
+
+			if (hc.bad || !*name)
+				break;
+			dir = rd_uleb(&hc);
+			rd_uleb(&hc);	/* mtime */
+			rd_uleb(&hc);	/* length */
+			if (hc.bad || dir >= nr_dirs || t->nr_files >= MAX_ENTRIES)
+				goto out;
+			add_file(t, dirs[dir], name);
+		}
+	}
+	if (hc.bad)
+		goto out;
+	c.p = program;
+	if (run_program(t, &c, addr_size, min_insn, max_ops, line_base, line_range,
+			opcode_base, std_lengths, dirs, nr_dirs))
+		goto out;
+	ret = 0;
+out:
+	free(dirs);
+	if (ret)
+		t->nr_files = t->nr_rows = 0;
+	return ret;
+}
+
+void dwarf_line_table_release(struct dwarf_line_table *t)
+{
+	free(t->files);
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
+}
