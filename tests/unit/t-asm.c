@@ -32,6 +32,7 @@
 #define ALU ASM_C_INT_ALU
 #define NOP ASM_C_NOP
 #define UNK ASM_C_UNKNOWN
+#define IND ASM_C_INDIRECT
 
 /* ---- the classifier ---- */
 
@@ -80,7 +81,8 @@ static const struct dcase dcases[] = {
 	C(X86, "f20f2ac0", "cvtsi2sd xmm0, eax", 0),
 	V(X86, "c4e27d1800", "vbroadcastss ymm0, [rax]", L | SIMD, 256, ASM_ISA_AVX),
 	C(X86, "0f1808", "prefetcht0 [rax]", 0),
-	C(X86, "ffe0", "jmp rax", BR),
+	C(X86, "ffe0", "jmp rax", BR | IND),
+	C(X86, "ff24c5a0000000", "jmp [rax*8 + 0xa0]: a jump table", BR | IND | L),
 	C(X86, "c3", "ret", RET),
 	T(X86, "75fe", "jne to itself", CC, 0),
 	T(X86, "eb00", "jmp to the next instruction", BR, 2),
@@ -100,7 +102,7 @@ static const struct dcase dcases[] = {
 	V(A64, "6094a14e", "mla v0.4s, v3.4s, v1.4s", SIMD, 128, ASM_ISA_NEON),
 	T(A64, "00000094", "bl to itself (capstone 4: a jump)", CALL, 0),
 	C(A64, "c0035fd6", "ret", RET),
-	C(A64, "80001fd6", "br x4", BR),
+	C(A64, "80001fd6", "br x4", BR | IND),
 	C(A64, "017c09c8", "stxr w9, x1, [x0]: writes a status register", S),
 	V(A64, "00a8df4c", "ld1 {v0.4s, v1.4s}, [x0], #32", L | SIMD, 128, ASM_ISA_NEON),
 	C(A64, "2040601e", "fmov d0, d1", 0),
