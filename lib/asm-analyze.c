@@ -896,18 +896,25 @@ static void rule_nested(struct asm_function *f)
 
 	if (f->samples <= 0)
 		return;
-	for (size_t l = 0; l < f->nr_loops; l++)
-		if (f->loops[l].depth >= 2 && (!inner || f->loops[l].samples > inner->samples)) {
-			inner = &f->loops[l];
+	/* the deepest loop holding most samples: a compiler may split one loop of the source in two */
+	for (size_t l = 0; l < f->nr_loops; l++) {
+		const struct asm_loop *c = &f->loops[l];
+
+		if (c->depth < 2 || share(c->samples, f->samples) < NEST_SHARE)
+			continue;
+		if (!inner || c->depth > inner->depth ||
+		    (c->depth == inner->depth && c->samples > inner->samples)) {
+			inner = c;
 			best = (int)l;
 		}
-	if (!inner || share(inner->samples, f->samples) < NEST_SHARE)
+	}
+	if (!inner)
 		return;
 	outer = &f->loops[inner->parent];
 	loop_lines(f, best, &in_lines);
 	loop_lines(f, inner->parent, &out_lines);
 	set_tag(f, ASM_NESTED_LOOP, "%.0f%% of the function's samples are in the loop 0x%" PRIx64 "-0x%" PRIx64
-		" (%s), %d deep: inside the loop 0x%" PRIx64 "-0x%" PRIx64 " (%s)",
+		" (%s), at loop depth %d: inside the loop 0x%" PRIx64 "-0x%" PRIx64 " (%s)",
 		100 * share(inner->samples, f->samples), inner->start, inner->end, in_lines.buf,
 		inner->depth, outer->start, outer->end, out_lines.buf);
 	strbuf_release(&in_lines);

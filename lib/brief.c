@@ -959,10 +959,15 @@ static void set_tags(struct brief_hotspot *h, struct detail *d)
 
 static void set_own_tags(struct brief_hotspot *h, const struct fstat *fs)
 {
-	h->inlined_pct = pct(fs->inlined_attr, h->attributed);
-	if (fs->inlined_attr && (double)fs->inlined_attr >= BRIEF_INLINED_SHARE * (double)h->attributed)
+	brief_own_tags(h, fs->inlined_attr);
+}
+
+void brief_own_tags(struct brief_hotspot *h, int64_t inlined_attr)
+{
+	h->inlined_pct = pct(inlined_attr, h->attributed);
+	if (inlined_attr && (double)inlined_attr >= BRIEF_INLINED_SHARE * (double)h->attributed)
 		add_tag(h, BT_INLINED, xstrfmt("%.0f%% of its attributed time is in copies inlined into callers",
-					       pct(fs->inlined_attr, h->attributed)));
+					       pct(inlined_attr, h->attributed)));
 	if (h->total > 0 && (double)h->self >= BRIEF_LEAF_SHARE * (double)h->total)
 		add_tag(h, BT_COMPUTE_LEAF, xstrfmt("self / total = %.0f%%: the time is in its own code",
 						    pct(h->self, h->total)));

@@ -189,10 +189,16 @@ struct json_t *brief_to_json(struct brief *b, size_t budget);
 void brief_release(struct brief *b);
 
 /*
+ * The tags a hotspot has from its own numbers: inlined (inlined_attr of
+ * its attributed time in inlined copies) and compute-leaf (self / total).
+ */
+void brief_own_tags(struct brief_hotspot *h, int64_t inlined_attr);
+
+/*
  * The tags a hotspot's instructions give it: those of f (analyzed by
- * asm_analyze()), and compute-leaf (self / total) only when the samples
- * do not sit after memory accesses (memory-bound: a load's stall seen
- * through skid is not compute). Also the verdict. The tag decisions on
+ * asm_analyze()); and compute-leaf (from brief_own_tags()) goes when the
+ * samples sit after memory accesses (memory-bound: a load's stall seen
+ * through skid is no computation). Also the verdict. The tag decisions on
  * real code in tests/data/tags run through here.
  */
 struct asm_function;
