@@ -22,9 +22,12 @@
 #define MEM_LOAD_SHARE 0.50	/* memory-bound, without: loads among hot loop instructions */
 #define BRANCH_SHARE 0.15	/* branchy: conditional branches among hot loop instructions */
 #define BRANCH_MIN 2		/* ... and at least this many */
+#define SIMD_SHARE 0.25		/* vectorized: packed SIMD's share of the hot loop (samples, or instructions) */
+#define NEST_SHARE 0.50		/* nested-loop: the samples in an inner loop of depth >= 2 */
 
 static const char *const tag_names[ASM_NR_TAGS] = {
 	"division", "scalar-fp", "not-vectorized", "branchy", "memory-bound",
+	"nested-loop",
 };
 
 const char *asm_tag_name(enum asm_tag tag)
@@ -62,6 +65,7 @@ static int tag_index(enum asm_tag tag)
 
 const enum asm_tag asm_tag_order[ASM_NR_TAGS] = {
 	ASM_DIVISION, ASM_MEMORY_BOUND, ASM_BRANCHY, ASM_SCALAR_FP, ASM_NOT_VECTORIZED,
+	ASM_NESTED_LOOP,
 };
 
 const char *asm_evidence(const struct asm_function *f, enum asm_tag tag)
@@ -123,6 +127,7 @@ struct cfg {
 	size_t *rpo;		/* per block: reverse postorder number, NONE when unreachable */
 	size_t *idom;		/* immediate dominator */
 	size_t *pre, *post;	/* dominator tree numbering: a dominates b iff nested */
+	bool cycle;		/* the depth-first walk met a block still on its path */
 };
 
 #define NONE SIZE_MAX
@@ -203,11 +208,12 @@ static size_t *cfg_order(const struct asm_function *f, struct cfg *g)
 	size_t (*frames)[2] = xmalloc((nb + 1) * sizeof(*frames));	/* block, next successor */
 	size_t *order = xmalloc((nb + 1) * sizeof(*order));		/* blocks by postorder */
 	bool *seen = xcalloc(nb + 1, sizeof(*seen));
+	bool *on_path = xcalloc(nb + 1, sizeof(*on_path));
 
 	for (size_t b = 0; b < nb; b++)
 		g->rpo[b] = NONE;
 	if (nb) {
-		seen[0] = true;
+		seen[0] = on_path[0] = true;
 		frames[depth][0] = 0;
 		frames[depth++][1] = 0;
 	}
@@ -217,14 +223,17 @@ static size_t *cfg_order(const struct asm_function *f, struct cfg *g)
 		cfg_successors(f, g, v, succ, &ns);
 		if (frames[depth - 1][1] < ns) {
 			size_t w = succ[frames[depth - 1][1]++];
+			if (on_path[w])
+				g->cycle = true;	/* an edge back into the path: a cycle */
 			if (!seen[w]) {
-				seen[w] = true;
+				seen[w] = on_path[w] = true;
 				frames[depth][0] = w;
 				frames[depth++][1] = 0;
 			}
 			continue;
 		}
 		order[n++] = v;
+		on_path[v] = false;
 		depth--;
 	}
 	/* reverse: order[0] is the entry */
@@ -238,6 +247,7 @@ static size_t *cfg_order(const struct asm_function *f, struct cfg *g)
 	order[n] = NONE;
 	free(frames);
 	free(seen);
+	free(on_path);
 	return order;
 }
 
@@ -392,6 +402,7 @@ static void find_loops(struct asm_function *f)
 
 	f->nr_loops = 0;
 	cfg_build(f, &g);
+	f->cycle = g.cycle;
 	nb = g.nr_blocks;
 	mark = xmalloc((nb + 1) * sizeof(*mark));
 	work = xmalloc((nb + 1) * sizeof(*work));
@@ -440,7 +451,8 @@ static void find_loops(struct asm_function *f)
 		ALLOC_GROW(f->loops, f->nr_loops + 1, f->alloc_loops);
 		loop = &f->loops[f->nr_loops++];
 		*loop = (struct asm_loop){ f->insns[g.first[h]].addr, UINT64_MAX, 0, true,
-					   parent == NONE ? -1 : (int)parent };
+					   parent == NONE ? -1 : (int)parent,
+					   parent == NONE ? 1 : f->loops[parent].depth + 1, 0 };
 		if (parent != NONE)
 			f->loops[parent].innermost = false;
 		for (size_t k = g.pred_off[h]; k < g.pred_off[h + 1]; k++)
@@ -706,7 +718,13 @@ static void hot_place(const struct asm_function *f, struct strbuf *sb)
 			return;
 		}
 	}
-	strbuf_addstr(sb, "the hot code (no loop)");
+	if (f->loop_free)
+		strbuf_addstr(sb, "the hot code (no loop)");
+	else if (f->nr_indirect)
+		strbuf_addf(sb, "the hot code (no loop found, but %zu indirect jump%s of unknown target%s may close one)",
+			    f->nr_indirect, f->nr_indirect == 1 ? "" : "s", f->nr_indirect == 1 ? "" : "s");
+	else
+		strbuf_addstr(sb, "the hot code (outside the loops found)");
 }
 
 static void rule_division(struct asm_function *f, bool by_samples)
@@ -741,15 +759,10 @@ static void rule_division(struct asm_function *f, bool by_samples)
 		return;
 	if (by_samples) {
 		double sh = share(sum, f->samples);
-		if (sh < DIV_SHARE && f->nr_loops) {
+
+		/* a divide that holds no samples is not where the time goes */
+		if (sum <= 0 || sh < DIV_SHARE)
 			return;
-		} else if (sh < DIV_SHARE) {
-			/* no loop of its own: it runs per call, in its caller's loop */
-			set_tag(f, ASM_DIVISION, "%s at 0x%" PRIx64 " runs on every call of this loop-free "
-				"function (%.0f%% of its samples there and on the next instruction)",
-				top->mnemonic, top->addr, 100 * sh);
-			return;
-		}
 		if (n == 1)
 			set_tag(f, ASM_DIVISION, "%s at 0x%" PRIx64 " and the instruction after it hold %.0f%% of the function's samples",
 				top->mnemonic, top->addr, 100 * sh);
@@ -765,20 +778,177 @@ static void rule_division(struct asm_function *f, bool by_samples)
 }
 
 /*
- * Share of the function's samples on the instruction right after a load.
- * A timer interrupt names the next instruction to retire, so the samples of
- * a stalled load land on the one after it, whether or not that one uses the
- * loaded value (measured: a column-wise matrix sum puts 95% of its samples
- * on the increment after the load, which does not read it).
+ * Shares of the function's samples on the instruction right after a load,
+ * and right after a store that does not load. A timer interrupt names the
+ * next instruction to retire, so the samples of a stalled access land on
+ * the one after it, whether or not that one uses the loaded value
+ * (measured: a column-wise matrix sum puts 95% of its samples on the
+ * increment after the load, which does not read it; zstd's stores into its
+ * hash tables, 39% of the samples of the hash5 code inlined between them).
  */
-static double load_sample_share(const struct asm_function *f)
+static void access_sample_share(const struct asm_function *f, double *loads, double *stores)
 {
-	int64_t s = 0;
+	int64_t l = 0, st = 0;
 
-	for (size_t i = 1; i < f->nr_insns; i++)
-		if (f->insns[i - 1].classes & ASM_C_LOAD)
-			s = sat_add(s, positive(f->insns[i].samples));
-	return share(s, f->samples);
+	for (size_t i = 1; i < f->nr_insns; i++) {
+		unsigned c = f->insns[i - 1].classes;
+
+		if (c & ASM_C_LOAD)
+			l = sat_add(l, positive(f->insns[i].samples));
+		else if (c & ASM_C_STORE)
+			st = sat_add(st, positive(f->insns[i].samples));
+	}
+	*loads = share(l, f->samples);
+	*stores = share(st, f->samples);
+}
+
+int64_t asm_focus_inlined(struct asm_function *f, const char *name)
+{
+	f->samples = 0;
+	for (size_t i = 0; i < f->nr_insns; i++) {
+		struct asm_insn *in = &f->insns[i];
+
+		if (!in->inlined || strcmp(in->inlined, name))
+			in->samples = 0;
+		f->samples = sat_add(f->samples, positive(in->samples));
+	}
+	return f->samples;
+}
+
+/* Each loop's samples, its inner loops' included. */
+static void loop_samples(struct asm_function *f)
+{
+	for (size_t l = 0; l < f->nr_loops; l++)
+		f->loops[l].samples = 0;
+	for (size_t i = 0; i < f->nr_insns; i++)
+		for (int l = f->insns[i].loop; l >= 0; l = f->loops[l].parent)
+			f->loops[l].samples = sat_add(f->loops[l].samples, positive(f->insns[i].samples));
+}
+
+static bool in_loop(const struct asm_function *f, const struct asm_insn *in, int l)
+{
+	for (int k = in->loop; k >= 0; k = f->loops[k].parent)
+		if (k == l)
+			return true;
+	return false;
+}
+
+/*
+ * "zstd_double_fast.c:156-754": the source lines of loop l (its inner
+ * loops included) in the file most of its instructions come from, the
+ * symbol's own lines before those of functions inlined into it.
+ */
+static void loop_lines(const struct asm_function *f, int l, struct strbuf *sb)
+{
+	struct { const char *file; size_t n; } seen[16];
+	const char *file = NULL, *base;
+	size_t nr_seen = 0, best = 0;
+	int lo = 0, hi = 0;
+
+	for (int own = 1; own >= 0 && !file; own--) {
+		nr_seen = 0;
+		for (size_t i = 0; i < f->nr_insns; i++) {
+			const struct asm_insn *in = &f->insns[i];
+			size_t k;
+
+			if (!in->file || !*in->file || in->line <= 0 ||
+			    (own && in->inlined && *in->inlined) || !in_loop(f, in, l))
+				continue;
+			for (k = 0; k < nr_seen && strcmp(seen[k].file, in->file); k++)
+				;
+			if (k == nr_seen && nr_seen < ARRAY_SIZE(seen))
+				seen[nr_seen++] = (typeof(seen[0])){ in->file, 0 };
+			if (k < nr_seen && ++seen[k].n > best) {
+				best = seen[k].n;
+				file = seen[k].file;
+			}
+		}
+	}
+	if (!file) {
+		strbuf_addstr(sb, "no line known");
+		return;
+	}
+	for (size_t i = 0; i < f->nr_insns; i++) {
+		const struct asm_insn *in = &f->insns[i];
+
+		if (!in->file || strcmp(in->file, file) || in->line <= 0 || !in_loop(f, in, l))
+			continue;
+		if (!lo || in->line < lo)
+			lo = in->line;
+		if (in->line > hi)
+			hi = in->line;
+	}
+	base = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
+	if (lo == hi)
+		strbuf_addf(sb, "%s:%d", base, lo);
+	else
+		strbuf_addf(sb, "%s:%d-%d", base, lo, hi);
+}
+
+/*
+ * nested-loop: most of the samples in one loop that runs inside another
+ * loop of this function, e.g. a scan of the elements seen so far for each
+ * element: quadratic in the input unless the inner loop is short.
+ */
+static void rule_nested(struct asm_function *f)
+{
+	struct strbuf in_lines = STRBUF_INIT, out_lines = STRBUF_INIT;
+	const struct asm_loop *inner = NULL, *outer;
+	int best = -1;
+
+	if (f->samples <= 0)
+		return;
+	/* the deepest loop holding most samples: a compiler may split one loop of the source in two */
+	for (size_t l = 0; l < f->nr_loops; l++) {
+		const struct asm_loop *c = &f->loops[l];
+
+		if (c->depth < 2 || share(c->samples, f->samples) < NEST_SHARE)
+			continue;
+		if (!inner || c->depth > inner->depth ||
+		    (c->depth == inner->depth && c->samples > inner->samples)) {
+			inner = c;
+			best = (int)l;
+		}
+	}
+	if (!inner)
+		return;
+	outer = &f->loops[inner->parent];
+	loop_lines(f, best, &in_lines);
+	loop_lines(f, inner->parent, &out_lines);
+	set_tag(f, ASM_NESTED_LOOP, "%.0f%% of the function's samples are in the loop 0x%" PRIx64 "-0x%" PRIx64
+		" (%s), at loop depth %d: inside the loop 0x%" PRIx64 "-0x%" PRIx64 " (%s)",
+		100 * share(inner->samples, f->samples), inner->start, inner->end, in_lines.buf,
+		inner->depth, outer->start, outer->end, out_lines.buf);
+	strbuf_release(&in_lines);
+	strbuf_release(&out_lines);
+}
+
+/*
+ * The share of the hot loop on packed SIMD: with samples, of its samples
+ * those on a packed instruction or right after one (where its samples
+ * land); without, of its instructions.
+ */
+static double simd_share(const struct asm_function *f, bool by_samples)
+{
+	int64_t on = 0, all = 0;
+
+	for (size_t i = 0; i < f->nr_insns; i++) {
+		const struct asm_insn *in = &f->insns[i];
+		bool simd = (in->classes & ASM_C_SIMD) ||
+			    (i && (f->insns[i - 1].classes & ASM_C_SIMD));
+
+		if (!in->in_hot_loop || (in->classes & ASM_C_NOP))
+			continue;
+		if (by_samples) {
+			all = sat_add(all, positive(in->samples));
+			if (simd)
+				on = sat_add(on, positive(in->samples));
+		} else {
+			all++;
+			on += !!(in->classes & ASM_C_SIMD);
+		}
+	}
+	return share(on, all);
 }
 
 void asm_analyze(struct asm_function *f)
@@ -790,6 +960,9 @@ void asm_analyze(struct asm_function *f)
 	const struct asm_insn *int_op = NULL;
 	int64_t cond = 0;
 	double mem = 0;
+	bool with_stores = false;
+	enum asm_isa vector_isa = ASM_ISA_NONE;
+	unsigned vector_width = 0;
 
 	f->tags = 0;
 	for (int i = 0; i < ASM_NR_TAGS; i++)
@@ -801,6 +974,12 @@ void asm_analyze(struct asm_function *f)
 	f->vector_width = 0;
 
 	find_loops(f);
+	f->nr_indirect = 0;
+	for (size_t i = 0; i < f->nr_insns; i++)
+		if ((f->insns[i].classes & (ASM_C_BRANCH | ASM_C_INDIRECT)) == (ASM_C_BRANCH | ASM_C_INDIRECT))
+			f->nr_indirect++;
+	f->loop_free = !f->cycle && !f->nr_loops && !f->nr_indirect;
+	loop_samples(f);
 	pick_hot(f);
 	loaded_regs(f, &loaded);
 	by_samples = f->hot_rule == ASM_HOT_SAMPLES;
@@ -823,10 +1002,10 @@ void asm_analyze(struct asm_function *f)
 		if ((in->classes & ASM_C_COND) && !is_back_edge(f, in))
 			cond++;
 		if (in->classes & ASM_C_SIMD) {
-			if (in->isa > f->vector_isa)
-				f->vector_isa = in->isa;
-			if (in->simd_width > f->vector_width)
-				f->vector_width = in->simd_width;
+			if (in->isa > vector_isa)
+				vector_isa = in->isa;
+			if (in->simd_width > vector_width)
+				vector_width = in->simd_width;
 		}
 		if ((in->classes & ASM_C_INT_ALU) && !int_on_loads && uses_loaded_data(&loaded, in)) {
 			int_on_loads = true;
@@ -834,14 +1013,28 @@ void asm_analyze(struct asm_function *f)
 		}
 	}
 	hot_place(f, &place);
+	/* a handful of packed instructions in scalar code is not a vectorized loop */
+	f->simd_share = simd_share(f, by_samples);
+	if (f->simd_share >= SIMD_SHARE) {
+		f->vector_isa = vector_isa;
+		f->vector_width = vector_width;
+	}
 
 	rule_division(f, by_samples);
+	rule_nested(f);
 
 	if (by_samples) {
-		mem = load_sample_share(f);
-		if (mem >= MEM_SHARE)
+		double after_loads, after_stores;
+
+		access_sample_share(f, &after_loads, &after_stores);
+		mem = after_loads + after_stores;
+		if (mem >= MEM_SHARE && after_stores < 0.005)
 			set_tag(f, ASM_MEMORY_BOUND, "%.0f%% of the function's samples are on the instruction right after a load (where a stalled load's samples land)",
 				100 * mem);
+		else if (mem >= MEM_SHARE)
+			set_tag(f, ASM_MEMORY_BOUND, "%.0f%% of the function's samples are on the instruction right after a load or a store (where a stalled access's samples land): %.0f%% after loads, %.0f%% after stores",
+				100 * mem, 100 * after_loads, 100 * after_stores);
+		with_stores = after_stores >= 0.005;
 	} else if (loop.instructions && share(loop.load, loop.instructions) >= MEM_LOAD_SHARE) {
 		mem = share(loop.load, loop.instructions);
 		set_tag(f, ASM_MEMORY_BOUND, "%" PRId64 " of the %" PRId64 " instructions in %s are loads",
@@ -871,7 +1064,8 @@ void asm_analyze(struct asm_function *f)
 	if (f->tags & ASM_DIVISION)
 		strbuf_addstr(&sb, is_loop ? "integer division in the hot loop" : "integer division in the hot code");
 	else if ((f->tags & ASM_MEMORY_BOUND) && by_samples)
-		strbuf_addf(&sb, "memory-bound: %.0f%% of hot samples on loads", 100 * mem);
+		strbuf_addf(&sb, "memory-bound: %.0f%% of hot samples on loads%s", 100 * mem,
+			    with_stores ? " and stores" : "");
 	else if (f->tags & ASM_MEMORY_BOUND)
 		strbuf_addf(&sb, "memory-bound: %.0f%% of the hot loop's instructions are loads", 100 * mem);
 	else if (f->tags & ASM_BRANCHY)

@@ -262,6 +262,8 @@ static void classify_x86(const cs_insn *ci, struct asm_insn *in)
 	    x->operands[0].type == X86_OP_IMM) {
 		in->has_target = true;
 		in->target = (uint64_t)x->operands[0].imm;
+	} else if ((in->classes & ASM_C_BRANCH) && x->op_count >= 1) {
+		in->classes |= ASM_C_INDIRECT;
 	}
 	if (id == X86_INS_DIV || id == X86_INS_IDIV)
 		in->classes |= ASM_C_INT_DIV;
@@ -421,6 +423,8 @@ static void classify_arm64(const cs_insn *ci, struct asm_insn *in)
 	    a->operands[a->op_count - 1].type == ARM64_OP_IMM) {
 		in->has_target = true;
 		in->target = (uint64_t)a->operands[a->op_count - 1].imm;
+	} else if ((in->classes & ASM_C_BRANCH) && id == ARM64_INS_BR) {
+		in->classes |= ASM_C_INDIRECT;
 	}
 	if (id == ARM64_INS_SDIV || id == ARM64_INS_UDIV)
 		in->classes |= ASM_C_INT_DIV;

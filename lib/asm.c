@@ -1131,20 +1131,38 @@ int asm_annotate(struct asm_function *f, const struct profile *p, int idx)
 
 /* ---- JSON ---- */
 
+static const struct { unsigned bit; const char *name; } class_names[] = {
+	{ ASM_C_LOAD, "load" }, { ASM_C_STORE, "store" }, { ASM_C_BRANCH, "branch" },
+	{ ASM_C_COND, "conditional" }, { ASM_C_CALL, "call" }, { ASM_C_RET, "ret" },
+	{ ASM_C_INT_DIV, "int-div" }, { ASM_C_FP_SCALAR, "fp-scalar" },
+	{ ASM_C_SIMD, "simd" }, { ASM_C_FP_DIV, "fp-div" }, { ASM_C_INT_ALU, "int-alu" },
+	{ ASM_C_FP_ARITH, "fp-arith" }, { ASM_C_NOP, "nop" }, { ASM_C_UNKNOWN, "unknown" },
+	{ ASM_C_INDIRECT, "indirect" },
+};
+
+unsigned asm_class_bit(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(class_names); i++)
+		if (!strcmp(class_names[i].name, name))
+			return class_names[i].bit;
+	return 0;
+}
+
+const char *asm_class_name(unsigned bit)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(class_names); i++)
+		if (class_names[i].bit == bit)
+			return class_names[i].name;
+	return "?";
+}
+
 static json_t *classes_json(unsigned c)
 {
-	static const struct { unsigned bit; const char *name; } names[] = {
-		{ ASM_C_LOAD, "load" }, { ASM_C_STORE, "store" }, { ASM_C_BRANCH, "branch" },
-		{ ASM_C_COND, "conditional" }, { ASM_C_CALL, "call" }, { ASM_C_RET, "ret" },
-		{ ASM_C_INT_DIV, "int-div" }, { ASM_C_FP_SCALAR, "fp-scalar" },
-		{ ASM_C_SIMD, "simd" }, { ASM_C_FP_DIV, "fp-div" }, { ASM_C_INT_ALU, "int-alu" },
-		{ ASM_C_FP_ARITH, "fp-arith" }, { ASM_C_NOP, "nop" }, { ASM_C_UNKNOWN, "unknown" },
-	};
 	json_t *a = json_array();
 
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (c & names[i].bit)
-			json_array_append_new(a, json_string(names[i].name));
+	for (size_t i = 0; i < ARRAY_SIZE(class_names); i++)
+		if (c & class_names[i].bit)
+			json_array_append_new(a, json_string(class_names[i].name));
 	return a;
 }
 
@@ -1248,7 +1266,7 @@ json_t *asm_to_json(const struct asm_function *f)
 
 	for (size_t i = 0; i < f->nr_insns; i++) {
 		const struct asm_insn *in = &f->insns[i];
-		json_t *o;
+		json_t *o, *regs;
 
 		if (in->outside)
 			continue;
@@ -1259,6 +1277,14 @@ json_t *asm_to_json(const struct asm_function *f)
 		json_object_set_new(o, "operands", json_text(in->operands));
 		json_object_set_new(o, "classes", classes_json(in->classes));
 		json_object_set_new(o, "simd_width", (in->classes & ASM_C_SIMD) ? json_integer(in->simd_width) : json_null());
+		json_object_set_new(o, "isa", (in->classes & ASM_C_SIMD) ? json_string(asm_isa_name(in->isa)) : json_null());
+		json_object_set_new(o, "target", in->has_target ? json_integer((json_int_t)in->target) : json_null());
+		json_object_set_new(o, "reads", regs = json_array());
+		for (uint8_t k = 0; k < in->nr_reads; k++)
+			json_array_append_new(regs, json_text(strtab_get(&f->strs, in->reads[k])));
+		json_object_set_new(o, "writes", regs = json_array());
+		for (uint8_t k = 0; k < in->nr_writes; k++)
+			json_array_append_new(regs, json_text(strtab_get(&f->strs, in->writes[k])));
 		json_object_set_new(o, "samples", f->annotated ? json_integer(in->samples) : json_null());
 		json_object_set_new(o, "share", f->annotated && f->samples > 0
 					? json_real((double)(in->samples > 0 ? in->samples : 0) / (double)f->samples)
@@ -1278,9 +1304,13 @@ json_t *asm_to_json(const struct asm_function *f)
 		json_object_set_new(o, "end", json_integer((json_int_t)f->loops[i].end));
 		json_object_set_new(o, "innermost", json_boolean(f->loops[i].innermost));
 		json_object_set_new(o, "parent", f->loops[i].parent >= 0 ? json_integer(f->loops[i].parent) : json_null());
+		json_object_set_new(o, "depth", json_integer(f->loops[i].depth));
+		json_object_set_new(o, "samples", f->annotated ? json_integer(f->loops[i].samples) : json_null());
 		json_array_append_new(loops, o);
 	}
 	json_object_set_new(doc, "loops", loops);
+	json_object_set_new(doc, "loop_free", json_boolean(f->loop_free));
+	json_object_set_new(doc, "indirect_jumps", json_integer((json_int_t)f->nr_indirect));
 	json_object_set_new(mix, "function", mix_json(&f->mix));
 	json_object_set_new(mix, "hot", mix_json(&f->hot_mix));
 	json_object_set_new(mix, "hot_loop", mix_json(&f->loop_mix));
@@ -1304,6 +1334,7 @@ json_t *asm_to_json(const struct asm_function *f)
 		json_object_set_new(vec, "width", f->vector_width ? json_integer(f->vector_width) : json_null());
 	}
 	json_object_set_new(doc, "vector", vec);
+	json_object_set_new(doc, "simd_share", json_real(f->simd_share));
 	json_object_set_new(doc, "verdict", json_text(f->verdict));
 	return doc;
 }

@@ -41,6 +41,7 @@ enum asm_class {
 	ASM_C_FP_ARITH = 1u << 11,	/* floating-point arithmetic, scalar or packed */
 	ASM_C_NOP = 1u << 12,		/* no operation (padding) */
 	ASM_C_UNKNOWN = 1u << 13,	/* bytes capstone could not decode */
+	ASM_C_INDIRECT = 1u << 14,	/* a branch through a register or memory (a jump table, a computed goto) */
 };
 
 /* The vector extension of a packed SIMD instruction. */
@@ -92,6 +93,8 @@ struct asm_loop {
 	uint64_t start, end;		/* lowest and highest instruction in it */
 	bool innermost;			/* holds no other loop */
 	int parent;			/* the loop around it (index in loops), -1 */
+	int depth;			/* 1: outermost, 2: in one other loop, ... */
+	int64_t samples;		/* on its instructions and its inner loops' */
 };
 
 /* Instruction counts by class (or sample sums, for the weighted mix). */
@@ -107,8 +110,9 @@ enum asm_tag {
 	ASM_NOT_VECTORIZED = 1u << 2,
 	ASM_BRANCHY = 1u << 3,
 	ASM_MEMORY_BOUND = 1u << 4,
+	ASM_NESTED_LOOP = 1u << 5,
 };
-#define ASM_NR_TAGS 5
+#define ASM_NR_TAGS 6
 
 /* How the hot set was chosen. */
 enum asm_hot_rule {
@@ -162,14 +166,18 @@ struct asm_function {
 	/* asm_analyze() */
 	struct asm_loop *loops;
 	size_t nr_loops, alloc_loops;
+	size_t nr_indirect;		/* indirect jumps: their targets are unknown */
+	bool cycle;			/* the known control flow has a cycle, natural loop or not */
+	bool loop_free;			/* no cycle and no indirect jump that could close one */
 	enum asm_hot_rule hot_rule;
 	size_t nr_hot;
 	struct asm_mix mix, hot_mix, loop_mix;	/* whole function, hot set, hot loop */
 	struct asm_mix sample_mix;		/* samples by class, whole function */
 	unsigned tags;					/* enum asm_tag bits */
 	const char *evidence[ASM_NR_TAGS];		/* per tag, NULL when unset */
-	enum asm_isa vector_isa;			/* widest SIMD in the hot loop */
+	enum asm_isa vector_isa;			/* widest SIMD in the hot loop, when it is vectorized */
 	unsigned vector_width;				/* its width in bits (0: none or scalable) */
+	double simd_share;				/* of the hot loop's samples (instructions without a profile) on packed SIMD */
 	const char *verdict;
 };
 
@@ -231,6 +239,18 @@ int asm_annotate(struct asm_function *f, const struct profile *p, int sample_idx
 
 /* Loops, hot set and hot loop, mix, tags with evidence, the verdict. */
 void asm_analyze(struct asm_function *f);
+
+/*
+ * Keep only the samples of the instructions inlined from 'name' (the
+ * innermost inlined function of their line), so that asm_analyze() judges
+ * an inlined function's samples in the code of the function holding it.
+ * Returns the samples kept.
+ */
+int64_t asm_focus_inlined(struct asm_function *f, const char *name);
+
+/* The class bit named "load", "int-div", ... (as in the JSON), 0 when none is. */
+unsigned asm_class_bit(const char *name);
+const char *asm_class_name(unsigned bit);
 
 /* The tags in the order the verdict weighs them (division first). */
 extern const enum asm_tag asm_tag_order[ASM_NR_TAGS];

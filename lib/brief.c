@@ -31,7 +31,7 @@ static const char *const tag_names[BT_NR] = {
 	"allocation", "string", "formatting", "math", "lock", "syscall",
 	"container", "callback", "recursion", "inlined", "compute-leaf",
 	"division", "scalar-fp", "not-vectorized", "branchy", "memory-bound",
-	"superlinear", "blocked", "sleep",
+	"nested-loop", "superlinear", "blocked", "sleep",
 };
 
 const char *brief_tag_name(enum brief_tag t)
@@ -334,6 +334,9 @@ struct fstat {
 	const struct pf_mapping *mapping;
 	int64_t self, total, attributed, inlined_attr;
 	bool outline;			/* seen as a frame of its own */
+	/* where its inlined copies sit: the majority symbol of its leaf samples */
+	const struct pf_function *container;
+	int64_t container_votes;
 	size_t stamp;			/* the last stack that counted its total */
 	int hotspot;			/* index in b->hotspots, -1 */
 };
@@ -872,6 +875,17 @@ static void pass_totals(struct builder *bd, bool fallback, int64_t *attributed_s
 			fs->outline |= !f->inlined;
 			if (k == 0)
 				fs->self = sat_add(fs->self, v);
+			if (k == 0 && f->inlined && f->loc && f->loc->nline > 1) {
+				/* the location's outermost frame is the symbol (majority vote) */
+				struct pf_frame out = profile_location_frame(bd->p, f->loc, f->loc->nline - 1);
+
+				if (out.fn == fs->container)
+					fs->container_votes++;
+				else if (!fs->container_votes--) {
+					fs->container = out.fn;
+					fs->container_votes = 1;
+				}
+			}
 			if (fs->stamp != i + 1) {
 				fs->stamp = i + 1;
 				fs->total = sat_add(fs->total, v);
@@ -953,6 +967,11 @@ static int pick_hotspots(struct builder *bd)
 		h->total = fs->total;
 		h->attributed = fs->attributed;
 		h->inlined_only = !fs->outline;
+		if (h->inlined_only && fs->container && fs->container_votes > 0) {
+			const char *c = profile_string(bd->p, fs->container->system_name);
+
+			h->asm_container = xstrdup(*c ? c : profile_string(bd->p, fs->container->name));
+		}
 		/* folded stacks map frames to a file without a name: no DSO */
 		if (fs->mapping && *profile_string(bd->p, fs->mapping->filename)) {
 			h->binary = profile_string(bd->p, fs->mapping->filename);
@@ -1085,6 +1104,25 @@ static void add_tag(struct brief_hotspot *h, enum brief_tag t, char *evidence)
 	h->tags[h->nr_tags++] = (struct brief_tag_hit){ t, evidence };
 }
 
+static void remove_tag(struct brief_hotspot *h, enum brief_tag t)
+{
+	for (size_t i = 0; i < h->nr_tags; i++)
+		if (h->tags[i].tag == t) {
+			free(h->tags[i].evidence);
+			memmove(&h->tags[i], &h->tags[i + 1], (h->nr_tags - i - 1) * sizeof(*h->tags));
+			h->nr_tags--;
+			return;
+		}
+}
+
+static bool has_tag(const struct brief_hotspot *h, enum brief_tag t)
+{
+	for (size_t i = 0; i < h->nr_tags; i++)
+		if (h->tags[i].tag == t)
+			return true;
+	return false;
+}
+
 /* "malloc 40%, free 31%": the top names of a tally, shares of 'whole'. */
 static void names_of(struct tally *t, int64_t whole, size_t max, struct strbuf *sb)
 {
@@ -1135,12 +1173,40 @@ static void set_tags(struct brief_hotspot *h, struct detail *d)
 
 static void set_own_tags(struct brief_hotspot *h, const struct fstat *fs)
 {
-	if (fs->inlined_attr && (double)fs->inlined_attr >= BRIEF_INLINED_SHARE * (double)h->attributed)
+	brief_own_tags(h, fs->inlined_attr);
+}
+
+void brief_own_tags(struct brief_hotspot *h, int64_t inlined_attr)
+{
+	h->inlined_pct = pct(inlined_attr, h->attributed);
+	if (inlined_attr && (double)inlined_attr >= BRIEF_INLINED_SHARE * (double)h->attributed)
 		add_tag(h, BT_INLINED, xstrfmt("%.0f%% of its attributed time is in copies inlined into callers",
-					       pct(fs->inlined_attr, h->attributed)));
+					       pct(inlined_attr, h->attributed)));
 	if (h->total > 0 && (double)h->self >= BRIEF_LEAF_SHARE * (double)h->total)
 		add_tag(h, BT_COMPUTE_LEAF, xstrfmt("self / total = %.0f%%: the time is in its own code",
 						    pct(h->self, h->total)));
+}
+
+void brief_code_tags(struct brief_hotspot *h, const struct asm_function *f)
+{
+	static const struct { enum asm_tag from; enum brief_tag to; } tags[] = {
+		{ ASM_DIVISION, BT_DIVISION }, { ASM_SCALAR_FP, BT_SCALAR_FP },
+		{ ASM_NOT_VECTORIZED, BT_NOT_VECTORIZED }, { ASM_BRANCHY, BT_BRANCHY },
+		{ ASM_MEMORY_BOUND, BT_MEMORY_BOUND }, { ASM_NESTED_LOOP, BT_NESTED_LOOP },
+	};
+
+	free(h->asm_verdict);
+	/* asm_into says where an inlined function's copies were read; else asm_container */
+	if (h->asm_container && !h->asm_into)
+		h->asm_verdict = xstrfmt("%s (its code inlined in %s)", f->verdict, f->name);
+	else
+		h->asm_verdict = xstrdup(f->verdict);
+	for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
+		if (f->tags & tags[i].from)
+			add_tag(h, tags[i].to, xstrdup(asm_evidence(f, tags[i].from)));
+	/* samples charged to the loads and stores before them are no computation */
+	if (f->tags & ASM_MEMORY_BOUND)
+		remove_tag(h, BT_COMPUTE_LEAF);
 }
 
 static void top_shares(struct tally *t, int64_t whole, struct brief_share *out, size_t *nr)
@@ -1149,6 +1215,28 @@ static void top_shares(struct tally *t, int64_t whole, struct brief_share *out, 
 	*nr = 0;
 	for (size_t i = 0; i < t->nr && *nr < 3; i++)
 		out[(*nr)++] = (struct brief_share){ t->v[i].name, pct(t->v[i].value, whole), t->v[i].owned };
+}
+
+/*
+ * A tag that most hotspots carry says little about each: `inlined`, on
+ * BRIEF_FOLD_MIN hotspots or more, becomes one line for them all.
+ */
+static void fold_tags(struct brief *b)
+{
+	size_t n = 0;
+
+	b->folded = BT_NR;
+	for (size_t i = 0; i < b->nr_hotspots; i++)
+		n += has_tag(&b->hotspots[i], BT_INLINED);
+	if (n < BRIEF_FOLD_MIN)
+		return;
+	b->folded = BT_INLINED;
+	b->folded_ranks = xcalloc(n, sizeof(*b->folded_ranks));
+	for (size_t i = 0; i < b->nr_hotspots; i++)
+		if (has_tag(&b->hotspots[i], BT_INLINED)) {
+			b->folded_ranks[b->nr_folded++] = i;
+			remove_tag(&b->hotspots[i], BT_INLINED);
+		}
 }
 
 /* ---- instructions ------------------------------------------------------ */
@@ -1164,11 +1252,6 @@ static void quiet(const char *prefix, const char *msg)
  */
 static void set_asm(struct builder *bd, struct brief_hotspot *h)
 {
-	static const struct { enum asm_tag from; enum brief_tag to; } tags[] = {
-		{ ASM_DIVISION, BT_DIVISION }, { ASM_SCALAR_FP, BT_SCALAR_FP },
-		{ ASM_NOT_VECTORIZED, BT_NOT_VECTORIZED }, { ASM_BRANCHY, BT_BRANCHY },
-		{ ASM_MEMORY_BOUND, BT_MEMORY_BOUND },
-	};
 	struct asm_function f;
 	struct asm_load_options lo = ASM_LOAD_OPTIONS_INIT;
 	report_fn old_error, old_warn;
@@ -1205,12 +1288,9 @@ static void set_asm(struct builder *bd, struct brief_hotspot *h)
 		h->asm_note = xstrdup(last_error());
 	} else {
 		asm_analyze(&f);
-		h->asm_verdict = xstrdup(f.verdict);
 		if (*f.inlined_into)
 			h->asm_into = xstrdup(f.inlined_into);
-		for (size_t i = 0; i < ARRAY_SIZE(tags); i++)
-			if (f.tags & tags[i].from)
-				add_tag(h, tags[i].to, xstrdup(asm_evidence(&f, tags[i].from)));
+		brief_code_tags(h, &f);
 	}
 	asm_function_release(&f);
 }
@@ -1590,6 +1670,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		top_shares(&d->callees, h->total, h->callees, &h->nr_callees);
 		set_snippet(&bd, h, d);
 	}
+	fold_tags(b);
 	hot_path(&bd, fallback);
 	rollups(&bd);
 	b->show_hotspots = b->show_snippets = b->nr_hotspots;
@@ -1792,7 +1873,7 @@ static void question(const struct brief_hotspot *h, const struct brief_tag_hit *
 				    "iteration, and can it do less?", fn);
 		break;
 	case BT_DIVISION:
-		strbuf_addf(sb, "Can `%s` avoid the division in its hot loop (a power of two and a mask, "
+		strbuf_addf(sb, "Can `%s` avoid the division in its hot code (a power of two and a mask, "
 			    "a precomputed reciprocal, an incremental counter)?", fn);
 		break;
 	case BT_SCALAR_FP:
@@ -1807,6 +1888,10 @@ static void question(const struct brief_hotspot *h, const struct brief_tag_hit *
 		strbuf_addf(sb, "Does `%s` walk memory in an order the cache likes (unit stride, "
 			    "smaller data)?", fn);
 		break;
+	case BT_NESTED_LOOP:
+		strbuf_addf(sb, "Most of `%s`'s time is in a loop inside a loop: a scan inside a scan, "
+			    "quadratic in the input? `hotloop scale` tells.", fn);
+		break;
 	case BT_SUPERLINEAR:
 		strbuf_addf(sb, "`%s` %s: is there an algorithm with lower complexity?", fn, t->evidence);
 		break;
@@ -1815,7 +1900,202 @@ static void question(const struct brief_hotspot *h, const struct brief_tag_hit *
 	}
 }
 
+/* "`a`, `b` and `c`" */
+static void name_list(const struct brief *b, const size_t *hs, size_t n, struct strbuf *sb)
+{
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(sb, "%s`%s`", !i ? "" : i + 1 == n ? " and " : ", ", b->hotspots[hs[i]].function);
+}
+
+/* One question for several hotspots with the same kind of tag: the evidence is in their tags. */
+static void question_many(const struct brief *b, enum brief_tag t, const size_t *hs, size_t n,
+			  struct strbuf *sb)
+{
+	struct strbuf who = STRBUF_INIT;
+
+	name_list(b, hs, n, &who);
+	switch (t) {
+	case BT_ALLOCATION:
+		strbuf_addf(sb, "Can %s reuse memory instead of allocating on every call?", who.buf);
+		break;
+	case BT_STRING:
+		strbuf_addf(sb, "Do %s scan or copy the same bytes repeatedly (e.g. strlen in a loop condition)?",
+			    who.buf);
+		break;
+	case BT_FORMATTING:
+		strbuf_addf(sb, "Do %s need to format or parse text here, or can they work on the values directly?",
+			    who.buf);
+		break;
+	case BT_MATH:
+		strbuf_addf(sb, "Can %s call libm less often (hoist repeated calls, use cheaper operations)?",
+			    who.buf);
+		break;
+	case BT_LOCK:
+		strbuf_addf(sb, "Can %s take their locks less often (batch, per-thread data, atomics)?", who.buf);
+		break;
+	case BT_SYSCALL:
+		strbuf_addf(sb, "Can %s make fewer system calls (buffer, batch, cache)?", who.buf);
+		break;
+	case BT_BLOCKED:
+		strbuf_addf(sb, "What do %s wait for, and can the work overlap the wait (batch, asynchronous "
+			    "I/O, fewer round trips)?", who.buf);
+		break;
+	case BT_SLEEP:
+		strbuf_addf(sb, "Why do %s sleep? A sleep lowers CPU use by lowering throughput: wait for "
+			    "the event instead.", who.buf);
+		break;
+	case BT_CONTAINER:
+		strbuf_addf(sb, "Are the containers in %s the right ones, and do they build temporary keys "
+			    "or copies per lookup?", who.buf);
+		break;
+	case BT_CALLBACK:
+		strbuf_addf(sb, "%s are called back many times: can each call do less (precompute keys "
+			    "before sorting or searching)?", who.buf);
+		break;
+	case BT_RECURSION:
+		strbuf_addf(sb, "Do %s recompute the same subproblems (memoize, iterate)?", who.buf);
+		break;
+	case BT_INLINED:
+		strbuf_addf(sb, "%s run inlined in their callers: what do their hot lines do per call?", who.buf);
+		break;
+	case BT_COMPUTE_LEAF: {
+		size_t k = 0;
+
+		strbuf_addf(sb, "%s spend their time in their own code", who.buf);
+		for (size_t i = 0; i < n; i++)
+			if (b->hotspots[hs[i]].line)
+				strbuf_addf(sb, "%s`%s` line %lld", k++ ? ", " : " (hot lines: ",
+					    b->hotspots[hs[i]].function, (long long)b->hotspots[hs[i]].line);
+		strbuf_addstr(sb, k ? "): what do those lines do per iteration, and can they do less?"
+				    : ": what do their loops do per iteration, and can they do less?");
+		break;
+	}
+	case BT_DIVISION:
+		strbuf_addf(sb, "Can %s avoid the divisions in their hot code (a power of two and a mask, "
+			    "a precomputed reciprocal, an incremental counter)?", who.buf);
+		break;
+	case BT_SCALAR_FP:
+	case BT_NOT_VECTORIZED:
+		strbuf_addf(sb, "Can the hot loops of %s be vectorized (simpler control flow, no aliasing, "
+			    "contiguous data)?", who.buf);
+		break;
+	case BT_BRANCHY:
+		strbuf_addf(sb, "Can the hot branches of %s be made predictable or branch-free?", who.buf);
+		break;
+	case BT_MEMORY_BOUND:
+		strbuf_addf(sb, "Do %s walk memory in an order the cache likes (unit stride, smaller data)?",
+			    who.buf);
+		break;
+	case BT_NESTED_LOOP:
+		strbuf_addf(sb, "Most of the time of %s is in a loop inside a loop: scans inside scans, "
+			    "quadratic in the input? `hotloop scale` tells.", who.buf);
+		break;
+	case BT_SUPERLINEAR:
+		strbuf_addf(sb, "%s grow faster than linearly with the input: is there an algorithm with "
+			    "lower complexity?", who.buf);
+		break;
+	case BT_NR:
+		break;
+	}
+	strbuf_release(&who);
+}
+
 #define MAX_QUESTIONS 8
+#define QUESTION_NAMES 10	/* hotspots one question names at most */
+
+/*
+ * The questions, each sentence once: a hotspot's attempts in the knowledge
+ * base first (what was tried rules answers out), then one question per
+ * kind of tag, naming every shown hotspot that carries it.
+ */
+struct question {
+	enum brief_tag tag;		/* BT_NR: the knowledge base's */
+	size_t hot[QUESTION_NAMES];	/* indexes in hotspots */
+	size_t nr_hot;
+};
+
+static enum brief_tag question_kind(enum brief_tag t)
+{
+	return t == BT_NOT_VECTORIZED ? BT_SCALAR_FP : t;
+}
+
+static bool is_folded(const struct brief *b, size_t hotspot)
+{
+	for (size_t i = 0; i < b->nr_folded; i++)
+		if (b->folded_ranks[i] == hotspot)
+			return true;
+	return false;
+}
+
+static void question_add(struct question *qs, size_t *nq, enum brief_tag t, size_t hotspot)
+{
+	for (size_t i = 0; t != BT_NR && i < *nq; i++)
+		if (qs[i].tag == t) {
+			if (qs[i].nr_hot < QUESTION_NAMES &&
+			    (!qs[i].nr_hot || qs[i].hot[qs[i].nr_hot - 1] != hotspot))
+				qs[i].hot[qs[i].nr_hot++] = hotspot;
+			return;
+		}
+	if (*nq >= MAX_QUESTIONS)
+		return;
+	qs[*nq].tag = t;
+	qs[*nq].hot[0] = hotspot;
+	qs[(*nq)++].nr_hot = 1;
+}
+
+static size_t questions(const struct brief *b, struct question *qs)
+{
+	size_t nq = 0;
+
+	for (size_t i = 0; i < b->show_hotspots; i++) {
+		const struct brief_hotspot *h = &b->hotspots[i];
+
+		if (h->nr_kb)
+			question_add(qs, &nq, BT_NR, i);
+		for (size_t t = 0; t < h->nr_tags; t++)
+			question_add(qs, &nq, question_kind(h->tags[t].tag), i);
+		if (b->folded != BT_NR && is_folded(b, i))
+			question_add(qs, &nq, b->folded, i);
+	}
+	return nq;
+}
+
+static void question_text(const struct brief *b, const struct question *q, struct strbuf *sb)
+{
+	const struct brief_hotspot *h = &b->hotspots[q->hot[0]];
+
+	if (q->tag == BT_NR) {
+		kb_question(b, h, sb);
+		return;
+	}
+	if (q->nr_hot > 1) {
+		question_many(b, q->tag, q->hot, q->nr_hot, sb);
+		return;
+	}
+	for (size_t t = 0; t < h->nr_tags; t++)
+		if (question_kind(h->tags[t].tag) == q->tag) {
+			question(h, &h->tags[t], sb);
+			return;
+		}
+	question_many(b, q->tag, q->hot, q->nr_hot, sb);
+}
+
+/* "tag `inlined` on 8 of 10 hotspots (#1 `a`, ...): ..." within what is shown */
+static void folded_line(const struct brief *b, struct strbuf *sb)
+{
+	size_t shown = 0;
+
+	for (size_t i = 0; i < b->nr_folded; i++)
+		shown += b->folded_ranks[i] < b->show_hotspots;
+	strbuf_addf(sb, "tag `%s` on %zu of %zu hotspots (", brief_tag_name(b->folded), shown,
+		    b->show_hotspots);
+	for (size_t i = 0, k = 0; i < b->nr_folded; i++)
+		if (b->folded_ranks[i] < b->show_hotspots)
+			strbuf_addf(sb, "%s#%zu `%s` %.0f%%", k++ ? ", " : "", b->folded_ranks[i] + 1,
+				    b->hotspots[b->folded_ranks[i]].function,
+				    b->hotspots[b->folded_ranks[i]].inlined_pct);
+	strbuf_addstr(sb, "): that share of each one's attributed time is in copies inlined into callers");
+}
 
 /* ---- Markdown ------------------------------------------------------------ */
 
@@ -1914,7 +2194,8 @@ static void cut_note(const struct brief *b, struct strbuf *sb)
 
 static void render_md(const struct brief *b, struct strbuf *sb)
 {
-	size_t nq = 0;
+	struct question qs[MAX_QUESTIONS];
+	size_t nq;
 
 	strbuf_addf(sb, "# hotloop brief%s%s\n\n", b->workload ? ": " : "", b->workload ? b->workload : "");
 	strbuf_addf(sb, "- profile: %llu samples", (unsigned long long)b->samples);
@@ -1946,6 +2227,11 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 	strbuf_addstr(sb, "\n## Hotspots (time attributed to owned code)\n");
 	if (!b->nr_hotspots)
 		strbuf_addstr(sb, "\nNo owned function has samples.\n");
+	if (b->folded != BT_NR) {
+		strbuf_addstr(sb, "\n- ");
+		folded_line(b, sb);
+		strbuf_addstr(sb, "\n");
+	}
 	for (size_t i = 0; i < b->show_hotspots; i++)
 		md_hotspot(b, i, &b->hotspots[i], i < b->show_snippets, sb);
 
@@ -1961,20 +2247,13 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 	md_shares(sb, b->by_dir, b->nr_by_dir, ", ");
 	strbuf_addstr(sb, "\n");
 
-	for (size_t i = 0; i < b->show_hotspots && nq < MAX_QUESTIONS; i++) {
-		const struct brief_hotspot *h = &b->hotspots[i];
-
-		/* what was tried first: it rules answers out */
-		for (size_t t = h->nr_kb ? 0 : 1; t <= h->nr_tags && nq < MAX_QUESTIONS; t++) {
-			if (!nq++)
-				strbuf_addstr(sb, "\n## Suggested questions\n\n");
-			strbuf_addstr(sb, "- ");
-			if (t)
-				question(h, &h->tags[t - 1], sb);
-			else
-				kb_question(b, h, sb);
-			strbuf_addstr(sb, "\n");
-		}
+	nq = questions(b, qs);
+	for (size_t i = 0; i < nq; i++) {
+		if (!i)
+			strbuf_addstr(sb, "\n## Suggested questions\n\n");
+		strbuf_addstr(sb, "- ");
+		question_text(b, &qs[i], sb);
+		strbuf_addstr(sb, "\n");
 	}
 	if (b->truncated) {
 		strbuf_addf(sb, "\n## Cut to fit %zu tokens\n\n- ", b->budget);
@@ -2071,7 +2350,6 @@ static json_t *snippet_json(const struct brief_hotspot *h)
 static json_t *hotspot_json(const struct brief *b, size_t rank, const struct brief_hotspot *h, bool snippet)
 {
 	json_t *o = json_object(), *tags = json_array(), *sn = json_null();
-	struct strbuf q = STRBUF_INIT;
 
 	json_object_set_new(o, "rank", json_integer((json_int_t)rank + 1));
 	json_object_set_new(o, "function", json_text(h->function));
@@ -2103,26 +2381,16 @@ static json_t *hotspot_json(const struct brief *b, size_t rank, const struct bri
 						      "verdict", json_text(verdict_kind_names[h->kb[i].verdict]),
 						      "change", json_text(h->kb[i].change),
 						      "hypothesis", json_text(h->kb[i].hypothesis)));
-	json_object_set_new(o, "questions", tags = json_array());
-	if (h->nr_kb) {
-		strbuf_reset(&q);
-		kb_question(b, h, &q);
-		json_array_append_new(tags, json_text(q.buf));
-	}
-	for (size_t i = 0; i < h->nr_tags; i++) {
-		strbuf_reset(&q);
-		question(h, &h->tags[i], &q);
-		json_array_append_new(tags, json_text(q.buf));
-	}
-	strbuf_release(&q);
 	return o;
 }
 
 static json_t *render_json(const struct brief *b)
 {
 	json_t *doc = json_object(), *q = json_object(), *w = json_array(), *hs = json_array();
-	json_t *own = json_object(), *roots = json_array();
+	json_t *own = json_object(), *roots = json_array(), *folded, *qa;
 	struct strbuf cut = STRBUF_INIT;
+	struct question qs[MAX_QUESTIONS];
+	size_t nq;
 
 	json_object_set_new(doc, "workload", json_text(b->workload));
 	json_object_set_new(q, "samples", json_integer((json_int_t)b->samples));
@@ -2153,6 +2421,30 @@ static json_t *render_json(const struct brief *b)
 	for (size_t i = 0; i < b->show_hotspots; i++)
 		json_array_append_new(hs, hotspot_json(b, i, &b->hotspots[i], i < b->show_snippets));
 	json_object_set_new(doc, "hotspots", hs);
+	json_object_set_new(doc, "folded_tags", folded = json_array());
+	if (b->folded != BT_NR) {
+		json_t *ranks = json_array();
+
+		for (size_t i = 0; i < b->nr_folded; i++)
+			if (b->folded_ranks[i] < b->show_hotspots)
+				json_array_append_new(ranks, json_integer((json_int_t)b->folded_ranks[i] + 1));
+		folded_line(b, &cut);
+		json_array_append_new(folded, json_pack("{s:s, s:o, s:o}", "tag", brief_tag_name(b->folded),
+							"hotspots", ranks, "evidence", json_text(cut.buf)));
+		strbuf_reset(&cut);
+	}
+	nq = questions(b, qs);
+	json_object_set_new(doc, "questions", qa = json_array());
+	for (size_t i = 0; i < nq; i++) {
+		json_t *ranks = json_array();
+
+		for (size_t k = 0; k < qs[i].nr_hot; k++)
+			json_array_append_new(ranks, json_integer((json_int_t)qs[i].hot[k] + 1));
+		question_text(b, &qs[i], &cut);
+		json_array_append_new(qa, json_pack("{s:o, s:o}", "question", json_text(cut.buf),
+						    "hotspots", ranks));
+		strbuf_reset(&cut);
+	}
 	json_object_set_new(doc, "hot_path", shares_json(b->hot_path, b->nr_hot_path, "function"));
 	json_object_set_new(doc, "rollup", json_pack("{s:o, s:o}", "dso",
 						     shares_json(b->by_dso, b->nr_by_dso, "name"), "dir",
@@ -2179,26 +2471,31 @@ json_t *brief_to_json(struct brief *b, size_t budget)
 	return render_json(b);
 }
 
+void brief_hotspot_release(struct brief_hotspot *h)
+{
+	for (size_t j = 0; j < h->nr_lines; j++)
+		free(h->lines[j].text);
+	free(h->lines);
+	free(h->snippet_note);
+	for (size_t j = 0; j < h->nr_tags; j++)
+		free(h->tags[j].evidence);
+	free(h->tags);
+	free(h->asm_verdict);
+	free(h->asm_container);
+	free(h->asm_into);
+	free(h->asm_note);
+	for (size_t j = 0; j < h->nr_kb; j++)
+		free_kb_hit(&h->kb[j]);
+	free(h->kb);
+	memset(h, 0, sizeof(*h));
+}
+
 void brief_release(struct brief *b)
 {
-	for (size_t i = 0; i < b->nr_hotspots; i++) {
-		struct brief_hotspot *h = &b->hotspots[i];
-
-		for (size_t j = 0; j < h->nr_lines; j++)
-			free(h->lines[j].text);
-		free(h->lines);
-		free(h->snippet_note);
-		for (size_t j = 0; j < h->nr_tags; j++)
-			free(h->tags[j].evidence);
-		free(h->tags);
-		free(h->asm_verdict);
-		free(h->asm_note);
-		free(h->asm_into);
-		for (size_t j = 0; j < h->nr_kb; j++)
-			free_kb_hit(&h->kb[j]);
-		free(h->kb);
-	}
+	for (size_t i = 0; i < b->nr_hotspots; i++)
+		brief_hotspot_release(&b->hotspots[i]);
 	free(b->hotspots);
+	free(b->folded_ranks);
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		free(b->warnings[i]);
 	free(b->warnings);

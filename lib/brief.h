@@ -27,7 +27,7 @@ enum brief_tag {
 	BT_ALLOCATION, BT_STRING, BT_FORMATTING, BT_MATH, BT_LOCK, BT_SYSCALL,
 	BT_CONTAINER, BT_CALLBACK, BT_RECURSION, BT_INLINED, BT_COMPUTE_LEAF,
 	BT_DIVISION, BT_SCALAR_FP, BT_NOT_VECTORIZED, BT_BRANCHY, BT_MEMORY_BOUND,
-	BT_SUPERLINEAR, BT_BLOCKED, BT_SLEEP,
+	BT_NESTED_LOOP, BT_SUPERLINEAR, BT_BLOCKED, BT_SLEEP,
 	BT_NR
 };
 const char *brief_tag_name(enum brief_tag t);
@@ -40,6 +40,7 @@ const char *brief_tag_name(enum brief_tag t);
 #define BRIEF_LEAF_SHARE	0.80	/* self / total */
 #define BRIEF_SUPERLINEAR_EXP	1.3	/* growth exponent, with a fit of R^2 >= 0.9 */
 #define BRIEF_QUALITY_WARN	0.10	/* unknown frames or truncated stacks */
+#define BRIEF_FOLD_MIN		3	/* hotspots with `inlined` before it is one line for all */
 
 /*
  * Which code is ours: sources under a root (not under an excluded path).
@@ -119,9 +120,11 @@ struct brief_hotspot {
 	struct brief_tag_hit *tags;
 	size_t nr_tags;
 	char *asm_verdict;		/* NULL when not analyzed */
+	char *asm_container;		/* an inlined function: the symbol whose code was analyzed */
 	char *asm_note;			/* why the instructions could not be read, or NULL */
 	char *asm_into;			/* an inlined function's: the function whose copies of it
 					   asm_verdict is about, or NULL */
+	double inlined_pct;		/* of its attributed time, in inlined copies */
 	bool have_scale;
 	double exponent, r2;
 	struct brief_kb_hit *kb;	/* from brief_add_kb(), newest first */
@@ -154,6 +157,10 @@ struct brief {
 	char **real_paths;		/* sources shown by their real path, hotspots point to */
 	size_t nr_real_paths;
 	char *kb_dir;			/* the knowledge base as shown; NULL: none added */
+	/* a tag most hotspots carry, said once (`inlined`): which hotspots */
+	enum brief_tag folded;		/* BT_NR: none */
+	size_t *folded_ranks;		/* indexes in hotspots */
+	size_t nr_folded;
 	size_t kb_attempts;		/* how many attempts it holds */
 	/* what the last format call kept within its budget */
 	size_t show_hotspots, show_snippets;
@@ -190,6 +197,25 @@ void brief_format_md(struct brief *b, size_t budget, struct strbuf *out);
 struct json_t *brief_to_json(struct brief *b, size_t budget);
 
 void brief_release(struct brief *b);
+
+/*
+ * The tags a hotspot has from its own numbers: inlined (inlined_attr of
+ * its attributed time in inlined copies) and compute-leaf (self / total).
+ */
+void brief_own_tags(struct brief_hotspot *h, int64_t inlined_attr);
+
+/*
+ * The tags a hotspot's instructions give it: those of f (analyzed by
+ * asm_analyze()); and compute-leaf (from brief_own_tags()) goes when the
+ * samples sit after memory accesses (memory-bound: a load's stall seen
+ * through skid is no computation). Also the verdict. The tag decisions on
+ * real code in tests/data/tags run through here.
+ */
+struct asm_function;
+void brief_code_tags(struct brief_hotspot *h, const struct asm_function *f);
+
+/* Free what a hotspot owns (tags, snippet, asm, kb hits). */
+void brief_hotspot_release(struct brief_hotspot *h);
 
 /* Is an absolute source (or mapped) file under a root and not excluded? */
 bool brief_owns_path(const struct brief_owned *o, const char *path);

@@ -25,6 +25,7 @@
 #include "report.h"
 #include "run-command.h"
 #include "run.h"
+#include "scale.h"
 #include "util.h"
 
 /* ---- the brief ------------------------------------------------------------ */
@@ -299,6 +300,39 @@ out:
 	return ret;
 }
 
+/*
+ * `run --scale`: the workload at each of its sizes, as `hotloop scale`
+ * runs it, saved where the brief looks for growth exponents.
+ */
+static int scale_check(const struct run_request *rq, const char *dir)
+{
+	const struct config_workload *w = rq->workload;
+	struct scale_spec spec = { .repeat = 1, .min_samples = SCALE_MIN_SAMPLES };
+	struct scale sc;
+	json_t *doc = NULL;
+	int ret;
+
+	if (!w->nr_sizes)
+		return error("[workload \"%s\"] has no sizes for --scale: add 'sizes = 1000 2000 4000' "
+			     "to it in '%s'", w->name, rq->project->conf_path);
+	if (!strstr(w->run, "{n}"))
+		return error("[workload \"%s\"] runs '%s', which has no {n} for --scale: add {n} "
+			     "to its 'run' line where the size goes", w->name, w->run);
+	spec.workload = w->name;
+	spec.run = spec.command = w->run;
+	spec.dir = dir;
+	spec.timeout = w->timeout_s;
+	spec.sizes = w->sizes;
+	spec.nr_sizes = w->nr_sizes;
+	spec.sampler = rq->sampler;
+	spec.top = rq->project->top;
+	spec.obs = rq->obs;
+	ret = scale_run(&spec, &sc, &doc);
+	json_decref(doc);
+	scale_release(&sc);
+	return ret ? -1 : 0;
+}
+
 static int write_brief(const struct run_request *rq, const char *dir, struct run_outcome *o)
 {
 	struct brief_request br = { 0 };
@@ -380,7 +414,7 @@ int run_workload(const struct run_request *rq, struct run_outcome *o)
 		meta = meta_of(rq, dir, o);
 	}
 	if ((rq->build && *p->cf.build && build(rq, dir, o)) || record(rq, dir, o) ||
-	    report_and_flame(rq, o) || write_brief(rq, dir, o))
+	    report_and_flame(rq, o) || (rq->scale && scale_check(rq, dir)) || write_brief(rq, dir, o))
 		goto out;
 	ret = 0;
 out:

@@ -60,6 +60,7 @@ struct run_request {
 	const char *size;		/* the value of {n}; NULL: the largest of its sizes */
 	struct sampler_config sampler;	/* frequency and call graph */
 	bool build;			/* run [project] build first */
+	bool scale;			/* also run it at its sizes (scale_run()) before the brief */
 	size_t budget;			/* of the brief written; 0: no limit */
 	const char *out_dir;		/* NULL: a new .hotloop/runs/<stamp>-<workload>/ with
 					   meta.json and the latest link */

@@ -18,7 +18,8 @@
 
 const char usage_run[] =
 "usage: hotloop run [WORKLOAD] [-f CONFIG] [-F HZ] [--call-graph auto|fp|dwarf]\n"
-"                   [--size N] [--no-build] [--budget TOKENS] [--format md|json]\n"
+"                   [--size N] [--scale] [--no-build] [--budget TOKENS]\n"
+"                   [--format md|json]\n"
 "\n"
 "Profile one workload of hotloop.conf (default: the primary) end to end:\n"
 "run [project] build, record the workload's command, then write the\n"
@@ -30,12 +31,14 @@ const char usage_run[] =
 "  --call-graph MODE       how record walks stacks: auto (default), fp, dwarf\n"
 "  --size N                the value of {n} in the workload's command (default:\n"
 "                          the largest of its sizes)\n"
+"  --scale                 also run it at each of its sizes, as hotloop scale\n"
+"                          does, so the brief has growth exponents (superlinear)\n"
 "  --no-build              profile what is built now\n"
 "  --budget TOKENS         the brief's budget (default: [project] brief-budget,\n"
 "                          4000; 0: no limit)\n"
 "  --format md|json        print the brief as Markdown (default) or JSON\n";
 
-enum { OPT_CG = 256, OPT_SIZE, OPT_NO_BUILD, OPT_BUDGET, OPT_FORMAT };
+enum { OPT_CG = 256, OPT_SIZE, OPT_SCALE, OPT_NO_BUILD, OPT_BUDGET, OPT_FORMAT };
 
 int cmd_run(int argc, char **argv)
 {
@@ -44,6 +47,7 @@ int cmd_run(int argc, char **argv)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "call-graph", required_argument, NULL, OPT_CG },
 		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "scale", no_argument, NULL, OPT_SCALE },
 		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
 		{ "budget", required_argument, NULL, OPT_BUDGET },
 		{ "format", required_argument, NULL, OPT_FORMAT },
@@ -78,6 +82,9 @@ int cmd_run(int argc, char **argv)
 			if (parse_count("--size", optarg, 0, 1000000000000L) < 0)
 				goto out_usage;
 			rq.size = optarg;
+			break;
+		case OPT_SCALE:
+			rq.scale = true;
 			break;
 		case OPT_NO_BUILD:
 			rq.build = false;

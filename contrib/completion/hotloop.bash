@@ -16,7 +16,7 @@ _hotloop()
 	convert) opts="-o --output --to --weight --help" ;;
 	push)    opts="--name --from --until --header --timeout --cacert --json --help" ;;
 	brief)   opts="--budget --format --json --owned --focus --top --context --scale --workload --sample-type --kb -f --config --help" ;;
-	run)     opts="-f --config -F --freq --call-graph --size --no-build --budget --format --help" ;;
+	run)     opts="-f --config -F --freq --call-graph --size --scale --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
 	loop)    opts="--rounds --agent --lenses --parallel -f --config --json --no-sandbox --help" ;;
 	doctor)  opts="--json --help" ;;

@@ -59,7 +59,8 @@ test_expect_success 'json: the documented keys and types' '
 		(.line|type==\"number\") and (.self_pct <= .total_pct) and (.attributed_pct > 50) and
 		(.tags|type==\"array\") and (.snippet.text | split(\"\\n\") | length) == 13 and .snippet.hot_line == .line and
 		(.snippet.first_line == .line - 6) and (.line as \$l | .snippet.pct | has(\$l | tostring)) and
-		(.callers|length) >= 1 and (.callees|type==\"array\") and (.questions|length) >= 1" out.json &&
+		(.callers|length) >= 1 and (.callees|type==\"array\")" out.json &&
+	jq -e "(.questions|length) >= 1 and .questions[0].hotspots[0] == 1 and (.questions[0].question|type==\"string\") and (.folded_tags|type==\"array\")" out.json &&
 	jq -e "(.hot_path|length) >= 3 and .hot_path[-1].function == \"hot_spin\"" out.json &&
 	jq -e "(.rollup.dso[0].name == \"cpuhog\") and (.rollup.dir|type==\"array\")" out.json &&
 	jq -e ".truncated == false and .cut == null and .owned.from == \"--owned\"" out.json

@@ -67,6 +67,23 @@ test_expect_success 'brief --workload joins the saved exponents; without it ther
 	expect_grep "unknown workload .nosuch." "$SCRATCH/err"
 '
 
+test_expect_success 'run --scale runs the scale check itself: superlinear without a second command' '
+	cd proj/app &&
+	rm -rf "$SCRATCH/proj/.hotloop/scale" &&
+	hotloop run grow --no-build --scale --format json >"$SCRATCH/brief.json" 2>"$SCRATCH/err" &&
+	test -s "$SCRATCH/proj/.hotloop/scale/grow.json" &&
+	jq -e ".hotspots[] | select(.function == \"count_duplicate_pairs\") |
+	       .growth.exponent > 1.3 and ([.tags[].tag] | index(\"superlinear\") != null)" \
+		"$SCRATCH/brief.json" >/dev/null &&
+	jq -e ".scale | test(\"/.hotloop/scale/grow.json$\")" "$SCRATCH/proj/.hotloop/runs/latest/meta.json" >/dev/null
+'
+
+test_expect_code 1 'run --scale on a workload without sizes says what to add' '
+	mkdir -p ns && printf "[workload \"w\"]\n\trun = %s {n}\n" "$WORKLOADS/scalework" >ns/hotloop.conf &&
+	(cd ns && hotloop run w --size 100 --no-build --scale) >/dev/null 2>"$SCRATCH/err"; rc=$?
+	expect_grep "has no sizes for --scale: add .sizes = " "$SCRATCH/err" || exit 99; exit $rc
+'
+
 test_expect_success 'without a name the primary; --sizes over the config; a table by default' '
 	cd proj/app &&
 	hotloop scale --min-samples 1 --sizes 100,300,900 >"$SCRATCH/out" 2>"$SCRATCH/err" &&

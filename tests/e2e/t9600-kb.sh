@@ -234,7 +234,7 @@ test_expect_success 'brief --kb: the attempts on each hotspot, and the question 
 	jq -e ".kb == {\"dir\": \"kb\", \"attempts\": 3}" out.json &&
 	jq -e "[.hotspots[0].kb[].slug] == [\"sorted-index-30112026\", \"hash-table-for-find-word-29112026\"]" out.json &&
 	jq -e ".hotspots[0].kb[0] | .verdict == \"keep\" and .hypothesis == null and (.change|type) == \"string\"" out.json &&
-	jq -e ".hotspots[0].questions[0] | startswith(\"\`find_word\` was improved before\")" out.json &&
+	jq -e ".questions[0] | (.question | startswith(\"\`find_word\` was improved before\")) and .hotspots == [1]" out.json &&
 	jq -e ".hotspots[1].function == \"hash_word\" and (.hotspots[1].kb|length) == 1" out.json
 '
 

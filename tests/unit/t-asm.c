@@ -32,6 +32,7 @@
 #define ALU ASM_C_INT_ALU
 #define NOP ASM_C_NOP
 #define UNK ASM_C_UNKNOWN
+#define IND ASM_C_INDIRECT
 
 /* ---- the classifier ---- */
 
@@ -80,7 +81,8 @@ static const struct dcase dcases[] = {
 	C(X86, "f20f2ac0", "cvtsi2sd xmm0, eax", 0),
 	V(X86, "c4e27d1800", "vbroadcastss ymm0, [rax]", L | SIMD, 256, ASM_ISA_AVX),
 	C(X86, "0f1808", "prefetcht0 [rax]", 0),
-	C(X86, "ffe0", "jmp rax", BR),
+	C(X86, "ffe0", "jmp rax", BR | IND),
+	C(X86, "ff24c5a0000000", "jmp [rax*8 + 0xa0]: a jump table", BR | IND | L),
 	C(X86, "c3", "ret", RET),
 	T(X86, "75fe", "jne to itself", CC, 0),
 	T(X86, "eb00", "jmp to the next instruction", BR, 2),
@@ -100,7 +102,7 @@ static const struct dcase dcases[] = {
 	V(A64, "6094a14e", "mla v0.4s, v3.4s, v1.4s", SIMD, 128, ASM_ISA_NEON),
 	T(A64, "00000094", "bl to itself (capstone 4: a jump)", CALL, 0),
 	C(A64, "c0035fd6", "ret", RET),
-	C(A64, "80001fd6", "br x4", BR),
+	C(A64, "80001fd6", "br x4", BR | IND),
 	C(A64, "017c09c8", "stxr w9, x1, [x0]: writes a status register", S),
 	V(A64, "00a8df4c", "ld1 {v0.4s, v1.4s}, [x0], #32", L | SIMD, 128, ASM_ISA_NEON),
 	C(A64, "2040601e", "fmov d0, d1", 0),
@@ -636,6 +638,130 @@ static void test_asm__backward_jump_without_cycle(void **state)
 	asm_function_release(&f);
 }
 
+/* A divide that holds no samples is no finding, loop or not. */
+static void test_asm__division_needs_samples(void **state)
+{
+	static const struct row rows[] = {
+		{ "mov", L, -1, 50, 0, 1, 0, 0 },
+		{ "idiv", IDIV, -1, 0, 1, 2, 0, 0 },
+		{ "add", ALU, -1, 0, 2, 3, 0, 0 },
+		{ "imul", ALU, -1, 50, 3, 3, 0, 0 },
+		{ "ret", RET, -1, 0, 0, 0, 0, 0 },
+		END_ROWS
+	};
+	struct asm_function f;
+
+	build(&f, rows, true);
+	assert_true(f.loop_free);
+	assert_false(f.tags & ASM_DIVISION);
+	asm_function_release(&f);
+}
+
+/* An indirect jump may close a cycle: no natural loop, yet not loop-free. */
+static void test_asm__indirect_jump_not_loop_free(void **state)
+{
+	static const struct row rows[] = {
+		{ "movzx", L, -1, 0, 0, 1, 0, 0 },
+		{ "add", ALU, -1, 0, 1, 1, 0, 0 },
+		{ "jmp", BR | ASM_C_INDIRECT | L, -1, 0, 1, 0, 0, 0 },
+		{ "add", ALU, -1, 0, 1, 1, 0, 0 },
+		{ "ret", RET, -1, 0, 0, 0, 0, 0 },
+		END_ROWS
+	};
+	struct asm_function f;
+
+	build(&f, rows, false);
+	assert_int_equal(f.nr_loops, 0);
+	assert_int_equal(f.nr_indirect, 1);
+	assert_false(f.loop_free);
+	asm_function_release(&f);
+	build(&f, scalar_dot, false);
+	assert_false(f.loop_free);	/* a natural loop */
+	asm_function_release(&f);
+}
+
+/* A few packed instructions in a scalar loop do not make it vectorized. */
+static void test_asm__simd_share(void **state)
+{
+	struct row rows[] = {
+		{ "movdqu", L | SIMD, -1, 1, 0, 1, 128, ASM_ISA_SSE },
+		{ "mov", L, -1, 0, 0, 1, 0, 0 },
+		{ "add", ALU, -1, 40, 1, 2, 0, 0 },
+		{ "xor", ALU, -1, 30, 2, 2, 0, 0 },
+		{ "cmp", 0, -1, 29, 2, 0, 0, 0 },
+		{ "jne", CC, 0, 0, 0, 0, 0, 0 },
+		END_ROWS
+	};
+	struct asm_function f;
+
+	build(&f, rows, true);
+	assert_int_equal(f.vector_isa, ASM_ISA_NONE);
+	assert_null(strstr(f.verdict, "vectorized"));
+	asm_function_release(&f);
+	/* the samples on and right after the packed instructions: vectorized */
+	rows[0].samples = 30;
+	rows[1].samples = 40;
+	build(&f, rows, true);
+	assert_int_equal(f.vector_isa, ASM_ISA_SSE);
+	asm_function_release(&f);
+}
+
+/* Samples right after stores count for memory-bound, and the evidence says so. */
+static void test_asm__memory_bound_stores(void **state)
+{
+	static const struct row rows[] = {
+		{ "mov", L, -1, 0, 0, 1, 0, 0 },
+		{ "add", ALU, -1, 40, 1, 2, 0, 0 },
+		{ "mov", S, -1, 0, 2, 0, 0, 0 },
+		{ "add", ALU, -1, 40, 3, 3, 0, 0 },
+		{ "cmp", 0, -1, 20, 3, 0, 0, 0 },
+		{ "jne", CC, 0, 0, 0, 0, 0, 0 },
+		END_ROWS
+	};
+	struct asm_function f;
+
+	build(&f, rows, true);
+	assert_true(f.tags & ASM_MEMORY_BOUND);
+	assert_string_equal(f.verdict, "memory-bound: 80% of hot samples on loads and stores");
+	assert_non_null(strstr(asm_evidence(&f, ASM_MEMORY_BOUND), "40% after loads, 40% after stores"));
+	asm_function_release(&f);
+}
+
+/* Most samples in a loop inside a loop: nested-loop, with both loops. */
+static void test_asm__nested_loop_tag(void **state)
+{
+	struct row rows[] = {
+		/* 0 */ { "mov", 0, -1, 0, 0, 0, 0, 0 },
+		/* 1 */ { "mov", 0, -1, 0, 0, 0, 0, 0 },	/* outer head */
+		/* 2 */ { "imul", ALU, -1, 50, 1, 1, 0, 0 },	/* inner head */
+		/* 3 */ { "add", ALU, -1, 30, 1, 2, 0, 0 },
+		/* 4 */ { "cmp", 0, -1, 10, 0, 0, 0, 0 },
+		/* 5 */ { "jne", CC, 2, 0, 0, 0, 0, 0 },
+		/* 6 */ { "add", ALU, -1, 10, 0, 0, 0, 0 },
+		/* 7 */ { "jne", CC, 1, 0, 0, 0, 0, 0 },
+		/* 8 */ { "ret", RET, -1, 0, 0, 0, 0, 0 },
+		END_ROWS
+	};
+	struct asm_function f;
+
+	build(&f, rows, true);
+	assert_true(f.tags & ASM_NESTED_LOOP);
+	assert_non_null(strstr(asm_evidence(&f, ASM_NESTED_LOOP), "90% of the function's samples are in the loop 0x1008-0x1014"));
+	assert_non_null(strstr(asm_evidence(&f, ASM_NESTED_LOOP), "at loop depth 2: inside the loop 0x1004-0x101c"));
+	asm_function_release(&f);
+	/* most samples outside the inner loop: no tag */
+	rows[2].samples = 5;
+	rows[3].samples = 5;
+	rows[6].samples = 90;
+	build(&f, rows, true);
+	assert_false(f.tags & ASM_NESTED_LOOP);
+	asm_function_release(&f);
+	/* without a profile: no tag */
+	build(&f, rows, false);
+	assert_false(f.tags & ASM_NESTED_LOOP);
+	asm_function_release(&f);
+}
+
 static void test_asm__annotate(void **state)
 {
 	struct asm_function f;
@@ -800,6 +926,11 @@ int main(void)
 		cmocka_unit_test(test_asm__vectorized_loop),
 		cmocka_unit_test(test_asm__division_without_profile),
 		cmocka_unit_test(test_asm__division_threshold),
+		cmocka_unit_test(test_asm__division_needs_samples),
+		cmocka_unit_test(test_asm__indirect_jump_not_loop_free),
+		cmocka_unit_test(test_asm__simd_share),
+		cmocka_unit_test(test_asm__memory_bound_stores),
+		cmocka_unit_test(test_asm__nested_loop_tag),
 		cmocka_unit_test(test_asm__memory_bound_threshold),
 		cmocka_unit_test(test_asm__memory_bound_without_profile),
 		cmocka_unit_test(test_asm__branchy),
