@@ -46,11 +46,15 @@ static uint64_t rd_n(struct cursor *c, size_t n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct cursor *c)
+/*
+ * A LEB128 number's bits; *shift and *last tell the caller how many bits
+ * were read and the last byte (for the sign). 0 on a number cut short.
+ */
+static uint64_t rd_leb(struct cursor *c, unsigned *shift, unsigned char *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 
+	*shift = 0;
 	while (!c->bad) {
 		unsigned char b;
 
@@ -59,38 +63,35 @@ static uint64_t rd_uleb(struct cursor *c)
 			break;
 		}
 		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
+		if (!(b & 0x80)) {
+			*last = b;
 			return v;
+		}
 	}
+	*last = 0;
 	return 0;
+}
+
+static uint64_t rd_uleb(struct cursor *c)
+{
+	unsigned shift;
+	unsigned char last;
+
+	return rd_leb(c, &shift, &last);
 }
 
 static int64_t rd_sleb(struct cursor *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
+	unsigned shift;
+	unsigned char last;
+	uint64_t v = rd_leb(c, &shift, &last);
 
-	while (!c->bad) {
-		unsigned char b;
-
-		if (c->p >= c->end) {
-			c->bad = true;
-			break;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~(uint64_t)0 << shift;
-			return (int64_t)v;
-		}
-	}
-	return 0;
+	if (!c->bad && shift < 64 && (last & 0x40))
+		v |= ~(uint64_t)0 << shift;
+	return (int64_t)v;
 }
 
 static void skip(struct cursor *c, uint64_t n)
