@@ -281,8 +281,6 @@ static enum brief_tag off_cpu_category(const char *name)
 
 	if (!name || !strcmp(name, "[unknown]"))
 		return BT_NR;
-	if (has_prefix_in(locks, name))
-		return BT_LOCK;
 	n = normalize(name, norm, sizeof(norm));
 	if (in_list(sleeps, norm, n))
 		return BT_SLEEP;

@@ -614,6 +614,26 @@ static bool fp_leaf_caller(struct recording *r, struct proc *p,
 	return (n < 2 || *ret != ips[1]) && find_map(p, *ret);
 }
 
+/*
+ * Frame pointers: the kernel's chain of user frames, with the caller of a
+ * frameless leaf. Returns the number of frames written to out.
+ */
+static size_t fp_user_frames(struct recording *r, struct proc *p,
+			     const struct sampler_event *ev, uint32_t *out)
+{
+	const uint64_t *ips = ev->sample.ips + ev->sample.nr_kernel;
+	uint32_t nu = ev->sample.nr_ips - ev->sample.nr_kernel;
+	size_t n = 0;
+	uint64_t ret;
+
+	for (uint32_t i = 0; i < nu; i++) {
+		out[n++] = user_frame(r, p, ips[i], i > 0);
+		if (!i && fp_leaf_caller(r, p, ev, ips, nu, &ret))
+			out[n++] = user_frame(r, p, ret, true);
+	}
+	return n;
+}
+
 /* Whether the code at addr keeps frame pointers, judged once per file. */
 static bool keeps_fp(struct recording *r, struct proc *p, uint64_t addr)
 {
@@ -653,19 +673,12 @@ static size_t hybrid_user_frames(struct recording *r, struct proc *p,
 	enum unwind_end end;
 	bool all_fp = nu > 0;
 	size_t n = 0;
-	uint64_t ret;
 	int nf;
 
 	for (uint32_t i = 0; i < nu; i++)
 		all_fp &= r->chain_fp[i] = keeps_fp(r, p, ips[i]);
-	if (all_fp || !r->unwinder || !ev->sample.regs.valid) {
-		for (uint32_t i = 0; i < nu; i++) {
-			out[n++] = user_frame(r, p, ips[i], i > 0);
-			if (!i && fp_leaf_caller(r, p, ev, ips, nu, &ret))
-				out[n++] = user_frame(r, p, ret, true);
-		}
-		return n;
-	}
+	if (all_fp || !r->unwinder || !ev->sample.regs.valid)
+		return fp_user_frames(r, p, ev, out);
 	t.maps = proc_umaps(r, p, &t.nr_maps);
 	nf = unwinder_hybrid(r->unwinder, &t, &st, &chain, r->uframes, SAMPLER_MAX_FRAMES, &end);
 	for (int i = 0; i < nf; i++)
@@ -711,15 +724,7 @@ static uint32_t sample_key(struct recording *r, const struct sampler_event *ev, 
 	} else if (r->cg == SAMPLER_CALLGRAPH_AUTO) {
 		n += hybrid_user_frames(r, p, ev, fr + n, &cut);
 	} else {
-		const uint64_t *ips = ev->sample.ips + ev->sample.nr_kernel;
-		uint32_t nu = ev->sample.nr_ips - ev->sample.nr_kernel;
-		uint64_t ret;
-
-		for (i = 0; i < nu; i++) {
-			fr[n++] = user_frame(r, p, ips[i], i > 0);
-			if (!i && fp_leaf_caller(r, p, ev, ips, nu, &ret))
-				fr[n++] = user_frame(r, p, ret, true);
-		}
+		n += fp_user_frames(r, p, ev, fr + n);
 	}
 	if (!n)
 		fr[n++] = ev->sample.kernel_ip ?
@@ -727,7 +732,7 @@ static uint32_t sample_key(struct recording *r, const struct sampler_event *ev, 
 			  user_frame(r, p, ev->sample.ip, false);
 
 	head = (struct skey){ ev->pid, ev->tid, t->comm, (uint32_t)n, cut, off_cpu };
-	r->cut_samples += cut != 0;
+	r->cut_samples += cut && !off_cpu;	/* a share of the clock's samples */
 	strbuf_reset(&r->key);
 	strbuf_add(&r->key, &head, sizeof(head));
 	strbuf_add(&r->key, fr, n * sizeof(*fr));

@@ -103,6 +103,8 @@ struct unwinder {
 	struct fp_verdict *verdicts;
 	size_t nr_verdicts, alloc_verdicts;
 	struct hybrid *hy;	/* the hybrid walk, during unwinder_hybrid() */
+	uint64_t *kfp;		/* its kernel frame pointers, kept between samples */
+	size_t alloc_kfp;
 	bool short_read;	/* the walk read the stack past the copy's end */
 
 	/* the sample being unwound, for the callbacks */
@@ -154,6 +156,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nr_verdicts; i++)
 		free(u->verdicts[i].path);
 	free(u->verdicts);
+	free(u->kfp);
 	if (u->vdso_path) {
 		unlink(u->vdso_path);
 		free(u->vdso_path);
@@ -649,13 +652,13 @@ int unwinder_hybrid(struct unwinder *u, const struct unwind_target *t,
 		return 0;
 	if (HAVE_UNWIND && st->regs && perf_reg(st, PERF_REG_PC, &pc) &&
 	    perf_reg(st, PERF_REG_STACK, &sp) && (hy.ss = get_session(u, t))) {
-		hy.kfp = xcalloc(chain->n + 1, sizeof(*hy.kfp));
+		ALLOC_GROW(u->kfp, (size_t)chain->n + 1, u->alloc_kfp);
+		hy.kfp = u->kfp;
 		hy.nr_kfp = kernel_fps(st, sp, chain, hy.kfp);
 		u->hy = &hy;
 		u->short_read = false;
 		n = walk(u, hy.ss, t, st, sp, frames, max);
 		u->hy = NULL;
-		free(hy.kfp);
 		/*
 		 * libdwfl ends a walk it cannot continue as it ends one at the
 		 * outermost frame: a read past the copy's end tells them apart.

@@ -90,7 +90,6 @@ struct unwind_chain {
 enum unwind_end {
 	UNWIND_WHOLE,		/* the outermost frame, or the chain joined */
 	UNWIND_SHORT_COPY,	/* cut: the stack copy ended in code without frame pointers */
-	UNWIND_NO_CFI,		/* cut: a frame without call frame information */
 	UNWIND_CHAIN,		/* no CFI for the pc: the kernel's chain as it is */
 };
 
