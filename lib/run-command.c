@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,7 +64,7 @@ static int open_pidfd(pid_t pid)
 }
 
 /* What the child says through the error pipe when it fails before exec. */
-enum child_stage { CHILD_IN, CHILD_OUT, CHILD_DIR, CHILD_EXEC };
+enum child_stage { CHILD_IN, CHILD_OUT, CHILD_DIR, CHILD_EXEC, CHILD_GUARD };
 
 static _Noreturn void child_fail(int fd, enum child_stage stage)
 {
@@ -84,7 +85,8 @@ static _Noreturn void child_main(const struct child_process *cp, int out_fd, int
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
-	setpgid(0, 0);
+	if (!cp->guard)
+		setpgid(0, 0);	/* a guarded child stays in its guard's group */
 	fd = open(cp->in ? cp->in : "/dev/null", O_RDONLY);
 	if (fd < 0 || dup2(fd, 0) < 0)
 		child_fail(err_fd, CHILD_IN);
@@ -113,6 +115,75 @@ static _Noreturn void child_main(const struct child_process *cp, int out_fd, int
 	child_fail(err_fd, CHILD_EXEC);
 }
 
+/*
+ * The guard (see run-command.h): leads the group, starts the command in
+ * it, and waits. When hotloop dies (PR_SET_PDEATHSIG, or a parent that is
+ * no longer hotloop) it kills the command and everything it started, and
+ * so it does once the command ends; then it ends as the command did.
+ */
+static _Noreturn void guard_end(int status)
+{
+	sigset_t one;
+	int sig;
+
+	if (!WIFSIGNALED(status))
+		_exit(WEXITSTATUS(status));
+	sig = WTERMSIG(status);
+	setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+	signal(sig, SIG_DFL);
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	kill(getpid(), sig);
+	sigprocmask(SIG_UNBLOCK, &one, NULL);
+	_exit(128 + sig);
+}
+
+static _Noreturn void guard_main(const struct child_process *cp, pid_t hotloop, int out_fd, int err_fd)
+{
+	sigset_t all, wake;
+	pid_t child;
+	int fd;
+
+	setpgid(0, 0);
+	/* the group's signals are for the command: the guard takes none of them */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) || prctl(PR_SET_PDEATHSIG, SIGHUP))
+		child_fail(err_fd, CHILD_GUARD);
+	if (getppid() != hotloop)
+		_exit(127);
+	child = fork();
+	if (child < 0)
+		child_fail(err_fd, CHILD_GUARD);
+	if (!child)
+		child_main(cp, out_fd, err_fd);
+	/* hold nothing of hotloop's: no pipe of its stays open through us */
+	fd = open("/dev/null", O_RDWR);
+	for (int i = 0; fd >= 0 && i < 3; i++)
+		dup2(fd, i);
+	syscall(SYS_close_range, 3U, ~0U, 0U);
+	sigemptyset(&wake);
+	sigaddset(&wake, SIGCHLD);
+	sigaddset(&wake, SIGHUP);
+	for (;;) {
+		struct timespec second = { 1, 0 };
+		int status;
+		pid_t pid;
+
+		sigtimedwait(&wake, NULL, &second);
+		if (getppid() != hotloop) {
+			kill_adopted();
+			_exit(137);
+		}
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+			if (pid == child) {
+				kill_adopted();
+				guard_end(status);
+			}
+		}
+	}
+}
+
 static const char *program_of(const struct child_process *cp)
 {
 	return cp->wrapped ? cp->wrapped[0] : cp->argv ? cp->argv[0] : "/bin/sh";
@@ -121,6 +192,7 @@ static const char *program_of(const struct child_process *cp)
 int start_command(struct child_process *cp)
 {
 	int out[2] = { -1, -1 }, err[2], msg[2];
+	pid_t self;
 	ssize_t n;
 
 	if (cp->running)
@@ -144,6 +216,7 @@ int start_command(struct child_process *cp)
 		return error("cannot create a pipe: %s", strerror(errno));
 	}
 	cp->start_ns = now_ns();
+	self = getpid();
 	cp->pid = fork();
 	if (cp->pid < 0) {
 		int e = errno;
@@ -156,6 +229,8 @@ int start_command(struct child_process *cp)
 		}
 		return error("cannot fork: %s", strerror(e));
 	}
+	if (!cp->pid && cp->guard)
+		guard_main(cp, self, out[1], err[1]);
 	if (!cp->pid)
 		child_main(cp, out[1], err[1]);
 	/* both sides set the group, so a kill right after fork reaches it */
@@ -179,6 +254,8 @@ int start_command(struct child_process *cp)
 			close(cp->out_fd);
 		cp->out_fd = -1;
 		cp->pid = -1;
+		if (msg[0] == CHILD_GUARD)
+			return error("cannot guard '%s': %s", program_of(cp), strerror(msg[1]));
 		return error("cannot %s '%s': %s", msg[0] == CHILD_DIR ? "enter" :
 			     msg[0] == CHILD_EXEC ? "run" : "open", subject ? subject : "", strerror(msg[1]));
 	}
@@ -313,6 +390,23 @@ int finish_commands(struct child_process *const *cps, size_t nr)
 	}
 	free(pfd);
 	return ret;
+}
+
+int check_command(struct child_process *cp)
+{
+	if (!cp->running)
+		return 1;
+	if (cp->out_fd >= 0 && !drain(cp)) {
+		close(cp->out_fd);
+		cp->out_fd = -1;
+	}
+	return reap(cp) ? 1 : 0;
+}
+
+void signal_command(const struct child_process *cp, int sig)
+{
+	if (cp->running && cp->pid > 0)
+		kill(-cp->pid, sig);
 }
 
 int finish_command(struct child_process *cp)

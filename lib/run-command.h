@@ -36,6 +36,15 @@ struct child_process {
 	double timeout;			/* seconds; 0: none */
 	bool kill_leftovers;		/* once it exits, kill what is left in its process group */
 	bool cancellable;		/* hl_cancel() kills it (builds, tests, agents; not git) */
+	/*
+	 * A guard process between hotloop and it: when hotloop dies, even by
+	 * SIGKILL, the guard kills it and everything it started (its group,
+	 * and what left the group, since the guard is a subreaper). The guard
+	 * leads the group; it ignores the signals sent to the group, and once
+	 * the command ends it kills what is left and ends the same way, so
+	 * 'status' is the command's own. For services and their loads.
+	 */
+	bool guard;
 	const struct sandbox *sandbox;	/* run it in this sandbox (sandbox.h); NULL: as it is */
 
 	/* its output, the last RUN_COMMAND_KEEP bytes (empty with out_file) */
@@ -74,6 +83,13 @@ int start_command(struct child_process *cp);
 int finish_command(struct child_process *cp);
 /* Wait for several started children at once (each with its own deadline). */
 int finish_commands(struct child_process *const *cps, size_t nr);
+/*
+ * Has the started cp ended? 1 (and reaped: 'status' is set), 0 still
+ * running. Never waits.
+ */
+int check_command(struct child_process *cp);
+/* Send 'sig' to cp's process group (a guard passes it by: see 'guard'). */
+void signal_command(const struct child_process *cp, int sig);
 /* start_command() then finish_command(). */
 int run_command(struct child_process *cp);
 

@@ -3,7 +3,8 @@
  * tail, exit status, working directory, input, environment, a file for the
  * output, timeouts and cancellation killing the whole process group, a
  * grandchild holding the pipe, several children at once, what cannot be
- * started.
+ * started, a guard that ends as its command did and kills what it leaves,
+ * even when hotloop is killed with SIGKILL.
  */
 #include <signal.h>
 #include <sys/stat.h>
@@ -328,6 +329,81 @@ static void test_run_command__orphans_adopted_and_killed(void **state)
 	free(marker);
 }
 
+/* A guarded command ends as it would alone; signals to its group reach it, not the guard. */
+static void test_run_command__guard_status_and_signals(void **state)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	char *marker = xstrfmt("sleep 34.%ld", (long)getpid()), *cmd;
+
+	cp.guard = true;
+	cp.shell = "echo out; exit 3";
+	assert_int_equal(run_command(&cp), 0);
+	assert_true(WIFEXITED(cp.status));
+	assert_int_equal(WEXITSTATUS(cp.status), 3);
+	assert_string_equal(cp.out.buf, "out\n");
+
+	cp.shell = "kill -TERM $$; sleep 5";
+	assert_int_equal(run_command(&cp), 0);
+	assert_true(WIFSIGNALED(cp.status));
+	assert_int_equal(WTERMSIG(cp.status), SIGTERM);
+
+	/* a TERM to the group: the command traps it; its leftover dies with the guard */
+	cmd = xstrfmt("trap 'exit 7' TERM; setsid %s & echo up; while :; do sleep 0.05; done", marker);
+	cp.shell = cmd;
+	assert_int_equal(start_command(&cp), 0);
+	for (int i = 0; i < 200 && !marker_running(marker); i++)
+		usleep(20000);
+	assert_true(marker_running(marker));
+	assert_int_equal(check_command(&cp), 0);
+	signal_command(&cp, SIGTERM);
+	for (int i = 0; i < 200 && !check_command(&cp); i++)
+		usleep(20000);
+	assert_false(cp.running);
+	assert_true(WIFEXITED(cp.status));
+	assert_int_equal(WEXITSTATUS(cp.status), 7);
+	assert_false(marker_running(marker));
+	child_process_release(&cp);
+	free(cmd);
+	free(marker);
+}
+
+/* hotloop killed with SIGKILL: what it started under a guard goes too, daemons included. */
+static void test_run_command__guard_outlives_no_sigkilled_parent(void **state)
+{
+	char *in_group = xstrfmt("sleep 35.%ld", (long)getpid());
+	char *own_session = xstrfmt("sleep 36.%ld", (long)getpid());
+	char *cmd = xstrfmt("setsid %s & %s", own_session, in_group);
+	pid_t parent;
+	int status;
+
+	parent = fork();
+	assert_true(parent >= 0);
+	if (!parent) {
+		struct child_process cp = CHILD_PROCESS_INIT;
+
+		cp.guard = true;
+		cp.shell = cmd;
+		if (start_command(&cp))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	for (int i = 0; i < 200 && !(marker_running(in_group) && marker_running(own_session)); i++)
+		usleep(20000);
+	assert_true(marker_running(in_group));
+	assert_true(marker_running(own_session));
+	kill(parent, SIGKILL);
+	assert_int_equal(waitpid(parent, &status, 0), parent);
+	for (int i = 0; i < 250 && (marker_running(in_group) || marker_running(own_session)); i++)
+		usleep(20000);
+	assert_false(marker_running(in_group));
+	assert_false(marker_running(own_session));
+	kill_adopted();		/* the guard, if it came to us to be reaped */
+	free(cmd);
+	free(in_group);
+	free(own_session);
+}
+
 static void test_git__run_and_rev_parse(void **state)
 {
 	char dir[] = "/tmp/t-git.XXXXXX";
@@ -387,6 +463,8 @@ int main(void)
 		cmocka_unit_test(test_run_command__cannot_start),
 		cmocka_unit_test(test_run_command__sandbox),
 		cmocka_unit_test(test_run_command__orphans_adopted_and_killed),
+		cmocka_unit_test(test_run_command__guard_status_and_signals),
+		cmocka_unit_test(test_run_command__guard_outlives_no_sigkilled_parent),
 		cmocka_unit_test(test_git__run_and_rev_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
