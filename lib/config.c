@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,7 @@ static const struct key_spec keys[] = {
 	{ S_WORKLOAD, "primary", K_BOOL, W(primary), 0 },
 	{ S_WORKLOAD, "timeout", K_TIMEOUT, W(timeout_s), 0 },
 	{ S_WORKLOAD, "sizes", K_SIZES, W(sizes), 0 },
+	{ S_WORKLOAD, "scenario", K_STRING, W(scenario), 0 },
 	{ S_METRIC, "better", K_BETTER, M(higher_is_better), 0 },
 	{ S_METRIC, "tolerance", K_PERCENT, M(tolerance), 0 },
 };
@@ -173,18 +176,25 @@ void config_release(struct config *c)
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		free(c->workloads[i].name);
 		free(c->workloads[i].run);
+		free(c->workloads[i].scenario);
 		free(c->workloads[i].sizes);
 	}
 	free(c->workloads);
 	gate_rules_release(&c->rules);
 	for (size_t i = 0; i < c->nr_scenarios; i++) {
 		struct config_scenario *s = &c->scenarios[i];
-		for (size_t j = 0; j < s->nr_settings; j++) {
-			free(s->settings[j].key);
-			free(s->settings[j].value);
+
+		for (size_t j = 0; j < s->nr_phases; j++) {
+			free(s->phases[j].name);
+			free(s->phases[j].kind);
+			free(s->phases[j].load);
 		}
-		free(s->settings);
+		free(s->phases);
 		free(s->name);
+		free(s->start);
+		free(s->ready_arg);
+		free(s->metrics_arg);
+		free(s->judge_name);
 	}
 	free(c->scenarios);
 	memset(c, 0, sizeof(*c));
@@ -564,7 +574,9 @@ static void new_named(struct parse_ctx *ctx, enum sect sect, char *name)
 		ctx->idx = c->rules.nr_metrics++;
 	} else {
 		ALLOC_GROW(c->scenarios, c->nr_scenarios + 1, c->alloc_scenarios);
-		c->scenarios[c->nr_scenarios] = (struct config_scenario){ .name = name };
+		c->scenarios[c->nr_scenarios] = (struct config_scenario){
+			.name = name, .line = ctx->lineno, .ready_timeout_s = 10, .interval_s = 0.1,
+			.stop_signal = SIGTERM, .stop_grace_s = 10, .leak_tolerance = 0.1 };
 		ctx->idx = c->nr_scenarios++;
 	}
 	add_seen(ctx, sect, ctx->idx, -1, ctx->lineno);
@@ -874,6 +886,281 @@ static void section_label(struct parse_ctx *ctx, struct strbuf *sb)
 		strbuf_addf(sb, "[%s]", sect_names[ctx->sect]);
 }
 
+/* ---- [scenario "NAME"] ---------------------------------------------------- */
+
+/* Each key once, but 'phase': the phases in order. */
+static const char *const scenario_keys[] = {
+	"start", "ready", "ready-timeout", "phase", "metrics", "interval", "stop", "profile",
+	"judge", "port", "leak-tolerance",
+};
+enum { SK_PHASE = 3 };
+
+static const struct { const char *name; int sig; } scenario_signals[] = {
+	{ "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP }, { "QUIT", SIGQUIT },
+	{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
+};
+
+const char *config_signal_name(int sig)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(scenario_signals); i++)
+		if (scenario_signals[i].sig == sig)
+			return scenario_signals[i].name;
+	return NULL;
+}
+
+static const char *skip_blanks(const char *s)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	return s;
+}
+
+/* The first word of s into *word (allocated); the rest, blanks skipped. */
+static const char *first_word(const char *s, char **word)
+{
+	const char *e;
+
+	s = skip_blanks(s);
+	for (e = s; *e && *e != ' ' && *e != '\t'; e++)
+		;
+	*word = xstrndup(s, (size_t)(e - s));
+	return skip_blanks(e);
+}
+
+static bool phase_kind_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > 32 || s[0] < 'a' || s[0] > 'z')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-'))
+			return false;
+	return true;
+}
+
+/* A port: "auto" (0) or 1..65535; -1 when not. */
+static int parse_port(const char *s)
+{
+	char *e;
+	long v;
+
+	if (!strcmp(s, "auto"))
+		return 0;
+	errno = 0;
+	v = strtol(s, &e, 10);
+	return *s >= '0' && *s <= '9' && !*e && !errno && v >= 1 && v <= 65535 ? (int)v : -1;
+}
+
+/* "KIND DURATION[: LOAD]" or "KIND until-exit: LOAD"; NULL, or what was expected. */
+static const char *parse_phase(const char *v, struct config_phase *ph)
+{
+	const char *colon = strchr(v, ':'), *rest;
+	char *head = xstrndup(v, colon ? (size_t)(colon - v) : strlen(v)), *when = NULL;
+	const char *expect = NULL;
+
+	memset(ph, 0, sizeof(*ph));
+	rest = first_word(head, &ph->kind);
+	rest = first_word(rest, &when);
+	if (!phase_kind_ok(ph->kind))
+		expect = "a phase kind of lowercase letters, digits and '-' first (idle 30s)";
+	else if (*rest)
+		expect = "KIND DURATION, then ': COMMAND' for a load (pressure 120s: ./load)";
+	else if (!strcmp(when, "until-exit"))
+		ph->until_exit = true;
+	else if (config_parse_duration(when, &ph->seconds) || ph->seconds <= 0)
+		expect = "a duration above zero with a unit (30s), or until-exit with a load";
+	if (!expect && colon) {
+		const char *load = skip_blanks(colon + 1);
+
+		if (!*load)
+			expect = "a command after ':'";
+		else
+			ph->load = xstrdup(load);
+	}
+	if (!expect && ph->until_exit && !ph->load)
+		expect = "a load command for an until-exit phase (pressure until-exit: ./load)";
+	free(head);
+	free(when);
+	return expect;
+}
+
+static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const char *key, const char *v)
+{
+	const char *expect = NULL;
+	char *word = NULL;
+	const char *rest;
+	int k = name_index(scenario_keys, ARRAY_SIZE(scenario_keys), key);
+
+	if (k < 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addf(&sb, "unknown key '%s' in [scenario \"%s\"]", key, s->name);
+		add_suggestion(&sb, key, (const char **)scenario_keys, ARRAY_SIZE(scenario_keys), false);
+		conf_error(ctx, ctx->lineno, "%s", sb.buf);
+		strbuf_release(&sb);
+		return;
+	}
+	if (k != SK_PHASE && (s->set & (1u << k))) {
+		conf_error(ctx, ctx->lineno, "'%s' set twice in [scenario \"%s\"]", key, s->name);
+		return;
+	}
+	s->set |= 1u << k;
+	switch (k) {
+	case 0:	/* start */
+		if (!*skip_blanks(v))
+			expect = "the service's command";
+		else
+			s->start = xstrdup(v);
+		break;
+	case 1:	/* ready */
+		rest = first_word(v, &word);
+		if (!strcmp(word, "none") && !*rest) {
+			s->ready = SCENARIO_READY_NONE;
+		} else if (!strcmp(word, "tcp") && (!strcmp(rest, "{port}") || parse_port(rest) > 0)) {
+			s->ready = SCENARIO_READY_TCP;
+		} else if (!strcmp(word, "log") && *rest) {
+			regex_t re;
+
+			if (regcomp(&re, rest, REG_EXTENDED | REG_NOSUB))
+				expect = "log and an extended regular expression that compiles";
+			else
+				regfree(&re);
+			s->ready = SCENARIO_READY_LOG;
+		} else if (!strcmp(word, "file") && *rest) {
+			s->ready = SCENARIO_READY_FILE;
+		} else if (!strcmp(word, "cmd") && *rest) {
+			s->ready = SCENARIO_READY_CMD;
+		} else {
+			expect = "tcp {port}, tcp PORT, log REGEX, file PATH, cmd COMMAND or none";
+		}
+		if (!expect && s->ready != SCENARIO_READY_NONE)
+			s->ready_arg = xstrdup(rest);
+		break;
+	case 2:	/* ready-timeout */
+		if (config_parse_duration(v, &s->ready_timeout_s) || s->ready_timeout_s <= 0)
+			expect = "a duration above zero with a unit (10s)";
+		break;
+	case SK_PHASE: {
+		struct config_phase ph;
+
+		if ((expect = parse_phase(v, &ph))) {
+			free(ph.kind);
+			free(ph.load);
+			break;
+		}
+		ph.line = ctx->lineno;
+		ALLOC_GROW(s->phases, s->nr_phases + 1, s->alloc_phases);
+		s->phases[s->nr_phases++] = ph;
+		break;
+	}
+	case 4:	/* metrics */
+		rest = first_word(v, &word);
+		if (!strcmp(word, "output") && !*rest)
+			s->metrics = SCENARIO_METRICS_OUTPUT;
+		else if (!strcmp(word, "cmd") && *rest)
+			s->metrics = SCENARIO_METRICS_CMD;
+		else if (!strcmp(word, "http") && !strncmp(rest, "http://", 7) && !strpbrk(rest, " \t"))
+			s->metrics = SCENARIO_METRICS_HTTP;
+		else
+			expect = "output, cmd COMMAND or http http://HOST:PORT/PATH";
+		if (!expect && s->metrics != SCENARIO_METRICS_OUTPUT)
+			s->metrics_arg = xstrdup(rest);
+		break;
+	case 5:	/* interval */
+		if (config_parse_duration(v, &s->interval_s) || s->interval_s < 0.01 || s->interval_s > 10)
+			expect = "a duration from 10ms to 10s (100ms)";
+		break;
+	case 6: {	/* stop */
+		size_t i;
+
+		rest = first_word(v, &word);
+		for (i = 0; i < ARRAY_SIZE(scenario_signals) && strcmp(word, scenario_signals[i].name); i++)
+			;
+		if (i == ARRAY_SIZE(scenario_signals))
+			expect = "a signal (TERM, INT, HUP, QUIT, KILL, USR1, USR2) and a grace time (TERM 10s)";
+		else if (*rest && (config_parse_duration(rest, &s->stop_grace_s) || s->stop_grace_s < 0))
+			expect = "a grace time after the signal (TERM 10s)";
+		else
+			s->stop_signal = scenario_signals[i].sig;
+		break;
+	}
+	case 7:	/* profile */
+		if (!strcmp(v, "none"))
+			s->profile = SCENARIO_PROFILE_NONE;
+		else if (!strcmp(v, "cpu"))
+			s->profile = SCENARIO_PROFILE_CPU;
+		else
+			expect = "none or cpu";
+		break;
+	case 8:	/* judge */
+		if (!phase_kind_ok(v))
+			expect = "the name of a phase (pressure)";
+		else
+			s->judge_name = xstrdup(v);
+		break;
+	case 9:	/* port */
+		if ((s->port = parse_port(v)) < 0) {
+			s->port = 0;
+			expect = "auto or a port from 1 to 65535";
+		}
+		break;
+	case 10:	/* leak-tolerance */
+		if (config_parse_percent(v, &s->leak_tolerance))
+			expect = "a percentage from 0% to 100% (10%)";
+		break;
+	}
+	if (expect)
+		conf_error(ctx, ctx->lineno, "bad value for '%s' in [scenario \"%s\"]: expected %s", key,
+			   s->name, expect);
+	free(word);
+}
+
+/* After the whole file: start and phases there, phases named, the judge found. */
+static void check_scenario(struct parse_ctx *ctx, struct config_scenario *s)
+{
+	if (!s->start)
+		conf_error(ctx, s->line, "[scenario \"%s\"] has no 'start' command", s->name);
+	if (!s->nr_phases)
+		conf_error(ctx, s->line, "[scenario \"%s\"] has no phase: add 'phase = idle 30s' and others",
+			   s->name);
+	for (size_t i = 0; i < s->nr_phases; i++) {
+		size_t same = 1;
+
+		for (size_t j = 0; j < i; j++)
+			same += !strcmp(s->phases[j].kind, s->phases[i].kind);
+		s->phases[i].name = same > 1 ? xstrfmt("%s-%zu", s->phases[i].kind, same) :
+					       xstrdup(s->phases[i].kind);
+	}
+	if (s->judge_name) {
+		size_t i;
+
+		for (i = 0; i < s->nr_phases && strcmp(s->phases[i].name, s->judge_name); i++)
+			;
+		if (i == s->nr_phases && s->nr_phases) {
+			struct strbuf sb = STRBUF_INIT;
+
+			for (size_t j = 0; j < s->nr_phases; j++)
+				strbuf_addf(&sb, "%s'%s'", j ? ", " : "", s->phases[j].name);
+			conf_error(ctx, s->line, "[scenario \"%s\"]: 'judge = %s' names no phase: the phases are %s",
+				   s->name, s->judge_name, sb.buf);
+			strbuf_release(&sb);
+		}
+		s->judge = i < s->nr_phases ? i : 0;
+		return;
+	}
+	/* the first pressure phase, else the first with a load, else the first */
+	s->judge = SIZE_MAX;
+	for (size_t i = 0; i < s->nr_phases && s->judge == SIZE_MAX; i++)
+		if (!strcmp(s->phases[i].kind, "pressure"))
+			s->judge = i;
+	for (size_t i = 0; i < s->nr_phases && s->judge == SIZE_MAX; i++)
+		if (s->phases[i].load)
+			s->judge = i;
+	if (s->judge == SIZE_MAX)
+		s->judge = 0;
+}
+
 static int config_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *ctx = user;
@@ -892,17 +1179,8 @@ static int config_handler(void *user, const char *section, const char *name, con
 		return 1;
 	}
 	if (ctx->sect == S_SCENARIO) {
-		struct config_scenario *s = &c->scenarios[ctx->idx];
-
-		for (size_t i = 0; i < s->nr_settings; i++) {
-			if (!strcmp(s->settings[i].key, name)) {
-				conf_error(ctx, ctx->lineno, "'%s' set twice in [scenario \"%s\"]", name, s->name);
-				goto out;
-			}
-		}
-		ALLOC_GROW(s->settings, s->nr_settings + 1, s->alloc_settings);
-		s->settings[s->nr_settings].key = xstrdup(name);
-		s->settings[s->nr_settings++].value = v;
+		scenario_key(ctx, &c->scenarios[ctx->idx], name, v);
+		free(v);
 		return 1;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
@@ -958,10 +1236,21 @@ static void check_whole(struct parse_ctx *ctx)
 
 	if (!c->nr_workloads)
 		conf_error(ctx, 0, "no workload: add a [workload \"NAME\"] section with a 'run' command");
+	for (size_t i = 0; i < c->nr_scenarios; i++)
+		check_scenario(ctx, &c->scenarios[i]);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		struct config_workload *w = &c->workloads[i];
 
-		if (!find_seen(ctx, S_WORKLOAD, i, run_spec))
+		if (w->scenario) {
+			size_t j;
+
+			for (j = 0; j < c->nr_scenarios && strcmp(c->scenarios[j].name, w->scenario); j++)
+				;
+			if (j == c->nr_scenarios)
+				conf_error(ctx, w->line, "[workload \"%s\"]: 'scenario = %s' names no [scenario] section",
+					   w->name, w->scenario);
+		}
+		if (!w->scenario && !find_seen(ctx, S_WORKLOAD, i, run_spec))
 			conf_error(ctx, w->line, "[workload \"%s\"] has no 'run' command", w->name);
 		if (!w->primary)
 			continue;
@@ -1193,18 +1482,24 @@ static bool add_exact(struct strbuf *sb, double want, double scale, const char *
 	return false;
 }
 
+/* A duration in the largest unit that reads back exactly. */
+static void format_duration(struct strbuf *val, double s)
+{
+	if (!s)
+		strbuf_addstr(val, "0s");
+	else if (!add_exact(val, s, 1.0 / 3600, "h", config_parse_duration, 0) &&
+		 !add_exact(val, s, 1.0 / 60, "m", config_parse_duration, 0) &&
+		 !add_exact(val, s, 1, "s", config_parse_duration, 0) &&
+		 !add_exact(val, s, 1000, "ms", config_parse_duration, 60) &&
+		 !add_exact(val, s, 1, "s", config_parse_duration, 60))
+		strbuf_addf(val, "%.17gs", s);
+}
+
 static void add_kv_duration(struct strbuf *sb, const char *key, double s)
 {
 	struct strbuf val = STRBUF_INIT;
 
-	if (!s)
-		strbuf_addstr(&val, "0s");
-	else if (!add_exact(&val, s, 1.0 / 3600, "h", config_parse_duration, 0) &&
-		 !add_exact(&val, s, 1.0 / 60, "m", config_parse_duration, 0) &&
-		 !add_exact(&val, s, 1, "s", config_parse_duration, 0) &&
-		 !add_exact(&val, s, 1000, "ms", config_parse_duration, 60) &&
-		 !add_exact(&val, s, 1, "s", config_parse_duration, 60))
-		strbuf_addf(&val, "%.17gs", s);
+	format_duration(&val, s);
 	add_kv(sb, key, &val);
 	strbuf_release(&val);
 }
@@ -1243,6 +1538,89 @@ static void add_kv_size(struct strbuf *sb, const char *key, uint64_t v)
 		strbuf_addf(&val, "%" PRIu64 "%c", v, units[u]);
 	add_kv(sb, key, &val);
 	strbuf_release(&val);
+}
+
+static const char *const ready_names[] = { "none", "tcp", "log", "file", "cmd" };
+static const char *const metrics_names[] = { "output", "cmd", "http" };
+
+static void add_kv_pair(struct strbuf *out, const char *key, const char *word, const char *arg)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	strbuf_addstr(&val, word);
+	if (arg)
+		strbuf_addf(&val, " %s", arg);
+	add_kv_str(out, key, val.buf);
+	strbuf_release(&val);
+}
+
+static void format_scenario(struct strbuf *out, const struct config_scenario *sc)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	strbuf_addf(out, "[scenario \"%s\"]\n", sc->name);
+	add_kv_str(out, "start", sc->start ? sc->start : "");
+	add_kv_pair(out, "ready", ready_names[sc->ready], sc->ready_arg);
+	add_kv_duration(out, "ready-timeout", sc->ready_timeout_s);
+	for (size_t j = 0; j < sc->nr_phases; j++) {
+		const struct config_phase *ph = &sc->phases[j];
+
+		strbuf_reset(&val);
+		strbuf_addf(&val, "%s ", ph->kind);
+		if (ph->until_exit)
+			strbuf_addstr(&val, "until-exit");
+		else
+			format_duration(&val, ph->seconds);
+		if (ph->load)
+			strbuf_addf(&val, ": %s", ph->load);
+		add_kv_str(out, "phase", val.buf);
+	}
+	add_kv_pair(out, "metrics", metrics_names[sc->metrics], sc->metrics_arg);
+	add_kv_duration(out, "interval", sc->interval_s);
+	strbuf_reset(&val);
+	strbuf_addf(&val, "%s ", config_signal_name(sc->stop_signal));
+	format_duration(&val, sc->stop_grace_s);
+	add_kv_str(out, "stop", val.buf);
+	add_kv_str(out, "profile", sc->profile == SCENARIO_PROFILE_CPU ? "cpu" : "none");
+	add_kv_str(out, "judge", sc->nr_phases ? sc->phases[sc->judge].name : "");
+	strbuf_reset(&val);
+	if (sc->port)
+		strbuf_addf(&val, "%d", sc->port);
+	else
+		strbuf_addstr(&val, "auto");
+	add_kv_str(out, "port", val.buf);
+	add_kv_percent(out, "leak-tolerance", sc->leak_tolerance);
+	strbuf_release(&val);
+}
+
+static json_t *scenario_json(const struct config_scenario *s)
+{
+	json_t *o = json_object(), *phases = json_array();
+
+	for (size_t j = 0; j < s->nr_phases; j++) {
+		const struct config_phase *ph = &s->phases[j];
+
+		json_array_append_new(phases, json_pack("{s:o, s:o, s:f, s:b, s:o}", "name", json_text(ph->name),
+							"kind", json_text(ph->kind), "seconds", ph->seconds,
+							"until_exit", ph->until_exit, "load",
+							ph->load ? json_text(ph->load) : json_null()));
+	}
+	json_object_set_new(o, "name", json_text(s->name));
+	json_object_set_new(o, "start", json_text(s->start ? s->start : ""));
+	json_object_set_new(o, "ready", json_pack("{s:s, s:o}", "kind", ready_names[s->ready], "arg",
+						  s->ready_arg ? json_text(s->ready_arg) : json_null()));
+	json_object_set_new(o, "ready_timeout_s", json_real(s->ready_timeout_s));
+	json_object_set_new(o, "phases", phases);
+	json_object_set_new(o, "metrics", json_pack("{s:s, s:o}", "source", metrics_names[s->metrics], "arg",
+						    s->metrics_arg ? json_text(s->metrics_arg) : json_null()));
+	json_object_set_new(o, "interval_s", json_real(s->interval_s));
+	json_object_set_new(o, "stop", json_pack("{s:s, s:f}", "signal", config_signal_name(s->stop_signal),
+						 "grace_s", s->stop_grace_s));
+	json_object_set_new(o, "profile", json_string(s->profile == SCENARIO_PROFILE_CPU ? "cpu" : "none"));
+	json_object_set_new(o, "judge", s->nr_phases ? json_text(s->phases[s->judge].name) : json_null());
+	json_object_set_new(o, "port", s->port ? json_integer(s->port) : json_string("auto"));
+	json_object_set_new(o, "leak_tolerance", json_real(s->leak_tolerance));
+	return o;
 }
 
 void config_format(const struct config *c, struct strbuf *out)
@@ -1290,6 +1668,8 @@ void config_format(const struct config *c, struct strbuf *out)
 		add_kv_str(out, "run", w->run ? w->run : "");
 		add_kv_str(out, "primary", i == c->primary ? "yes" : "no");
 		add_kv_duration(out, "timeout", w->timeout_s);
+		if (w->scenario)
+			add_kv_str(out, "scenario", w->scenario);
 		if (w->nr_sizes) {
 			struct strbuf val = STRBUF_INIT;
 
@@ -1306,13 +1686,8 @@ void config_format(const struct config *c, struct strbuf *out)
 		add_kv_str(out, "better", m->higher_is_better ? "higher" : "lower");
 		add_kv_percent(out, "tolerance", m->tolerance);
 	}
-	for (size_t i = 0; i < c->nr_scenarios; i++) {
-		const struct config_scenario *sc = &c->scenarios[i];
-
-		strbuf_addf(out, "[scenario \"%s\"]\n", sc->name);
-		for (size_t j = 0; j < sc->nr_settings; j++)
-			add_kv_str(out, sc->settings[j].key, sc->settings[j].value);
-	}
+	for (size_t i = 0; i < c->nr_scenarios; i++)
+		format_scenario(out, &c->scenarios[i]);
 }
 
 static json_t *list_json(const struct config_list *l)
@@ -1375,6 +1750,7 @@ json_t *config_to_json(const struct config *c)
 		json_object_set_new(o, "run", json_text(w->run ? w->run : ""));
 		json_object_set_new(o, "primary", json_boolean(i == c->primary));
 		json_object_set_new(o, "timeout_s", json_real(w->timeout_s));
+		json_object_set_new(o, "scenario", w->scenario ? json_text(w->scenario) : json_null());
 		sizes = json_array();
 		for (size_t j = 0; j < w->nr_sizes; j++)
 			json_array_append_new(sizes, json_integer((json_int_t)w->sizes[j]));
@@ -1392,17 +1768,8 @@ json_t *config_to_json(const struct config *c)
 	}
 	json_object_set_new(doc, "metrics", a);
 	a = json_array();
-	for (size_t i = 0; i < c->nr_scenarios; i++) {
-		const struct config_scenario *s = &c->scenarios[i];
-		json_t *set = json_object();
-
-		for (size_t j = 0; j < s->nr_settings; j++)
-			json_object_set_new(set, s->settings[j].key, json_text(s->settings[j].value));
-		o = json_object();
-		json_object_set_new(o, "name", json_text(s->name));
-		json_object_set_new(o, "settings", set);
-		json_array_append_new(a, o);
-	}
+	for (size_t i = 0; i < c->nr_scenarios; i++)
+		json_array_append_new(a, scenario_json(&c->scenarios[i]));
 	json_object_set_new(doc, "scenarios", a);
 	return doc;
 }

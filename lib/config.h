@@ -29,22 +29,59 @@ struct config_workload {
 	char *run;
 	bool primary;		/* primary = yes was written */
 	double timeout_s;	/* 0 until defaulted to [gate] timeout */
+	char *scenario;		/* scenario = NAME: judged by that scenario; NULL: by 'run' */
 	uint64_t *sizes;	/* for `hotloop scale`: ascending, distinct */
 	size_t nr_sizes;	/* 0 when not set */
 	int line;		/* of its section header */
 };
 
-/* [scenario "NAME"]: kept as written for the scenario command. */
-struct config_setting {
-	char *key;
-	char *value;
+/* [scenario "NAME"]: a service under load (docs/scenario.md). */
+enum scenario_ready {
+	SCENARIO_READY_NONE,	/* ready once started */
+	SCENARIO_READY_TCP,	/* a TCP port on 127.0.0.1 accepts */
+	SCENARIO_READY_LOG,	/* a line of its output matches a regex */
+	SCENARIO_READY_FILE,	/* a file exists */
+	SCENARIO_READY_CMD,	/* a command exits 0 */
+};
+enum scenario_metrics {
+	SCENARIO_METRICS_OUTPUT,	/* HOTLOOP_METRIC lines of the service and the loads */
+	SCENARIO_METRICS_CMD,		/* a command's output, each second */
+	SCENARIO_METRICS_HTTP,		/* a URL's body, each second */
+};
+enum scenario_profile { SCENARIO_PROFILE_NONE, SCENARIO_PROFILE_CPU };
+
+struct config_phase {
+	char *name;		/* the kind, with "-2", "-3" on repeats: idle, pressure, idle-2 */
+	char *kind;		/* as written: idle, pressure, ... */
+	double seconds;		/* 0 with until_exit */
+	bool until_exit;	/* it ends when its load exits */
+	char *load;		/* the load command; NULL: none */
+	int line;
 };
 
 struct config_scenario {
 	char *name;
-	struct config_setting *settings;
-	size_t nr_settings, alloc_settings;
+	int line;		/* of its section header */
+	char *start;		/* the service's command; {port} is the port */
+	enum scenario_ready ready;
+	char *ready_arg;	/* tcp: the port ("{port}" or a number); log: the regex; file: a path; cmd: a command */
+	double ready_timeout_s;
+	struct config_phase *phases;
+	size_t nr_phases, alloc_phases;
+	enum scenario_metrics metrics;
+	char *metrics_arg;	/* cmd: the command; http: the URL */
+	double interval_s;	/* resource sampling period */
+	int stop_signal;
+	double stop_grace_s;	/* then SIGKILL */
+	enum scenario_profile profile;
+	size_t judge;		/* index into phases: the phase compared */
+	char *judge_name;	/* as written; NULL: the default */
+	int port;		/* 0: a free port, picked for each run */
+	double leak_tolerance;	/* fraction RSS may stay above its level before the pressure */
+	unsigned set;		/* which keys were written (private) */
 };
+/* "TERM", "INT", ... for a signal number; NULL for one a scenario cannot use. */
+const char *config_signal_name(int sig);
 
 struct config {
 	char *file;			/* the name errors quote */

@@ -91,9 +91,9 @@ test_expect_success '--json has the documented keys and types' '
 		(.agent.timeout_s == 1200) and
 		(.primary == \"big\") and
 		(.workloads[0].sizes == [1000, 2000, 4000]) and
-		(.workloads[1] == {name: \"small\", run: \"./wordfreq data/small.txt\", primary: false, timeout_s: 60, sizes: []}) and
+		(.workloads[1] == {name: \"small\", run: \"./wordfreq data/small.txt\", primary: false, timeout_s: 60, scenario: null, sizes: []}) and
 		(.metrics[0] == {name: \"events_per_second\", better: \"higher\", tolerance: 0.02}) and
-		(.scenarios[0].settings.idle == \"10s\")
+		(.scenarios[0].phases[1] == {name: \"pressure\", kind: \"pressure\", seconds: 60, until_exit: false, load: \"ab -n 1000 \\\"http://localhost:{port}/#x\\\"\"}) and (.scenarios[0].judge == \"pressure\") and (.scenarios[0].stop == {signal: \"INT\", grace_s: 5})
 	" out.json >/dev/null
 '
 
