@@ -152,6 +152,7 @@ static _Noreturn void guard_main(const struct child_process *cp, pid_t hotloop, 
 		child_fail(err_fd, CHILD_GUARD);
 	if (getppid() != hotloop)
 		_exit(127);
+	prctl(PR_SET_NAME, "hotloop-guard");
 	child = fork();
 	if (child < 0)
 		child_fail(err_fd, CHILD_GUARD);

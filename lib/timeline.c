@@ -38,7 +38,7 @@ struct tl_proc {
 	pid_t pid;
 	bool counts;			/* false: the root that stands in for hotloop */
 	bool seen;
-	int stat_fd, statm_fd, io_fd;
+	int stat_fd, statm_fd, io_fd, children_fd;
 	clockid_t clock;
 	bool first;			/* not read yet: all it did counts as this interval's */
 	uint64_t cpu_ns, minflt, majflt, read_bytes, write_bytes;
@@ -46,7 +46,12 @@ struct tl_proc {
 	struct tl_task *tasks;
 	size_t nr_tasks, alloc_tasks;
 	unsigned tasks_listed;		/* num_threads when the tasks were last listed */
+	uint64_t tasks_due;		/* when to read the threads' context switches again */
 };
+
+/* How often the threads' context switches are read, and /proc is listed. */
+#define TASKS_EVERY_NS 1000000000ull
+#define SCAN_EVERY_NS 1000000000ull
 
 static const char *const psi_files[3] = {
 	"/proc/pressure/cpu", "/proc/pressure/memory", "/proc/pressure/io"
@@ -115,6 +120,8 @@ static void proc_release(struct tl_proc *p)
 		close(p->statm_fd);
 	if (p->io_fd >= 0)
 		close(p->io_fd);
+	if (p->children_fd >= 0)
+		close(p->children_fd);
 	for (size_t i = 0; i < p->nr_tasks; i++)
 		task_close(&p->tasks[i]);
 	free(p->tasks);
@@ -207,6 +214,7 @@ static void proc_add(struct timeline *tl, pid_t pid, bool counts)
 	p->stat_fd = open_at(tl->proc_fd, "%d/stat", pid, 0);
 	p->statm_fd = open_at(tl->proc_fd, "%d/statm", pid, 0);
 	p->io_fd = open_at(tl->proc_fd, "%d/io", pid, 0);	/* may be refused: no I/O then */
+	p->children_fd = open_at(tl->proc_fd, "%d/task/%d/children", pid, pid);
 	if (clock_getcpuclockid(pid, &p->clock))
 		p->clock = (clockid_t)-1;
 }
@@ -216,6 +224,32 @@ static int cmp_pid(const void *a, const void *b)
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/*
+ * Between listings of /proc: the children of each watched process's main
+ * thread join the tree at once (a child of another thread waits for the
+ * next listing; its CPU since it started is counted then).
+ */
+static void scan_children(struct timeline *tl)
+{
+	char buf[4096];
+
+	for (size_t i = 0; i < tl->nr_procs; i++) {
+		char *p = buf, *e;
+
+		if (reread(tl->procs[i].children_fd, buf, sizeof(buf)) <= 0)
+			continue;
+		for (;;) {
+			long pid = strtol(p, &e, 10);
+
+			if (e == p || pid <= 0)
+				break;
+			p = e;
+			if (!proc_find(tl, (pid_t)pid))
+				proc_add(tl, (pid_t)pid, (pid_t)pid != tl->root || tl->root_counts);
+		}
+	}
 }
 
 /*
@@ -347,12 +381,19 @@ static void list_tasks(struct timeline *tl, struct tl_proc *p)
 	p->tasks_listed = p->threads;
 }
 
-/* Context switches of a process since the last reading, thread by thread. */
+/*
+ * Context switches of a process since the last reading, thread by thread:
+ * a status file per thread is most of what sampling costs, so they are
+ * read once a second, not at every sample.
+ */
 static void read_tasks(struct timeline *tl, struct tl_proc *p, struct tl_point *pt)
 {
 	char buf[4096];
 	bool gone = false;
 
+	if (!p->first && now_ns() < p->tasks_due)
+		return;
+	p->tasks_due = now_ns() + TASKS_EVERY_NS;
 	if (p->tasks_listed != p->threads || !p->nr_tasks)
 		list_tasks(tl, p);
 	for (size_t i = 0; i < p->nr_tasks; i++) {
@@ -485,8 +526,16 @@ static void read_machine(struct timeline *tl, struct tl_point *pt, bool first)
 
 static void take(struct timeline *tl, struct tl_point *pt, bool first)
 {
+	uint64_t now = now_ns();
+
 	memset(pt, 0, sizeof(*pt));
-	scan_tree(tl);
+	/* listing /proc is most of a sample's cost: once a second, the children files between */
+	if (first || now >= tl->scan_due) {
+		scan_tree(tl);
+		tl->scan_due = now + SCAN_EVERY_NS;
+	} else {
+		scan_children(tl);
+	}
 	for (size_t i = 0; i < tl->nr_procs;) {
 		if (read_proc(tl, &tl->procs[i], pt)) {
 			i++;
@@ -829,10 +878,16 @@ static const char *phase_at(const struct timeline *tl, double t)
 
 void timeline_format_csv(const struct timeline *tl, struct strbuf *out)
 {
-	strbuf_addstr(out, "t,phase,cpu_pct,cpu_machine_pct,rss_kb,rss_anon_kb,rss_file_kb,vsz_kb,"
+	timeline_format_csv_rows(tl, 0, true, out);
+}
+
+void timeline_format_csv_rows(const struct timeline *tl, size_t from, bool header, struct strbuf *out)
+{
+	if (header)
+		strbuf_addstr(out, "t,phase,cpu_pct,cpu_machine_pct,rss_kb,rss_anon_kb,rss_file_kb,vsz_kb,"
 			   "processes,threads,fds,ctx_voluntary,ctx_involuntary,read_bytes,write_bytes,"
 			   "minor_faults,major_faults,machine_busy_pct,psi_cpu_pct,psi_memory_pct,psi_io_pct\n");
-	for (size_t i = 0; i < tl->nr_points; i++) {
+	for (size_t i = from; i < tl->nr_points; i++) {
 		const struct tl_point *p = &tl->points[i];
 		const double psi[3] = { p->psi_cpu_pct, p->psi_memory_pct, p->psi_io_pct };
 

@@ -26,7 +26,7 @@ struct tl_point {
 	uint64_t rss_kb, rss_anon_kb, rss_file_kb;	/* summed over the processes */
 	uint64_t vsz_kb;
 	uint32_t processes, threads, fds;
-	uint64_t ctx_voluntary, ctx_involuntary;	/* over the interval */
+	uint64_t ctx_voluntary, ctx_involuntary;	/* since the last reading (once a second) */
 	uint64_t read_bytes, write_bytes;		/* storage I/O over the interval */
 	uint64_t minor_faults, major_faults;		/* over the interval */
 	double machine_busy_pct;	/* all the machine's CPUs, % busy over the interval */
@@ -74,7 +74,7 @@ struct timeline {
 	size_t nr_procs, alloc_procs;
 	pid_t *outside;			/* pids seen last time that are not in the tree, ascending */
 	size_t nr_outside, alloc_outside;
-	uint64_t last_ns;
+	uint64_t last_ns, scan_due;
 	uint64_t stat_busy, stat_total;
 	uint64_t psi_total_us[3];
 	bool psi_ok[3];
@@ -149,5 +149,7 @@ struct json_t;
 struct json_t *timeline_to_json(const struct timeline *tl);
 /* One CSV row per point, with a header; the phase a point belongs to named. */
 void timeline_format_csv(const struct timeline *tl, struct strbuf *out);
+/* Rows from point 'from' on, the header first when asked. */
+void timeline_format_csv_rows(const struct timeline *tl, size_t from, bool header, struct strbuf *out);
 
 #endif
