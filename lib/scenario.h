@@ -1,0 +1,91 @@
+/*
+ * scenario.h: a service under load, once: start it (its command from a
+ * [scenario] of hotloop.conf, on a port hotloop picks), wait until it is
+ * ready, run the phases (idle, pressure with a load command, idle ...)
+ * while the timeline (timeline.h) samples the service's process tree and
+ * reads the metrics it and the loads print, stop it, and write
+ * timeline.json, timeline.csv, summary.json and graph.html. A failure on
+ * the way (no start, never ready, an early exit, a failed load, an
+ * interrupt) ends the run with the reason; what was measured until then is
+ * kept and written. A struct scenario_result owns everything in it.
+ */
+#ifndef HOTLOOP_SCENARIO_H
+#define HOTLOOP_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "timeline.h"
+
+struct observer;
+struct strbuf;
+struct json_t;
+
+struct scenario_spec {
+	const struct config_scenario *conf;
+	const char *dir;		/* where the service and the loads run */
+	const char *out_dir;		/* where the files go (made if missing) */
+	const char *label;		/* a name for this build in messages and files ("base"); may be NULL */
+	const struct observer *observer;
+};
+
+/* How the run ended. */
+enum scenario_end {
+	SCENARIO_DONE,			/* every phase ran, the service stopped */
+	SCENARIO_NOT_STARTED,		/* the service could not be started, or its port was taken */
+	SCENARIO_NOT_READY,		/* the probe never said ready */
+	SCENARIO_EXITED,		/* the service exited before the end */
+	SCENARIO_LOAD_FAILED,		/* a phase's load command failed */
+	SCENARIO_INTERRUPTED,		/* hl_cancel() */
+};
+
+enum scenario_leak {
+	LEAK_UNKNOWN,			/* no idle phase before and after the judged one */
+	LEAK_RETURNED,			/* RSS came back within the tolerance */
+	LEAK_GREW,			/* RSS stayed above it */
+};
+extern const char *const scenario_leak_names[];	/* "unknown", "returned", "grew" */
+
+struct scenario_result {
+	enum scenario_end end;
+	char *error;			/* the reason, when end != SCENARIO_DONE */
+	int port;
+	struct timeline tl;
+	struct tl_phase_stats *phases;	/* one per phase that started */
+	size_t nr_phases;
+	size_t judge;			/* index into phases; SIZE_MAX: it did not run */
+	struct {
+		enum scenario_leak verdict;
+		uint64_t before_kb, after_kb;	/* RSS at the end of the idle before / after the judged phase */
+		double tolerance;
+	} leak;
+	int service_status;		/* as from waitpid(); -1: not known */
+	bool service_killed;		/* it did not stop within the grace time */
+	double wall_s;
+	double hotloop_cpu_s;		/* hotloop's own CPU over the run, sampler included */
+	char *dir;			/* where the files are */
+};
+
+void scenario_result_init(struct scenario_result *r);
+void scenario_result_release(struct scenario_result *r);
+
+/*
+ * Run it once. 0 when every phase ran; -1 with an error (also in
+ * r->error) otherwise, r->end saying why. Either way the files are
+ * written and r holds what was measured, unless the output directory
+ * cannot be made (r->dir NULL).
+ */
+int scenario_run(const struct scenario_spec *s, struct scenario_result *r);
+
+/* The summary: the keys of docs/scenario.md (scenario, phases, leak, files, ...). */
+struct json_t *scenario_result_to_json(const struct scenario_result *r, const char *name);
+/* The table per phase, for people. */
+void scenario_result_format_text(const struct scenario_result *r, const char *name, struct strbuf *out);
+
+/* graph.html for a timeline, with another run's laid over it, aligned by phase (may be NULL). */
+void scenario_graph_html(const char *title, const struct json_t *timeline, const struct json_t *overlay,
+			 const char *overlay_label, struct strbuf *out);
+
+#endif
