@@ -35,6 +35,7 @@ endif
 LIB_SRC   := $(wildcard lib/*.c)
 CMD_SRC   := $(wildcard src/*.c)
 GEN_SRC   := $(B)/gen/profile.pb-c.c
+WEB_GEN   := $(patsubst web/%,$(B)/gen/%.h,$(wildcard web/*.js web/*.css))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
 CMD_OBJ   := $(CMD_SRC:%.c=$(B)/%.o)
 UNIT_SRC  := $(wildcard tests/unit/t-*.c)
@@ -66,7 +67,13 @@ $(B)/gen/profile.pb-c.o: $(B)/gen/profile.pb-c.c
 	$(QUIET) "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -w -c -o $@ $<
 
-$(LIB_OBJ) $(CMD_OBJ): | $(B)/gen/profile.pb-c.h
+# web/ files become C string literals: #include "NAME.h" inside an initializer
+$(B)/gen/%.h: web/%
+	@mkdir -p $(B)/gen
+	$(QUIET) "  GEN     $@"
+	$(Q)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@+ && mv $@+ $@
+
+$(LIB_OBJ) $(CMD_OBJ): | $(B)/gen/profile.pb-c.h $(WEB_GEN)
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET) "  CC      $@"
