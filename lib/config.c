@@ -1088,10 +1088,8 @@ static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const
 	case 7:	/* profile */
 		if (!strcmp(v, "none"))
 			s->profile = SCENARIO_PROFILE_NONE;
-		else if (!strcmp(v, "cpu"))
-			s->profile = SCENARIO_PROFILE_CPU;
 		else
-			expect = "none or cpu";
+			expect = "none (a CPU profile of the pressure, 'cpu', is not run yet)";
 		break;
 	case 8:	/* judge */
 		if (!phase_kind_ok(v))
@@ -1249,6 +1247,10 @@ static void check_whole(struct parse_ctx *ctx)
 			if (j == c->nr_scenarios)
 				conf_error(ctx, w->line, "[workload \"%s\"]: 'scenario = %s' names no [scenario] section",
 					   w->name, w->scenario);
+			else
+				conf_error(ctx, w->line, "[workload \"%s\"]: 'scenario = %s': compare and the loop "
+					   "do not judge by a scenario yet; run 'hotloop scenario %s'",
+					   w->name, w->scenario, w->scenario);
 		}
 		if (!w->scenario && !find_seen(ctx, S_WORKLOAD, i, run_spec))
 			conf_error(ctx, w->line, "[workload \"%s\"] has no 'run' command", w->name);

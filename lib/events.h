@@ -30,9 +30,12 @@ enum event_kind {
 	EV_KEPT,		/* loop: attempt committed as commit */
 	EV_ATTEMPT,		/* loop: attempt written up (kb slug known): the record to keep */
 	EV_LOOP_ENDED,		/* loop: loop (kept, stop reason, best) */
+	EV_SCENARIO_PHASE,	/* scenario: a phase began (phase; message says what runs) */
+	EV_SCENARIO_SAMPLE,	/* scenario: the timeline took a sample (phase, point) */
 };
 
 struct attempt;
+struct tl_point;
 struct loop_result;
 struct gate_result;
 
@@ -49,6 +52,8 @@ struct event {
 	const char *workload;	/* EV_PAIR */
 	double base, cand;	/* EV_PAIR: the pair's values of the metric */
 	const char *commit;	/* EV_KEPT */
+	const char *phase;	/* EV_SCENARIO_*: the phase running, NULL before the first */
+	const struct tl_point *point;	/* EV_SCENARIO_SAMPLE */
 	const struct attempt *attempt;
 	const struct loop_result *loop;
 	const struct gate_result *gate;

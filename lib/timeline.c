@@ -97,6 +97,12 @@ void timeline_init(struct timeline *tl, double interval_s)
 	tl->interval_s = interval_s;
 	tl->ncpus = n > 0 ? (int)n : 1;
 	tl->start_ns = now_ns();
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		tl->start_unix_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	}
 	tl->last_ns = tl->start_ns;
 	tl->root = -1;
 	tl->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -854,6 +860,7 @@ json_t *timeline_to_json(const struct timeline *tl)
 		json_object_set_new(metrics, tl->metric_names[m], a);
 	}
 	json_object_set_new(doc, "interval_s", json_real(tl->interval_s));
+	json_object_set_new(doc, "start_unix_s", json_real(tl->start_unix_s));
 	json_object_set_new(doc, "ncpus", json_integer(tl->ncpus));
 	json_object_set_new(doc, "phases", phases);
 	json_object_set_new(doc, "points", points);

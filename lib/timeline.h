@@ -54,6 +54,7 @@ struct timeline {
 	double interval_s;
 	int ncpus;
 	uint64_t start_ns;		/* CLOCK_MONOTONIC of t = 0 */
+	double start_unix_s;		/* the same on the wall clock (to line up with other tools) */
 	struct tl_point *points;
 	size_t nr_points, alloc_points;
 	struct tl_phase *phases;

@@ -27,6 +27,7 @@ DECLARE_CMD(compare);
 DECLARE_CMD(init);
 DECLARE_CMD(config);
 DECLARE_CMD(scale);
+DECLARE_CMD(scenario);
 DECLARE_CMD(kb);
 DECLARE_CMD(store);
 

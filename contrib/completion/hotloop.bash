@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert push brief run asm doctor bench compare init config scale kb store loop help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario kb store loop help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -25,6 +25,7 @@ _hotloop()
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
+	scenario) opts="-f --config -o --output --overlay --json --help" ;;
 	kb)      opts="--function --diff --json --dir -f --config --help"
 		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
 			COMPREPLY=($(compgen -W "list show search" -- "$cur"))

@@ -1,0 +1,170 @@
+/*
+ * cmd-scenario.c: `hotloop scenario NAME`, a service under load once, by
+ * lib/scenario.c: its resource timeline, metrics and phases written under
+ * .hotloop/scenarios/NAME/<stamp>/ (or -o DIR), and a table per phase
+ * printed (or the summary as JSON).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "builtin.h"
+#include "project.h"
+#include "scenario.h"
+#include "strbuf.h"
+#include "util.h"
+
+const char usage_scenario[] =
+"usage: hotloop scenario NAME [-f CONFIG] [-o DIR] [--overlay DIR] [--json]\n"
+"\n"
+"Run the [scenario \"NAME\"] of hotloop.conf once: start the service on a\n"
+"free port, wait until it is ready, run its phases (idle, pressure with a\n"
+"load command, idle, ...) while sampling the CPU, memory, threads, fds,\n"
+"context switches, I/O and page faults of its whole process tree and the\n"
+"metrics it prints, then stop it. Writes timeline.json, timeline.csv,\n"
+"graph.html and summary.json and prints a table per phase, and whether\n"
+"memory returned to its level before the pressure.\n"
+"\n"
+"  -f, --config FILE   the hotloop.conf (default: found from here up)\n"
+"  -o, --output DIR    write the files there (default:\n"
+"                      .hotloop/scenarios/NAME/<stamp>/)\n"
+"  --overlay DIR       lay an earlier run's timeline (DIR/timeline.json)\n"
+"                      over this one in graph.html, aligned by phase\n"
+"  --json              print the summary as JSON\n";
+
+enum { OPT_OVERLAY = 256 };
+
+static const struct config_scenario *find_scenario(const struct project *p, const char *name)
+{
+	const struct config *c = &p->cf;
+	struct strbuf have = STRBUF_INIT;
+
+	for (size_t i = 0; i < c->nr_scenarios; i++)
+		if (!strcmp(c->scenarios[i].name, name))
+			return &c->scenarios[i];
+	for (size_t i = 0; i < c->nr_scenarios; i++)
+		strbuf_addf(&have, "%s'%s'", i ? ", " : "", c->scenarios[i].name);
+	if (c->nr_scenarios)
+		error("unknown scenario '%s' in '%s': the configured ones are %s", name, p->conf_path, have.buf);
+	else
+		error("unknown scenario '%s': '%s' has no [scenario \"NAME\"] section", name, p->conf_path);
+	strbuf_release(&have);
+	return NULL;
+}
+
+/* graph.html again, with the other run laid over it. */
+static int overlay_graph(const struct scenario_result *r, const char *name, const char *other)
+{
+	char *path = xstrfmt("%s/timeline.json", other), *mine = xstrfmt("%s/timeline.json", r->dir), *out;
+	json_t *theirs, *ours;
+	json_error_t jerr;
+	struct strbuf sb = STRBUF_INIT;
+	int ret = -1;
+
+	theirs = json_load_file(path, 0, &jerr);
+	ours = json_load_file(mine, 0, &jerr);
+	if (!theirs || !json_is_object(theirs)) {
+		error("cannot read the overlay '%s': %s", path, theirs ? "not a timeline" : jerr.text);
+		goto out;
+	}
+	if (!ours)
+		goto out;
+	scenario_graph_html(name, ours, theirs, short_path(other), &sb);
+	out = xstrfmt("%s/graph.html", r->dir);
+	ret = write_file_atomic(out, sb.buf, sb.len);
+	free(out);
+out:
+	json_decref(theirs);
+	json_decref(ours);
+	strbuf_release(&sb);
+	free(path);
+	free(mine);
+	return ret;
+}
+
+int cmd_scenario(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "overlay", required_argument, NULL, OPT_OVERLAY },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct project p = PROJECT_INIT;
+	struct scenario_result r;
+	struct scenario_spec spec = { 0 };
+	const char *conf_file = NULL, *out_dir = NULL, *overlay = NULL;
+	char *dir = NULL;
+	bool json = false;
+	int c, ret = HL_EXIT_FAILURE, run;
+
+	scenario_result_init(&r);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			conf_file = optarg;
+			break;
+		case 'o':
+			out_dir = optarg;
+			break;
+		case OPT_OVERLAY:
+			overlay = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			ret = usage_error("scenario", "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (argc - optind != 1) {
+		ret = usage_error("scenario", "expected the name of one scenario");
+		goto out;
+	}
+	if (project_open(&p, conf_file, 0) || !(spec.conf = find_scenario(&p, argv[optind])))
+		goto out;
+	if (out_dir)
+		dir = xstrdup(out_dir);
+	else {
+		char *kind = xstrfmt("scenarios/%s", spec.conf->name), *parent = project_state_dir(&p, "scenarios");
+
+		free(parent);
+		if (!parent || project_new_dir(&p, kind, NULL, &dir, NULL)) {
+			free(kind);
+			goto out;
+		}
+		free(kind);
+	}
+	spec.dir = p.dir;
+	spec.out_dir = dir;
+	spec.observer = terminal_observer();
+	cancel_on_interrupt(true);
+	run = scenario_run(&spec, &r);
+	terminal_done();
+	cancel_on_interrupt(false);
+	if (overlay && r.dir && overlay_graph(&r, spec.conf->name, overlay))
+		run = -1;
+	if (json) {
+		json_t *doc = scenario_result_to_json(&r, spec.conf->name);
+
+		print_json(doc);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+
+		scenario_result_format_text(&r, spec.conf->name, &sb);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		strbuf_release(&sb);
+	}
+	ret = run ? (r.end == SCENARIO_INTERRUPTED ? 130 : HL_EXIT_FAILURE) : HL_EXIT_OK;
+out:
+	scenario_result_release(&r);
+	project_release(&p);
+	free(dir);
+	return ret;
+}
