@@ -133,6 +133,7 @@ clean:
 	rm -rf build hotloop
 	@$(MAKE) --no-print-directory -C tests/workloads clean
 	@$(MAKE) --no-print-directory -C examples/wordfreq clean
+	@$(MAKE) --no-print-directory -C examples/evd clean
 	@$(MAKE) --no-print-directory -C fuzz clean
 
 -include $(DEPS)
