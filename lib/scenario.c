@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <regex.h>
 #include <signal.h>
@@ -35,7 +36,7 @@
 #include "strbuf.h"
 #include "util.h"
 
-const char *const scenario_leak_names[] = { "unknown", "returned", "grew" };
+const char *const scenario_leak_names[] = { "unknown", "returned", "held", "grew" };
 
 /* A load is asked to stop with SIGTERM, then killed after this long. */
 #define LOAD_GRACE_S 2.0
@@ -690,14 +691,32 @@ static void stop_service(struct run *run)
 
 /* ---- the numbers ---------------------------------------------------------- */
 
+/* Is 'kb' above 'base' by more than the tolerance and the floor? */
+static bool above(uint64_t kb, uint64_t base, double tolerance)
+{
+	return (double)kb > (double)base * (1 + tolerance) && kb > base + LEAK_FLOOR_KB;
+}
+
+/* RSS of the point nearest t. */
+static uint64_t rss_at(const struct timeline *tl, double t)
+{
+	const struct tl_point *best = NULL;
+
+	for (size_t i = 0; i < tl->nr_points; i++)
+		if (!best || fabs(tl->points[i].t - t) < fabs(best->t - t))
+			best = &tl->points[i];
+	return best ? best->rss_kb : 0;
+}
+
 static void judge_leak(struct scenario_result *r, const struct config_scenario *c)
 {
-	const struct tl_phase_stats *before = NULL, *after = NULL;
+	const struct tl_phase_stats *before = NULL, *after = NULL, *judged;
 
 	r->leak.tolerance = c->leak_tolerance;
 	r->leak.verdict = LEAK_UNKNOWN;
 	if (r->judge == SIZE_MAX)
 		return;
+	judged = &r->phases[r->judge];
 	for (size_t i = 0; i < r->judge; i++)
 		if (!strcmp(c->phases[i].kind, "idle") && r->phases[i].cpu_pct.n)
 			before = &r->phases[i];
@@ -708,9 +727,13 @@ static void judge_leak(struct scenario_result *r, const struct config_scenario *
 		return;
 	r->leak.before_kb = before->rss_end_kb;
 	r->leak.after_kb = after->rss_end_kb;
-	r->leak.verdict = (double)r->leak.after_kb > (double)r->leak.before_kb * (1 + c->leak_tolerance) &&
-					  r->leak.after_kb > r->leak.before_kb + LEAK_FLOOR_KB ?
-				  LEAK_GREW : LEAK_RETURNED;
+	r->leak.verdict = LEAK_RETURNED;
+	if (!above(r->leak.after_kb, r->leak.before_kb, c->leak_tolerance))
+		return;
+	/* it stayed up: still growing through the pressure's second half, or only what it took early */
+	r->leak.mid_kb = rss_at(&r->tl, (judged->start_s + judged->end_s) / 2);
+	r->leak.end_kb = judged->rss_end_kb;
+	r->leak.verdict = above(r->leak.end_kb, r->leak.mid_kb, c->leak_tolerance / 2) ? LEAK_GREW : LEAK_HELD;
 }
 
 static void compute(struct scenario_result *r, const struct config_scenario *c)
@@ -893,9 +916,11 @@ json_t *scenario_result_to_json(const struct scenario_result *r, const char *nam
 	json_object_set_new(doc, "port", json_integer(r->port));
 	json_object_set_new(doc, "judge", r->judge != SIZE_MAX ? json_text(r->phases[r->judge].name) : json_null());
 	json_object_set_new(doc, "phases", phases);
-	json_object_set_new(doc, "leak", json_pack("{s:I, s:I, s:f, s:s}", "rss_before_kb", (json_int_t)r->leak.before_kb,
-						   "rss_after_kb", (json_int_t)r->leak.after_kb, "tolerance",
-						   r->leak.tolerance, "verdict", scenario_leak_names[r->leak.verdict]));
+	json_object_set_new(doc, "leak", json_pack("{s:I, s:I, s:I, s:I, s:f, s:s}", "rss_before_kb",
+						   (json_int_t)r->leak.before_kb, "rss_after_kb", (json_int_t)r->leak.after_kb,
+						   "rss_mid_pressure_kb", (json_int_t)r->leak.mid_kb, "rss_end_pressure_kb",
+						   (json_int_t)r->leak.end_kb, "tolerance", r->leak.tolerance, "verdict",
+						   scenario_leak_names[r->leak.verdict]));
 	json_object_set_new(doc, "service", json_pack("{s:o, s:b}", "status",
 						      r->service_status < 0 ? json_null() :
 						      WIFSIGNALED(r->service_status) ?
@@ -990,7 +1015,8 @@ void scenario_result_format_text(const struct scenario_result *r, const char *na
 		add_kib(&a, r->leak.before_kb);
 		add_kib(&b, r->leak.after_kb);
 		strbuf_addf(out, "memory: RSS %s before the pressure, %s after: %s\n", a.buf, b.buf,
-			    r->leak.verdict == LEAK_GREW ? "it did NOT return (a leak?)" :
+			    r->leak.verdict == LEAK_GREW ? "it did NOT return, and grew to the end of the pressure (a leak?)" :
+			    r->leak.verdict == LEAK_HELD ? "it kept what it took early in the pressure, but stopped growing" :
 			    "it returned to its level");
 		strbuf_release(&a);
 		strbuf_release(&b);

@@ -44,9 +44,10 @@ enum scenario_end {
 enum scenario_leak {
 	LEAK_UNKNOWN,			/* no idle phase before and after the judged one */
 	LEAK_RETURNED,			/* RSS came back within the tolerance */
-	LEAK_GREW,			/* RSS stayed above it */
+	LEAK_HELD,			/* it stayed above, but stopped growing half way through the pressure */
+	LEAK_GREW,			/* it stayed above, and grew to the end of the pressure */
 };
-extern const char *const scenario_leak_names[];	/* "unknown", "returned", "grew" */
+extern const char *const scenario_leak_names[];	/* "unknown", "returned", "held", "grew" */
 
 struct scenario_result {
 	enum scenario_end end;
@@ -59,6 +60,7 @@ struct scenario_result {
 	struct {
 		enum scenario_leak verdict;
 		uint64_t before_kb, after_kb;	/* RSS at the end of the idle before / after the judged phase */
+		uint64_t mid_kb, end_kb;	/* RSS half way through the judged phase, and at its end */
 		double tolerance;
 	} leak;
 	int service_status;		/* as from waitpid(); -1: not known */

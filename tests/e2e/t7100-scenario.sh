@@ -40,6 +40,12 @@ test_expect_success 'setup: hotloop.conf with scenarios' '
 		phase = idle 1s
 		phase = pressure 2s: $SVC load {port} 6000 tag-clean
 		phase = idle 1s
+	[scenario "warm"]
+		start = $SVC serve {port} --warm tag-warm
+		ready = tcp {port}
+		phase = idle 1s
+		phase = pressure 2s: $SVC load {port} 6000 tag-warm
+		phase = idle 1s
 	[scenario "no-start"]
 		start = sh -c "echo starting up;echo bad config >&2;exit 3" tag-nostart
 		ready = tcp {port}
@@ -130,13 +136,17 @@ test_expect_success '--json and the default directory under .hotloop/scenarios/N
 	jq -S "del(.files)" doc.json >a && jq -S "del(.files)" "$dir/summary.json" >b && cmp a b
 '
 
-test_expect_success 'a leaking service is told from a clean one' '
-	test_when_finished "pkill -9 -f tag-leak; pkill -9 -f tag-clean" &&
+test_expect_success 'a leaking service is told from a clean one, and from one that keeps a cache' '
+	test_when_finished "pkill -9 -f tag-leak; pkill -9 -f tag-clean; pkill -9 -f tag-warm" &&
 	hotloop scenario leak -o leak --json >leak.json 2>/dev/null &&
 	hotloop scenario clean -o clean --json >clean.json 2>/dev/null &&
-	none_left leak && none_left clean &&
-	jq -e ".leak.verdict == \"grew\" and .leak.rss_after_kb > .leak.rss_before_kb + 1024" leak.json >/dev/null &&
-	jq -e ".leak.verdict == \"returned\"" clean.json >/dev/null
+	hotloop scenario warm -o warm >warm.txt 2>/dev/null &&
+	none_left leak && none_left clean && none_left warm &&
+	jq -e ".leak.verdict == \"grew\" and .leak.rss_after_kb > .leak.rss_before_kb + 1024 and
+		.leak.rss_end_pressure_kb > .leak.rss_mid_pressure_kb" leak.json >/dev/null &&
+	jq -e ".leak.verdict == \"returned\"" clean.json >/dev/null &&
+	jq -e ".leak.verdict == \"held\" and .leak.rss_after_kb > .leak.rss_before_kb + 3000" warm/summary.json >/dev/null &&
+	expect_grep "^memory: .*it kept what it took early in the pressure, but stopped growing" warm.txt
 '
 
 test_expect_success 'until-exit: the phase ends when its load does' '

@@ -5,8 +5,9 @@
  *	listens on 127.0.0.1:PORT; every line a client sends is one event,
  *	handled by handle_event() (N rounds of arithmetic, default 20000);
  *	prints "HOTLOOP_METRIC events=<so far>" every 200 ms and at exit
- *	(SIGTERM, SIGINT). --leak keeps 16 KiB per 50 events; --junk also
- *	prints malformed metric lines.
+ *	(SIGTERM, SIGINT). --leak keeps 16 KiB per 50 events; --warm takes
+ *	4 MiB at its first event and keeps it (a cache, not a leak); --junk
+ *	also prints malformed metric lines.
  *   svc load PORT RATE [SECONDS]
  *	sends RATE lines a second (until SIGTERM, or SECONDS), then prints
  *	"HOTLOOP_METRIC sent=<n>".
@@ -46,7 +47,7 @@ static NOINLINE unsigned long handle_event(const char *line, long work)
 	return h;
 }
 
-static int serve(int port, long work, int leak, int junk)
+static int serve(int port, long work, int leak, int warm, int junk)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port) };
 	struct pollfd fds[MAX_CLIENTS + 1];
@@ -86,6 +87,12 @@ static int serve(int port, long work, int leak, int junk)
 				if (buf[k] != '\n')
 					continue;
 				wl_sink += handle_event(buf + (k > 8 ? k - 8 : 0), work);
+				if (warm && !events) {
+					char *cache = malloc(4 << 20);
+
+					memset(cache, 1, 4 << 20);
+					wl_sink += (unsigned long)cache[100];	/* kept: a cache */
+				}
 				events++;
 				if (leak && events % 50 == 0) {
 					char *p = malloc(16384);
@@ -147,20 +154,22 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	if (argc >= 3 && !strcmp(argv[1], "serve")) {
 		long work = 20000;
-		int leak = 0, junk = 0;
+		int leak = 0, warm = 0, junk = 0;
 
 		for (int i = 3; i < argc; i++) {
 			if (!strcmp(argv[i], "--work") && i + 1 < argc)
 				work = atol(argv[++i]);
 			else if (!strcmp(argv[i], "--leak"))
 				leak = 1;
+			else if (!strcmp(argv[i], "--warm"))
+				warm = 1;
 			else if (!strcmp(argv[i], "--junk"))
 				junk = 1;
 		}
-		return serve(atoi(argv[2]), work, leak, junk);
+		return serve(atoi(argv[2]), work, leak, warm, junk);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "load"))
 		return load(atoi(argv[2]), atof(argv[3]), argc > 4 ? atof(argv[4]) : 0);
-	fprintf(stderr, "usage: svc serve PORT [--work N] [--leak] [--junk] | svc load PORT RATE [SECONDS]\n");
+	fprintf(stderr, "usage: svc serve PORT [--work N] [--leak] [--warm] [--junk] | svc load PORT RATE [SECONDS]\n");
 	return 2;
 }
