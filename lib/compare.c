@@ -13,6 +13,7 @@
 
 #include "compare.h"
 #include "json.h"
+#include "scenario.h"
 #include "util.h"
 
 void compare_init(struct compare *c, const struct compare_opts *opts,
@@ -232,7 +233,19 @@ static int run_one(struct compare *c, struct runner *const rn[2], struct plan *p
 	emit_progress(o->obs, "compare", p->done, p->total, "run %zu/%zu: %s %s%s", p->done + 1,
 		      p->total, w->spec->name, cand ? "candidate" : "baseline", warmup ? " (check)" : "");
 	run_result_init(&r);
-	if (runner_run(rn[cand], &spec, &r)) {
+	if (w->spec->scenario) {
+		struct compare_side *side = cand ? &w->cand : &w->base;
+		char *dir = xstrfmt("%s/%s-%zu", w->spec->scenario_out, cand ? "cand" : "base", side->nr_runs + 1);
+		struct scenario_spec ss = {
+			.conf = w->spec->scenario, .dir = spec.dir, .out_dir = dir,
+			.label = cand ? "candidate" : "baseline", .sandbox = rn[cand]->sandbox,
+		};
+
+		ret = scenario_measure(&ss, &r);
+		free(dir);
+		if (ret)
+			goto out;
+	} else if (runner_run(rn[cand], &spec, &r)) {
 		ret = -1;
 		goto out;
 	}
@@ -261,6 +274,8 @@ static int check_runs(struct compare *c, struct runner *const rn[2], struct plan
 	for (size_t i = 0; i < c->nr_results; i++) {
 		struct compare_result *w = &c->results[i];
 
+		if (w->spec->scenario)
+			continue;	/* its first pair checks */
 		for (int cand = 0; cand < 2; cand++) {
 			struct compare_run *k;
 
@@ -285,6 +300,8 @@ static int warm_up(struct compare *c, struct runner *const rn[2], struct plan *p
 {
 	for (long n = 0; n < c->opts->warmup; n++) {
 		for (size_t i = 0; i < c->nr_results; i++) {
+			if (c->results[i].spec->scenario)
+				continue;
 			for (int cand = 0; cand < 2; cand++) {
 				struct compare_run *k;
 

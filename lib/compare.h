@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "events.h"
 #include "quiesce.h"
 #include "rules.h"
@@ -28,6 +29,15 @@ struct compare_workload_spec {
 	bool primary;			/* at most one; none: the first */
 	const char *base_dir, *cand_dir;	/* working directories; NULL: hotloop's */
 	double timeout;			/* seconds per run; 0: compare_opts' */
+	/*
+	 * A service under load instead of a command: each run is a run of
+	 * this scenario (scenario.h) in base_dir or cand_dir, its files under
+	 * scenario_out/{base,cand}-N; the value is its judged phase's mean
+	 * CPU. No check run and no warm-up: each run is long, and the first
+	 * pair checks.
+	 */
+	const struct config_scenario *scenario;
+	const char *scenario_out;
 };
 
 enum compare_order {

@@ -84,12 +84,14 @@ static struct gate_copy *copy_spec(const struct gate_spec *s)
 		const struct compare_workload_spec *w = &s->workloads[i];
 		struct compare_workload_spec *d = &c->workloads[i];
 
+		/* a scenario's config stays the project's: it outlives every result */
 		*d = *w;
 		d->name = xstrdup(w->name);
-		d->base_cmd = xstrdup(w->base_cmd);
-		d->cand_cmd = xstrdup(w->cand_cmd);
+		d->base_cmd = w->base_cmd ? xstrdup(w->base_cmd) : NULL;
+		d->cand_cmd = w->cand_cmd ? xstrdup(w->cand_cmd) : NULL;
 		d->base_dir = w->base_dir ? xstrdup(w->base_dir) : NULL;
 		d->cand_dir = w->cand_dir ? xstrdup(w->cand_dir) : NULL;
+		d->scenario_out = w->scenario_out ? xstrdup(w->scenario_out) : NULL;
 	}
 	return c;
 }
@@ -104,6 +106,7 @@ static void free_copy(struct gate_copy *c)
 		free((char *)c->workloads[i].cand_cmd);
 		free((char *)c->workloads[i].base_dir);
 		free((char *)c->workloads[i].cand_dir);
+		free((char *)c->workloads[i].scenario_out);
 	}
 	free(c->workloads);
 	free(c);

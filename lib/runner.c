@@ -338,6 +338,7 @@ int runner_start(struct runner *r, const struct sandbox *sb)
 	r->sock = -1;
 	r->signal = -1;
 	r->tmp = NULL;
+	r->sandbox = sb;
 	if (sb) {
 		struct sandbox in = *sb;
 		const char *const self[2] = { exe = realpath("/proc/self/exe", NULL), NULL };

@@ -65,6 +65,7 @@ struct runner {
 	int sock;
 	pid_t signal;		/* where runner_interrupt() sends SIGINT: the launcher, in or out of a sandbox */
 	char *tmp;		/* the sandbox's directory for temporary files; NULL: none */
+	const struct sandbox *sandbox;	/* the one its runs are in; NULL: none (what else runs for them goes there too) */
 };
 #define RUNNER_INIT { .launcher = -1, .sock = -1, .signal = -1 }
 

@@ -363,6 +363,7 @@ static void poll_metrics(struct run *run)
 		cp.shell = run->metrics_arg;
 		cp.dir = run->spec->dir;
 		cp.env = run->env;
+		cp.sandbox = run->spec->sandbox;
 		cp.timeout = METRICS_TIMEOUT_S;
 		if (!run_command(&cp) && child_succeeded(&cp))
 			metrics_from_text(run, cp.out.buf, cp.out.len);
@@ -485,6 +486,7 @@ static bool probe_ready(struct run *run)
 		cp.shell = run->ready_arg;
 		cp.dir = run->spec->dir;
 		cp.env = run->env;
+		cp.sandbox = run->spec->sandbox;
 		cp.timeout = 5;
 		ok = !run_command(&cp) && child_succeeded(&cp);
 		child_process_release(&cp);
@@ -513,6 +515,7 @@ static int start_service(struct run *run)
 	run->service.env = run->env;
 	run->service.out_file = log;
 	run->service.guard = true;
+	run->service.sandbox = run->spec->sandbox;
 	if (start_command(&run->service)) {
 		set_error(run, SCENARIO_NOT_STARTED, "cannot start the service: %s", last_error());
 		free(log);
@@ -613,6 +616,7 @@ static int run_phase(struct run *run, size_t i)
 		run->load.env = run->env;
 		run->load.out_file = log;
 		run->load.guard = true;
+		run->load.sandbox = run->spec->sandbox;
 		if (start_command(&run->load)) {
 			set_error(run, SCENARIO_LOAD_FAILED, "phase '%s': cannot start the load '%s': %s", ph->name,
 				  shown, last_error());
@@ -870,6 +874,51 @@ out:
 	if (r->error)
 		return error("scenario '%s': %s", s->conf->name, r->error);
 	return 0;
+}
+
+/* ---- one run for compare ------------------------------------------------- */
+
+int scenario_measure(const struct scenario_spec *s, struct run_result *out)
+{
+	struct scenario_result r;
+	const struct tl_phase_stats *ps;
+	uint64_t peak = 0;
+	int ret = 0;
+
+	scenario_result_init(&r);
+	if (scenario_run(s, &r)) {
+		if (!r.dir) {
+			ret = -1;
+			goto out;
+		}
+		if (r.end == SCENARIO_INTERRUPTED)
+			out->interrupted = true;
+		else
+			out->exit_status = 1;	/* the reason went out as an error: the verdict says the run failed */
+	}
+	for (size_t i = 0; i < r.nr_phases; i++)
+		if (r.phases[i].rss_max_kb > peak)
+			peak = r.phases[i].rss_max_kb;
+	out->max_rss_kib = (long)peak;
+	if (r.judge == SIZE_MAX || out->exit_status || out->interrupted)
+		goto out;
+	ps = &r.phases[r.judge];
+	out->wall_ns = (uint64_t)((ps->end_s - ps->start_s) * 1e9);
+	/* CPU seconds per second of the phase: compare takes user + sys */
+	out->user_ns = (uint64_t)(ps->cpu_pct.mean / 100.0 * 1e9);
+	for (size_t m = 0; m < ps->nr_metrics; m++) {
+		const struct tl_metric_stats *ms = &ps->metrics[m];
+
+		if (!ms->seen)
+			continue;
+		ALLOC_GROW(out->metrics, out->nr_metrics + 1, out->alloc_metrics);
+		out->metrics[out->nr_metrics].name = xstrdup(ms->name);
+		out->metrics[out->nr_metrics++].value =
+			timeline_metric_is_counter(&r.tl, m) ? ms->rate_per_s : ms->mean;
+	}
+out:
+	scenario_result_release(&r);
+	return ret;
 }
 
 /* ---- the summary ---------------------------------------------------------- */

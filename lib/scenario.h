@@ -20,6 +20,8 @@
 #include "timeline.h"
 
 struct observer;
+struct run_result;
+struct sandbox;
 struct strbuf;
 struct json_t;
 
@@ -28,6 +30,7 @@ struct scenario_spec {
 	const char *dir;		/* where the service and the loads run */
 	const char *out_dir;		/* where the files go (made if missing) */
 	const char *label;		/* a name for this build in messages and files ("base"); may be NULL */
+	const struct sandbox *sandbox;	/* the service, its loads and probes run in it; NULL: as they are */
 	const struct observer *observer;
 };
 
@@ -80,6 +83,17 @@ void scenario_result_release(struct scenario_result *r);
  * cannot be made (r->dir NULL).
  */
 int scenario_run(const struct scenario_spec *s, struct scenario_result *r);
+
+/*
+ * One run as compare measures runs (runner.h's struct run_result, which r
+ * must be initialized as): the judged phase's mean CPU as CPU seconds per
+ * second (user_ns; the metric cpu compares it), its length as wall_ns, the
+ * highest RSS of any phase, the judged phase's metrics (a counter's rate
+ * per second, a gauge's mean), exit status 0 when every phase ran, else 1
+ * with the reason warned. 0, or -1 when the run could not be judged at all
+ * (its output directory).
+ */
+int scenario_measure(const struct scenario_spec *s, struct run_result *r);
 
 /* The summary: the keys of docs/scenario.md (scenario, phases, leak, files, ...). */
 struct json_t *scenario_result_to_json(const struct scenario_result *r, const char *name);

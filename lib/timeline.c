@@ -606,6 +606,22 @@ void timeline_phase_begin(struct timeline *tl, const char *name, const char *kin
 	};
 }
 
+bool timeline_metric_is_counter(const struct timeline *tl, size_t m)
+{
+	bool have = false;
+	double last = 0;
+
+	for (size_t k = 0; k < tl->nr_metrics; k++) {
+		if (tl->metrics[k].metric != m)
+			continue;
+		if (have && tl->metrics[k].value < last)
+			return false;
+		last = tl->metrics[k].value;
+		have = true;
+	}
+	return have;
+}
+
 int timeline_metric_index(const struct timeline *tl, const char *name)
 {
 	for (size_t i = 0; i < tl->nr_metric_names; i++)
@@ -781,7 +797,7 @@ void timeline_phase_stats(const struct timeline *tl, size_t i, struct tl_phase_s
 	out->metrics = xcalloc(out->nr_metrics ? out->nr_metrics : 1, sizeof(*out->metrics));
 	for (size_t m = 0; m < tl->nr_metric_names; m++) {
 		struct tl_metric_stats *ms = &out->metrics[m];
-		double before = 0, inside = 0, sum = 0;
+		double before = 0, inside = 0, sum = 0, v_first = 0, t_first = 0, t_last = 0;
 		bool have_before = false, have_inside = false;
 
 		ms->name = tl->metric_names[m];
@@ -795,7 +811,12 @@ void timeline_phase_stats(const struct timeline *tl, size_t i, struct tl_phase_s
 				have_before = true;
 				continue;
 			}
+			if (!have_inside) {
+				v_first = mp->value;
+				t_first = mp->t;
+			}
 			inside = mp->value;
+			t_last = mp->t;
 			have_inside = true;
 			sum += mp->value;
 			ms->n++;
@@ -805,7 +826,16 @@ void timeline_phase_stats(const struct timeline *tl, size_t i, struct tl_phase_s
 			ms->mean = sum / (double)ms->n;
 		/* a counter's growth in the phase: from its last value before (or 0, a fresh counter) */
 		ms->total = have_inside ? inside - (have_before ? before : 0) : 0;
-		ms->rate_per_s = end > ph->start_s ? ms->total / (end - ph->start_s) : 0;
+		/*
+		 * Its rate: the slope between the first and the last value in the
+		 * phase when it printed twice a second apart or more (a value printed
+		 * every 200 ms would err by up to 200 ms of events over the whole
+		 * phase), else the growth over the phase's length.
+		 */
+		if (ms->n >= 2 && t_last - t_first >= 1.0)
+			ms->rate_per_s = (inside - v_first) / (t_last - t_first);
+		else
+			ms->rate_per_s = end > ph->start_s ? ms->total / (end - ph->start_s) : 0;
 	}
 }
 

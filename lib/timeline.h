@@ -110,6 +110,8 @@ void timeline_phase_end(struct timeline *tl);
  * counted in malformed_metrics (its good pairs are kept).
  */
 int timeline_metric_line(struct timeline *tl, double t, const char *line, size_t len);
+/* Did metric m only ever grow (or stay)? A counter, then; else a gauge. */
+bool timeline_metric_is_counter(const struct timeline *tl, size_t m);
 /* The index of a metric name, or -1. */
 int timeline_metric_index(const struct timeline *tl, const char *name);
 

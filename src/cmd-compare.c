@@ -195,7 +195,7 @@ int cmd_compare(int argc, char **argv)
 	};
 	struct gate_rules rules = GATE_RULES_DEFAULT;
 	struct compare_opts o = { 0 };
-	struct compare_workload_spec w = { "primary", NULL, NULL, true, NULL, NULL, 0 };
+	struct compare_workload_spec w = { .name = "primary", .primary = true };
 	struct quiesce_opts qdefault = QUIESCE_OPTS_INIT;
 	char *base = NULL, *cand = NULL;
 	struct run_options ro = { 0 };

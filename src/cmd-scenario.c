@@ -12,13 +12,18 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "gate.h"
+#include "json.h"
 #include "project.h"
+#include "revs.h"
 #include "scenario.h"
 #include "strbuf.h"
 #include "util.h"
 
 const char usage_scenario[] =
 "usage: hotloop scenario NAME [-f CONFIG] [-o DIR] [--overlay DIR] [--json]\n"
+"       hotloop scenario NAME --base REV|DIR --cand REV|DIR [--runs N]\n"
+"                        [--no-build] [--no-test] [-f CONFIG] [-o DIR] [--json]\n"
 "\n"
 "Run the [scenario \"NAME\"] of hotloop.conf once: start the service on a\n"
 "free port, wait until it is ready, run its phases (idle, pressure with a\n"
@@ -33,9 +38,97 @@ const char usage_scenario[] =
 "                      .hotloop/scenarios/NAME/<stamp>/)\n"
 "  --overlay DIR       lay an earlier run's timeline (DIR/timeline.json)\n"
 "                      over this one in graph.html, aligned by phase\n"
-"  --json              print the summary as JSON\n";
+"  --json              print the summary as JSON (with --base: the verdict,\n"
+"                      as compare --json prints it)\n"
+"\n"
+"With --base and --cand, run it for two builds (revisions checked out\n"
+"outside your tree, or directories), alternating, N times each, and judge\n"
+"the judged phase: its mean CPU is the primary (lower is better), every\n"
+"[metric] rule must hold (a counter's rate, a gauge's mean), and peak RSS\n"
+"stays within the RAM budget. Keep, reject (exit 4) or inconclusive.\n"
+"\n"
+"  --base REV|DIR      the baseline build\n"
+"  --cand REV|DIR      the candidate build\n"
+"  --runs N            runs of each (default 6: fewer cannot give a 95%\n"
+"                      interval)\n"
+"  --no-build          use the trees as they are\n"
+"  --no-test           skip [gate] test on the candidate\n";
 
-enum { OPT_OVERLAY = 256 };
+enum { OPT_OVERLAY = 256, OPT_BASE, OPT_CAND, OPT_RUNS, OPT_NO_BUILD, OPT_NO_TEST };
+
+struct builds {
+	const char *base, *cand;
+	long runs;
+	bool build, test;
+};
+
+/* Both builds under the scenario, through the gate: the verdict, as compare gives it. */
+static int compare_builds(struct project *p, const struct config_scenario *sc, const struct builds *b,
+			  const char *out_dir, bool json)
+{
+	struct gate_spec spec = GATE_SPEC_INIT;
+	struct revs_pair trees = REVS_PAIR_INIT;
+	struct compare_workload_spec w = { .name = sc->name, .primary = true, .scenario = sc,
+					   .scenario_out = out_dir };
+	struct gate_result r;
+	int ret = HL_EXIT_FAILURE;
+
+	gate_result_init(&r);
+	if ((p->in_git && project_find_git(p)) || revs_pair_open(&trees, p, b->base, b->cand) ||
+	    gate_spec_from_project(&spec, p, trees.base.dir, trees.cand.dir))
+		goto out;
+	w.base_dir = trees.base.dir;
+	w.cand_dir = trees.cand.dir;
+	spec.workloads = &w;
+	spec.nr_workloads = 1;
+	spec.source = "scenario";
+	spec.obs = terminal_observer();
+	spec.rules.metric = GATE_METRIC_CPU;
+	spec.opts.metric = GATE_METRIC_CPU;
+	spec.opts.warmup = 0;
+	spec.opts.fingerprint = false;
+	if (compare_schedule((size_t)b->runs, false, &spec.opts.schedule))
+		goto out;
+	spec.build_base = spec.build_cand = b->build;
+	if (!b->test)
+		spec.test = NULL;
+	cancel_on_interrupt(true);
+	ret = gate_run(&spec, &r);
+	terminal_done();
+	cancel_on_interrupt(false);
+	if (ret) {
+		ret = ret < 0 ? HL_EXIT_FAILURE : ret;
+		goto out;
+	}
+	if (r.stage == GATE_STAGE_BUILD) {
+		error("%s%s", r.reasons[0], r.detail.buf);
+		ret = r.interrupted ? 130 : HL_EXIT_FAILURE;
+		goto out;
+	}
+	if (json) {
+		json_t *doc = gate_result_to_json(&r);
+
+		json_object_set_new(doc, "base", revs_tree_to_json(&trees.base));
+		json_object_set_new(doc, "candidate", revs_tree_to_json(&trees.cand));
+		json_object_set_new(doc, "runs_dir", json_text(out_dir));
+		print_json(doc);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+
+		revs_pair_describe(&trees, &sb);
+		gate_result_format_text(&r, &sb);
+		strbuf_addf(&sb, "each run's timeline and graph: %s/{base,cand}-N/\n", out_dir);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		strbuf_release(&sb);
+	}
+	ret = gate_exit_status(&r);
+out:
+	if (revs_pair_close(&trees))
+		ret = ret ? ret : HL_EXIT_FAILURE;
+	gate_result_release(&r);
+	gate_spec_release(&spec);
+	return ret;
+}
 
 static const struct config_scenario *find_scenario(const struct project *p, const char *name)
 {
@@ -92,8 +185,14 @@ int cmd_scenario(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "overlay", required_argument, NULL, OPT_OVERLAY },
 		{ "json", no_argument, NULL, 'j' },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "cand", required_argument, NULL, OPT_CAND },
+		{ "runs", required_argument, NULL, OPT_RUNS },
+		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
+		{ "no-test", no_argument, NULL, OPT_NO_TEST },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct builds b = { .runs = 6, .build = true, .test = true };
 	struct project p = PROJECT_INIT;
 	struct scenario_result r;
 	struct scenario_spec spec = { 0 };
@@ -118,6 +217,22 @@ int cmd_scenario(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case OPT_BASE:
+			b.base = optarg;
+			break;
+		case OPT_CAND:
+			b.cand = optarg;
+			break;
+		case OPT_RUNS:
+			if ((b.runs = parse_count("--runs", optarg, 1, STATS_MAX_PAIRS)) < 0)
+				goto out_usage;
+			break;
+		case OPT_NO_BUILD:
+			b.build = false;
+			break;
+		case OPT_NO_TEST:
+			b.test = false;
+			break;
 		default:
 			ret = usage_error("scenario", "unknown option '%s'", argv[optind - 1]);
 			goto out;
@@ -125,6 +240,14 @@ int cmd_scenario(int argc, char **argv)
 	}
 	if (argc - optind != 1) {
 		ret = usage_error("scenario", "expected the name of one scenario");
+		goto out;
+	}
+	if (!b.base != !b.cand) {
+		ret = usage_error("scenario", "--base and --cand go together");
+		goto out;
+	}
+	if (b.base && overlay) {
+		ret = usage_error("scenario", "--overlay is for one run, not with --base and --cand");
 		goto out;
 	}
 	if (project_open(&p, conf_file, 0) || !(spec.conf = find_scenario(&p, argv[optind])))
@@ -135,11 +258,15 @@ int cmd_scenario(int argc, char **argv)
 		char *kind = xstrfmt("scenarios/%s", spec.conf->name), *parent = project_state_dir(&p, "scenarios");
 
 		free(parent);
-		if (!parent || project_new_dir(&p, kind, NULL, &dir, NULL)) {
+		if (!parent || project_new_dir(&p, kind, b.base ? "compare" : NULL, &dir, NULL)) {
 			free(kind);
 			goto out;
 		}
 		free(kind);
+	}
+	if (b.base) {
+		ret = compare_builds(&p, spec.conf, &b, dir, json);
+		goto out;
 	}
 	spec.dir = p.dir;
 	spec.out_dir = dir;
@@ -162,6 +289,9 @@ int cmd_scenario(int argc, char **argv)
 		strbuf_release(&sb);
 	}
 	ret = run ? (r.end == SCENARIO_INTERRUPTED ? 130 : HL_EXIT_FAILURE) : HL_EXIT_OK;
+	goto out;
+out_usage:
+	ret = HL_EXIT_USAGE;
 out:
 	scenario_result_release(&r);
 	project_release(&p);
