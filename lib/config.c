@@ -1088,8 +1088,10 @@ static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const
 	case 7:	/* profile */
 		if (!strcmp(v, "none"))
 			s->profile = SCENARIO_PROFILE_NONE;
+		else if (!strcmp(v, "cpu"))
+			s->profile = SCENARIO_PROFILE_CPU;
 		else
-			expect = "none (a CPU profile of the pressure, 'cpu', is not run yet)";
+			expect = "none or cpu";
 		break;
 	case 8:	/* judge */
 		if (!phase_kind_ok(v))

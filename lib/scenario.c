@@ -30,6 +30,7 @@
 
 #include "events.h"
 #include "json.h"
+#include "record.h"
 #include "run-command.h"
 #include "runner.h"
 #include "scenario.h"
@@ -62,6 +63,7 @@ void scenario_result_release(struct scenario_result *r)
 		tl_phase_stats_release(&r->phases[i]);
 	free(r->phases);
 	free(r->error);
+	free(r->profile_error);
 	free(r->dir);
 	timeline_release(&r->tl);
 	memset(r, 0, sizeof(*r));
@@ -164,6 +166,7 @@ struct run {
 	double next_metrics_poll;
 	char *env_port;
 	const char *env[2];
+	pid_t recorder;			/* the CPU profile's recorder, while it runs */
 };
 
 static void set_error(struct run *run, enum scenario_end end, const char *fmt, ...) ATTR_PRINTF(3, 4);
@@ -597,6 +600,86 @@ static void load_failed(struct run *run, const struct config_phase *ph, const ch
 	strbuf_release(&out);
 }
 
+/* ---- the CPU profile of the judged phase ------------------------------------ */
+
+/* The service's own process: the guard's child. */
+static pid_t service_pid(const struct run *run)
+{
+	char path[64], buf[256];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run->service.pid, (int)run->service.pid);
+	n = read_small_file(path, buf, sizeof(buf));
+	return n > 0 ? (pid_t)atoi(buf) : -1;
+}
+
+/*
+ * Record the service in a child of ours (a fork, not hotloop again), so
+ * the timeline keeps its interval: it attaches to the service and stops
+ * on SIGINT at the phase's end, then writes profile.pb.gz.
+ */
+static void start_recorder(struct run *run)
+{
+	pid_t target = service_pid(run), pid;
+
+	if (target <= 0) {
+		run->r->profile_error = xstrdup("the service's process could not be found");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		run->r->profile_error = xstrfmt("cannot fork the recorder: %s", strerror(errno));
+		return;
+	}
+	if (!pid) {
+		struct record_options o = { .pid = target };
+		struct record_result res;
+		char *out = xstrfmt("%s/profile.pb.gz", run->r->dir);
+		int fd = open(xstrfmt("%s/profile.log", run->r->dir), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+
+		/* its messages go to profile.log: the terminal is the scenario's */
+		if (fd >= 0)
+			dup2(fd, 2);
+		signal(SIGINT, SIG_DFL);
+		o.sampler.freq = SAMPLER_DEFAULT_FREQ;
+		o.output = out;
+		memset(&res, 0, sizeof(res));
+		_exit(record_run(&o, &res) ? 1 : 0);
+	}
+	run->recorder = pid;
+}
+
+/* Stop the recorder at the phase's end (it writes the profile). */
+static void stop_recorder(struct run *run)
+{
+	if (run->recorder > 0)
+		kill(run->recorder, SIGINT);
+}
+
+/* Wait for the recorder to have written the profile. */
+static void reap_recorder(struct run *run)
+{
+	int status;
+
+	if (run->recorder <= 0)
+		return;
+	kill(run->recorder, SIGINT);
+	while (waitpid(run->recorder, &status, 0) < 0 && errno == EINTR)
+		;
+	run->recorder = -1;
+	if (WIFEXITED(status) && !WEXITSTATUS(status)) {
+		run->r->profiled = true;
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+		char *log = xstrfmt("%s/profile.log", run->r->dir);
+
+		file_tail(log, 3, &sb);
+		run->r->profile_error = xstrfmt("the recorder failed:%s", sb.buf);
+		strbuf_release(&sb);
+		free(log);
+	}
+}
+
 static int run_phase(struct run *run, size_t i)
 {
 	const struct config_phase *ph = &run->conf->phases[i];
@@ -635,6 +718,8 @@ static int run_phase(struct run *run, size_t i)
 	ev.phase = ph->name;
 	emit(run->spec->observer, &ev);
 	free(msg);
+	if (i == run->conf->judge && (run->conf->profile == SCENARIO_PROFILE_CPU || run->spec->profile_cpu))
+		start_recorder(run);
 	for (;;) {
 		double last = timeline_now(&run->r->tl);
 
@@ -667,6 +752,8 @@ static int run_phase(struct run *run, size_t i)
 			break;
 	}
 out:
+	if (i == run->conf->judge)
+		stop_recorder(run);
 	stop_load(run);
 	/* what the load printed as it stopped belongs to this phase */
 	for (size_t k = 0; k < run->nr_tails; k++)
@@ -844,6 +931,7 @@ out_stop:
 	stop_service(&run);
 	if (run.service.running)
 		finish_command(&run.service);
+	reap_recorder(&run);
 	timeline_sample(&r->tl);
 	for (size_t i = 0; i < run.nr_tails; i++)
 		tail_read(&run.tails[i], on_line, &run);
@@ -976,6 +1064,9 @@ json_t *scenario_result_to_json(const struct scenario_result *r, const char *nam
 						      json_pack("{s:i}", "signal", WTERMSIG(r->service_status)) :
 						      json_pack("{s:i}", "exit", WEXITSTATUS(r->service_status)),
 						      "killed_after_grace", r->service_killed));
+	json_object_set_new(doc, "profile", r->profiled ? json_pack("{s:o}", "error", json_null()) :
+					    r->profile_error ? json_pack("{s:o}", "error", json_text(r->profile_error)) :
+					    json_null());
 	json_object_set_new(doc, "malformed_metric_lines", json_integer((json_int_t)r->tl.malformed_metrics));
 	json_object_set_new(doc, "sampler", json_pack("{s:I, s:f, s:f, s:f, s:f}", "samples",
 						      (json_int_t)r->tl.samples, "interval_s", r->tl.interval_s,
@@ -995,6 +1086,12 @@ json_t *scenario_result_to_json(const struct scenario_result *r, const char *nam
 			if (!strcmp(names[i], "timeline.csv"))
 				snprintf(key, sizeof(key), "csv");
 			json_object_set_new(files, key, json_text(p));
+			free(p);
+		}
+		if (r->profiled) {
+			char *p = xstrfmt("%s/profile.pb.gz", r->dir);
+
+			json_object_set_new(files, "profile", json_text(p));
 			free(p);
 		}
 	}
@@ -1074,6 +1171,11 @@ void scenario_result_format_text(const struct scenario_result *r, const char *na
 		    r->tl.samples, r->tl.interval_s, (double)r->tl.sampler_cpu_ns / 1e6,
 		    r->wall_s > 0 ? 100.0 * (double)r->tl.sampler_cpu_ns / 1e9 / r->wall_s : 0.0,
 		    r->wall_s > 0 ? 100.0 * r->hotloop_cpu_s / r->wall_s : 0.0);
+	if (r->profiled)
+		strbuf_addf(out, "profile: %s/profile.pb.gz, the CPU of the service in phase '%s' (hotloop brief FILE)\n",
+			    r->dir, r->judge != SIZE_MAX ? r->phases[r->judge].name : "");
+	else if (r->profile_error)
+		strbuf_addf(out, "warning: no CPU profile: %s\n", r->profile_error);
 	if (r->dir)
 		strbuf_addf(out, "files: %s/{timeline.json,timeline.csv,graph.html,summary.json,service.log}\n", r->dir);
 }

@@ -31,6 +31,7 @@ struct scenario_spec {
 	const char *out_dir;		/* where the files go (made if missing) */
 	const char *label;		/* a name for this build in messages and files ("base"); may be NULL */
 	const struct sandbox *sandbox;	/* the service, its loads and probes run in it; NULL: as they are */
+	bool profile_cpu;		/* profile the judged phase, whatever the config says */
 	const struct observer *observer;
 };
 
@@ -70,6 +71,8 @@ struct scenario_result {
 	bool service_killed;		/* it did not stop within the grace time */
 	double wall_s;
 	double hotloop_cpu_s;		/* hotloop's own CPU over the run, sampler included */
+	bool profiled;			/* profile.pb.gz holds the judged phase's CPU profile */
+	char *profile_error;		/* why it does not, when it was asked for */
 	char *dir;			/* where the files are */
 };
 

@@ -42,6 +42,7 @@ struct tl_proc {
 	clockid_t clock;
 	bool first;			/* not read yet: all it did counts as this interval's */
 	uint64_t cpu_ns, minflt, majflt, read_bytes, write_bytes;
+	uint64_t cpu_read_ns;		/* when cpu_ns was read */
 	unsigned threads;
 	struct tl_task *tasks;
 	size_t nr_tasks, alloc_tasks;
@@ -433,7 +434,7 @@ static uint64_t delta(uint64_t now, uint64_t *last, bool first)
 static bool read_proc(struct timeline *tl, struct tl_proc *p, struct tl_point *pt)
 {
 	char buf[2048], *f;
-	unsigned long long minflt, majflt, vsize;
+	unsigned long long minflt, majflt, vsize, start_ticks;
 	unsigned threads;
 	long long rss_pages;
 	unsigned long long size, resident, shared;
@@ -443,8 +444,8 @@ static bool read_proc(struct timeline *tl, struct tl_proc *p, struct tl_point *p
 	long page_kb = sysconf(_SC_PAGESIZE) / 1024;
 
 	if (reread(p->stat_fd, buf, sizeof(buf)) <= 0 || !(f = stat_fields(buf)) ||
-	    sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %*u %*u %*d %*d %*d %*d %u %*d %*u %llu %lld",
-		   &minflt, &majflt, &threads, &vsize, &rss_pages) != 5)
+	    sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %*u %*u %*d %*d %*d %*d %u %*d %llu %llu %lld",
+		   &minflt, &majflt, &threads, &start_ticks, &vsize, &rss_pages) != 6)
 		return false;
 	p->threads = threads;
 	if (!p->counts)
@@ -466,9 +467,33 @@ static bool read_proc(struct timeline *tl, struct tl_proc *p, struct tl_point *p
 		pt->read_bytes += delta(field_after(buf, "\nread_bytes:"), &p->read_bytes, p->first);
 		pt->write_bytes += delta(field_after(buf, "\nwrite_bytes:"), &p->write_bytes, p->first);
 	}
-	if (p->clock != (clockid_t)-1 && !clock_gettime(p->clock, &ts))
-		pt->cpu_pct += (double)delta((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
-					     &p->cpu_ns, p->first);
+	if (p->clock != (clockid_t)-1 && !clock_gettime(p->clock, &ts)) {
+		uint64_t now = now_ns(), since = p->first ? tl->last_ns : p->cpu_read_ns;
+		double used = (double)delta((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, &p->cpu_ns,
+					    p->first);
+
+		/*
+		 * Its share of a core since its own last reading (a sampler held up
+		 * between two processes must not make one look busier); a process
+		 * new to the tree over its whole life, found up to a second late.
+		 */
+		if (p->first) {
+			struct timespec boot;
+			long hz = sysconf(_SC_CLK_TCK);
+
+			clock_gettime(CLOCK_BOOTTIME, &boot);
+			if (hz > 0) {
+				double age = (double)boot.tv_sec + (double)boot.tv_nsec / 1e9 -
+					     (double)start_ticks / (double)hz;
+
+				if (age > 0 && age * 1e9 > (double)(now - since))
+					since = now - (uint64_t)(age * 1e9);
+			}
+		}
+		if (now > since)
+			pt->cpu_pct += 100.0 * used / (double)(now - since);
+		p->cpu_read_ns = now;
+	}
 	/* since Linux 6.2 the size of /proc/PID/fd is the number of open descriptors */
 	snprintf(path, sizeof(path), "%d/fd", (int)p->pid);
 	if (!fstatat(tl->proc_fd, path, &st, 0)) {
@@ -573,16 +598,12 @@ void timeline_sample(struct timeline *tl)
 {
 	uint64_t cpu0 = thread_cpu_ns(), now;
 	struct tl_point *pt;
-	double cpu_ns, span_ns;
 
 	ALLOC_GROW(tl->points, tl->nr_points + 1, tl->alloc_points);
 	pt = &tl->points[tl->nr_points++];
 	take(tl, pt, false);
 	now = now_ns();
-	cpu_ns = pt->cpu_pct;		/* take() summed nanoseconds there */
-	span_ns = (double)(now - tl->last_ns);
 	pt->t = (double)(now - tl->start_ns) / 1e9;
-	pt->cpu_pct = span_ns > 0 ? 100.0 * cpu_ns / span_ns : 0;
 	pt->cpu_machine_pct = pt->cpu_pct / tl->ncpus;
 	tl->last_ns = now;
 	tl->samples++;

@@ -21,7 +21,8 @@
 #include "util.h"
 
 const char usage_scenario[] =
-"usage: hotloop scenario NAME [-f CONFIG] [-o DIR] [--overlay DIR] [--json]\n"
+"usage: hotloop scenario NAME [-f CONFIG] [-o DIR] [--overlay DIR] [--profile cpu]\n"
+"                        [--json]\n"
 "       hotloop scenario NAME --base REV|DIR --cand REV|DIR [--runs N]\n"
 "                        [--no-build] [--no-test] [-f CONFIG] [-o DIR] [--json]\n"
 "\n"
@@ -36,6 +37,8 @@ const char usage_scenario[] =
 "  -f, --config FILE   the hotloop.conf (default: found from here up)\n"
 "  -o, --output DIR    write the files there (default:\n"
 "                      .hotloop/scenarios/NAME/<stamp>/)\n"
+"  --profile cpu       also record the service's CPU profile in the judged\n"
+"                      phase into profile.pb.gz (as 'profile = cpu')\n"
 "  --overlay DIR       lay an earlier run's timeline (DIR/timeline.json)\n"
 "                      over this one in graph.html, aligned by phase\n"
 "  --json              print the summary as JSON (with --base: the verdict,\n"
@@ -54,7 +57,7 @@ const char usage_scenario[] =
 "  --no-build          use the trees as they are\n"
 "  --no-test           skip [gate] test on the candidate\n";
 
-enum { OPT_OVERLAY = 256, OPT_BASE, OPT_CAND, OPT_RUNS, OPT_NO_BUILD, OPT_NO_TEST };
+enum { OPT_PROFILE = 255, OPT_OVERLAY = 256, OPT_BASE, OPT_CAND, OPT_RUNS, OPT_NO_BUILD, OPT_NO_TEST };
 
 struct builds {
 	const char *base, *cand;
@@ -148,32 +151,42 @@ static const struct config_scenario *find_scenario(const struct project *p, cons
 	return NULL;
 }
 
-/* graph.html again, with the other run laid over it. */
-static int overlay_graph(const struct scenario_result *r, const char *name, const char *other)
+/* The other run's timeline for --overlay, read before the run so a bad one costs nothing. */
+static json_t *read_overlay(const char *other)
 {
-	char *path = xstrfmt("%s/timeline.json", other), *mine = xstrfmt("%s/timeline.json", r->dir), *out;
-	json_t *theirs, *ours;
+	char *path = xstrfmt("%s/timeline.json", other);
 	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr);
+
+	if (!doc || !json_is_object(doc) || !json_is_array(json_object_get(doc, "points"))) {
+		error("cannot read the overlay '%s': %s", path, doc ? "not a timeline.json" : jerr.text);
+		json_decref(doc);
+		doc = NULL;
+	}
+	free(path);
+	return doc;
+}
+
+/* graph.html again, with the other run laid over it. */
+static int overlay_graph(const struct scenario_result *r, const char *name, json_t *theirs, const char *other)
+{
+	char *mine = xstrfmt("%s/timeline.json", r->dir), *out;
 	struct strbuf sb = STRBUF_INIT;
+	json_error_t jerr;
+	json_t *ours = json_load_file(mine, 0, &jerr);
 	int ret = -1;
 
-	theirs = json_load_file(path, 0, &jerr);
-	ours = json_load_file(mine, 0, &jerr);
-	if (!theirs || !json_is_object(theirs)) {
-		error("cannot read the overlay '%s': %s", path, theirs ? "not a timeline" : jerr.text);
+	if (!ours) {
+		error("cannot read '%s': %s", mine, jerr.text);
 		goto out;
 	}
-	if (!ours)
-		goto out;
 	scenario_graph_html(name, ours, theirs, short_path(other), &sb);
 	out = xstrfmt("%s/graph.html", r->dir);
 	ret = write_file_atomic(out, sb.buf, sb.len);
 	free(out);
 out:
-	json_decref(theirs);
 	json_decref(ours);
 	strbuf_release(&sb);
-	free(path);
 	free(mine);
 	return ret;
 }
@@ -184,6 +197,7 @@ int cmd_scenario(int argc, char **argv)
 		{ "config", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "overlay", required_argument, NULL, OPT_OVERLAY },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
 		{ "json", no_argument, NULL, 'j' },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "cand", required_argument, NULL, OPT_CAND },
@@ -198,6 +212,7 @@ int cmd_scenario(int argc, char **argv)
 	struct scenario_spec spec = { 0 };
 	const char *conf_file = NULL, *out_dir = NULL, *overlay = NULL;
 	char *dir = NULL;
+	json_t *theirs = NULL;
 	bool json = false;
 	int c, ret = HL_EXIT_FAILURE, run;
 
@@ -213,6 +228,13 @@ int cmd_scenario(int argc, char **argv)
 			break;
 		case OPT_OVERLAY:
 			overlay = optarg;
+			break;
+		case OPT_PROFILE:
+			if (strcmp(optarg, "cpu")) {
+				ret = usage_error("scenario", "unknown profile '%s': expected cpu", optarg);
+				goto out;
+			}
+			spec.profile_cpu = true;
 			break;
 		case 'j':
 			json = true;
@@ -252,6 +274,8 @@ int cmd_scenario(int argc, char **argv)
 	}
 	if (project_open(&p, conf_file, 0) || !(spec.conf = find_scenario(&p, argv[optind])))
 		goto out;
+	if (overlay && !(theirs = read_overlay(overlay)))
+		goto out;
 	if (out_dir)
 		dir = xstrdup(out_dir);
 	else {
@@ -275,7 +299,7 @@ int cmd_scenario(int argc, char **argv)
 	run = scenario_run(&spec, &r);
 	terminal_done();
 	cancel_on_interrupt(false);
-	if (overlay && r.dir && overlay_graph(&r, spec.conf->name, overlay))
+	if (theirs && r.dir && overlay_graph(&r, spec.conf->name, theirs, overlay))
 		run = -1;
 	if (json) {
 		json_t *doc = scenario_result_to_json(&r, spec.conf->name);
@@ -295,6 +319,7 @@ out_usage:
 out:
 	scenario_result_release(&r);
 	project_release(&p);
+	json_decref(theirs);
 	free(dir);
 	return ret;
 }

@@ -136,6 +136,31 @@ test_expect_success '--json and the default directory under .hotloop/scenarios/N
 	jq -S "del(.files)" doc.json >a && jq -S "del(.files)" "$dir/summary.json" >b && cmp a b
 '
 
+test_expect_success '--overlay: a second run laid over the first in graph.html; a bad overlay costs no run' '
+	test_when_finished "pkill -9 -f tag-basic" &&
+	hotloop scenario pressure -o second --overlay out >/dev/null 2>&1 &&
+	none_left basic &&
+	grep -q "\"overlay" second/graph.html &&
+	! cmp -s out/graph.html second/graph.html &&
+	{ hotloop scenario pressure -o third --overlay nowhere >/dev/null 2>err.txt; test $? -eq 1; } &&
+	expect_grep "cannot read the overlay .nowhere/timeline.json." err.txt &&
+	test ! -e third
+'
+
+if test_have_prereq PERF; then
+test_expect_success 'profile = cpu (--profile cpu): the judged phase recorded, the handler on top' '
+	test_when_finished "pkill -9 -f tag-basic" &&
+	hotloop scenario pressure --profile cpu -o prof >prof.txt 2>/dev/null &&
+	none_left basic &&
+	expect_grep "^profile: prof/profile.pb.gz, the CPU of the service in phase .pressure." prof.txt &&
+	jq -e ".profile.error == null and (.files.profile | endswith(\"prof/profile.pb.gz\"))" prof/summary.json >/dev/null &&
+	hotloop report prof/profile.pb.gz --json >rep.json &&
+	jq -e ".rows[0].name == \"handle_event\"" rep.json >/dev/null
+'
+else
+	test_skip 'profile = cpu (--profile cpu): the judged phase recorded, the handler on top' 'perf events are not available to this user'
+fi
+
 test_expect_success 'a leaking service is told from a clean one, and from one that keeps a cache' '
 	test_when_finished "pkill -9 -f tag-leak; pkill -9 -f tag-clean; pkill -9 -f tag-warm" &&
 	hotloop scenario leak -o leak --json >leak.json 2>/dev/null &&
