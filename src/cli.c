@@ -15,6 +15,9 @@
 #include "builtin.h"
 #include "cli.h"
 #include "config.h"
+#include "gate.h"
+#include "json.h"
+#include "revs.h"
 #include "sampler.h"
 #include "strbuf.h"
 
@@ -157,4 +160,50 @@ int rule_options_parse(struct gate_rules *r, unsigned *set, int c, const char *a
 		return metric_rule_parse(arg, r) ? HL_EXIT_USAGE : 0;
 	}
 	return 1;
+}
+
+int gate_judge(const struct gate_spec *spec, bool json, const struct revs_pair *trees, const char *runs_dir)
+{
+	struct gate_result r;
+	int ret;
+
+	gate_result_init(&r);
+	cancel_on_interrupt(true);
+	ret = gate_run(spec, &r);
+	terminal_done();
+	cancel_on_interrupt(false);
+	if (ret) {
+		ret = ret < 0 ? HL_EXIT_FAILURE : ret;
+		goto out;
+	}
+	if (r.stage == GATE_STAGE_BUILD) {
+		error("%s%s", r.reasons[0], r.detail.buf);
+		ret = r.interrupted ? 130 : HL_EXIT_FAILURE;
+		goto out;
+	}
+	if (json) {
+		json_t *doc = gate_result_to_json(&r);
+
+		if (trees) {
+			json_object_set_new(doc, "base", revs_tree_to_json(&trees->base));
+			json_object_set_new(doc, "candidate", revs_tree_to_json(&trees->cand));
+		}
+		if (runs_dir)
+			json_object_set_new(doc, "runs_dir", json_text(runs_dir));
+		print_json(doc);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+
+		if (trees)
+			revs_pair_describe(trees, &sb);
+		gate_result_format_text(&r, &sb);
+		if (runs_dir)
+			strbuf_addf(&sb, "each run's timeline and graph: %s/{base,cand}-N/\n", runs_dir);
+		fwrite(sb.buf, 1, sb.len, stdout);
+		strbuf_release(&sb);
+	}
+	ret = gate_exit_status(&r);
+out:
+	gate_result_release(&r);
+	return ret;
 }

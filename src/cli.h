@@ -56,4 +56,15 @@ void run_options_release(struct run_options *o);
  */
 int rule_options_parse(struct gate_rules *r, unsigned *set, int c, const char *arg);
 
+/*
+ * Run the gate and print its verdict (compare's text or JSON); trees are
+ * the two builds when they are revisions or directories, runs_dir where a
+ * scenario's runs are kept (NULL: none). A candidate that does not build
+ * is an error (exit 1); a failed test is a reject on the test alone. The
+ * exit status: gate_exit_status().
+ */
+struct gate_spec;
+struct revs_pair;
+int gate_judge(const struct gate_spec *spec, bool json, const struct revs_pair *trees, const char *runs_dir);
+
 #endif

@@ -84,53 +84,6 @@ static int resolve(const char *cmd, char **line)
 	return ret;
 }
 
-/*
- * Run the gate and print its verdict; trees are the two builds when
- * compare runs on revisions. A candidate that does not build is an error
- * here (exit 1); a failed test is a reject on the test alone.
- */
-static int judge(const struct gate_spec *spec, bool json, const struct revs_pair *trees)
-{
-	struct gate_result r;
-	int ret;
-
-	gate_result_init(&r);
-	cancel_on_interrupt(true);
-	ret = gate_run(spec, &r);
-	terminal_done();
-	cancel_on_interrupt(false);
-	if (ret) {
-		ret = ret < 0 ? HL_EXIT_FAILURE : ret;
-		goto out;
-	}
-	if (r.stage == GATE_STAGE_BUILD) {
-		error("%s%s", r.reasons[0], r.detail.buf);
-		ret = r.interrupted ? 130 : HL_EXIT_FAILURE;
-		goto out;
-	}
-	if (json) {
-		json_t *doc = gate_result_to_json(&r);
-
-		if (trees) {
-			json_object_set_new(doc, "base", revs_tree_to_json(&trees->base));
-			json_object_set_new(doc, "candidate", revs_tree_to_json(&trees->cand));
-		}
-		print_json(doc);
-	} else {
-		struct strbuf sb = STRBUF_INIT;
-
-		if (trees)
-			revs_pair_describe(trees, &sb);
-		gate_result_format_text(&r, &sb);
-		fwrite(sb.buf, 1, sb.len, stdout);
-		strbuf_release(&sb);
-	}
-	ret = gate_exit_status(&r);
-out:
-	gate_result_release(&r);
-	return ret;
-}
-
 /* What else the command line set, to override hotloop.conf (beside enum gate_rule_set). */
 enum { SET_TIMEOUT = 1 << 8, SET_NO_FP = 1 << 9, SET_NO_BUILD = 1 << 10, SET_NO_TEST = 1 << 11 };
 
@@ -161,7 +114,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	if (set & SET_TIMEOUT)
 		for (size_t i = 0; i < spec.nr_workloads; i++)
 			spec.own_workloads[i].timeout = o->timeout;
-	ret = judge(&spec, json, &trees);
+	ret = gate_judge(&spec, json, &trees, NULL);
 out:
 	if (revs_pair_close(&trees))
 		ret = ret ? ret : HL_EXIT_FAILURE;
@@ -312,7 +265,7 @@ int cmd_compare(int argc, char **argv)
 		spec.nr_workloads = 1;
 		spec.rules = rules;
 		spec.opts = o;
-		ret = judge(&spec, json, NULL);
+		ret = gate_judge(&spec, json, NULL, NULL);
 	}
 	goto out_free;
 out_usage:

@@ -12,6 +12,7 @@
 #include <jansson.h>
 
 #include "builtin.h"
+#include "cli.h"
 #include "gate.h"
 #include "json.h"
 #include "project.h"
@@ -73,10 +74,8 @@ static int compare_builds(struct project *p, const struct config_scenario *sc, c
 	struct revs_pair trees = REVS_PAIR_INIT;
 	struct compare_workload_spec w = { .name = sc->name, .primary = true, .scenario = sc,
 					   .scenario_out = out_dir };
-	struct gate_result r;
 	int ret = HL_EXIT_FAILURE;
 
-	gate_result_init(&r);
 	if ((p->in_git && project_find_git(p)) || revs_pair_open(&trees, p, b->base, b->cand) ||
 	    gate_spec_from_project(&spec, p, trees.base.dir, trees.cand.dir))
 		goto out;
@@ -95,40 +94,10 @@ static int compare_builds(struct project *p, const struct config_scenario *sc, c
 	spec.build_base = spec.build_cand = b->build;
 	if (!b->test)
 		spec.test = NULL;
-	cancel_on_interrupt(true);
-	ret = gate_run(&spec, &r);
-	terminal_done();
-	cancel_on_interrupt(false);
-	if (ret) {
-		ret = ret < 0 ? HL_EXIT_FAILURE : ret;
-		goto out;
-	}
-	if (r.stage == GATE_STAGE_BUILD) {
-		error("%s%s", r.reasons[0], r.detail.buf);
-		ret = r.interrupted ? 130 : HL_EXIT_FAILURE;
-		goto out;
-	}
-	if (json) {
-		json_t *doc = gate_result_to_json(&r);
-
-		json_object_set_new(doc, "base", revs_tree_to_json(&trees.base));
-		json_object_set_new(doc, "candidate", revs_tree_to_json(&trees.cand));
-		json_object_set_new(doc, "runs_dir", json_text(out_dir));
-		print_json(doc);
-	} else {
-		struct strbuf sb = STRBUF_INIT;
-
-		revs_pair_describe(&trees, &sb);
-		gate_result_format_text(&r, &sb);
-		strbuf_addf(&sb, "each run's timeline and graph: %s/{base,cand}-N/\n", out_dir);
-		fwrite(sb.buf, 1, sb.len, stdout);
-		strbuf_release(&sb);
-	}
-	ret = gate_exit_status(&r);
+	ret = gate_judge(&spec, json, &trees, out_dir);
 out:
 	if (revs_pair_close(&trees))
 		ret = ret ? ret : HL_EXIT_FAILURE;
-	gate_result_release(&r);
 	gate_spec_release(&spec);
 	return ret;
 }
