@@ -576,7 +576,7 @@ static void new_named(struct parse_ctx *ctx, enum sect sect, char *name)
 		ALLOC_GROW(c->scenarios, c->nr_scenarios + 1, c->alloc_scenarios);
 		c->scenarios[c->nr_scenarios] = (struct config_scenario){
 			.name = name, .line = ctx->lineno, .ready_timeout_s = 10, .interval_s = 0.1,
-			.stop_signal = SIGTERM, .stop_grace_s = 10, .leak_tolerance = 0.1 };
+			.stop_signal = SIGTERM, .stop_grace_s = 10, .leak_tolerance = 0.1, .runs = 6 };
 		ctx->idx = c->nr_scenarios++;
 	}
 	add_seen(ctx, sect, ctx->idx, -1, ctx->lineno);
@@ -891,7 +891,7 @@ static void section_label(struct parse_ctx *ctx, struct strbuf *sb)
 /* Each key once, but 'phase': the phases in order. */
 static const char *const scenario_keys[] = {
 	"start", "ready", "ready-timeout", "phase", "metrics", "interval", "stop", "profile",
-	"judge", "port", "leak-tolerance",
+	"judge", "port", "leak-tolerance", "runs",
 };
 enum { SK_PHASE = 3 };
 
@@ -899,6 +899,14 @@ static const struct { const char *name; int sig; } scenario_signals[] = {
 	{ "TERM", SIGTERM }, { "INT", SIGINT }, { "HUP", SIGHUP }, { "QUIT", SIGQUIT },
 	{ "KILL", SIGKILL }, { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },
 };
+
+const struct config_scenario *config_workload_scenario(const struct config *c, const struct config_workload *w)
+{
+	for (size_t i = 0; w->scenario && i < c->nr_scenarios; i++)
+		if (!strcmp(c->scenarios[i].name, w->scenario))
+			return &c->scenarios[i];
+	return NULL;
+}
 
 const char *config_signal_name(int sig)
 {
@@ -1109,6 +1117,17 @@ static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const
 		if (config_parse_percent(v, &s->leak_tolerance))
 			expect = "a percentage from 0% to 100% (10%)";
 		break;
+	case 11: {	/* runs */
+		char *e;
+
+		errno = 0;
+		s->runs = strtol(v, &e, 10);
+		if (*v < '1' || *v > '9' || *e || errno || s->runs > 1000) {
+			s->runs = 6;
+			expect = "a number of runs from 1 to 1000 (6)";
+		}
+		break;
+	}
 	}
 	if (expect)
 		conf_error(ctx, ctx->lineno, "bad value for '%s' in [scenario \"%s\"]: expected %s", key,
@@ -1249,10 +1268,12 @@ static void check_whole(struct parse_ctx *ctx)
 			if (j == c->nr_scenarios)
 				conf_error(ctx, w->line, "[workload \"%s\"]: 'scenario = %s' names no [scenario] section",
 					   w->name, w->scenario);
-			else
-				conf_error(ctx, w->line, "[workload \"%s\"]: 'scenario = %s': compare and the loop "
-					   "do not judge by a scenario yet; run 'hotloop scenario %s'",
-					   w->name, w->scenario, w->scenario);
+			if (find_seen(ctx, S_WORKLOAD, i, run_spec))
+				conf_error(ctx, w->line, "[workload \"%s\"] has both 'run' and 'scenario': "
+					   "a workload is a command or a scenario", w->name);
+			if (w->nr_sizes)
+				conf_error(ctx, w->line, "[workload \"%s\"]: 'sizes' is for a command with {n}, "
+					   "not for a scenario", w->name);
 		}
 		if (!w->scenario && !find_seen(ctx, S_WORKLOAD, i, run_spec))
 			conf_error(ctx, w->line, "[workload \"%s\"] has no 'run' command", w->name);
@@ -1594,6 +1615,9 @@ static void format_scenario(struct strbuf *out, const struct config_scenario *sc
 		strbuf_addstr(&val, "auto");
 	add_kv_str(out, "port", val.buf);
 	add_kv_percent(out, "leak-tolerance", sc->leak_tolerance);
+	strbuf_reset(&val);
+	strbuf_addf(&val, "%ld", sc->runs);
+	add_kv_str(out, "runs", val.buf);
 	strbuf_release(&val);
 }
 
@@ -1624,6 +1648,7 @@ static json_t *scenario_json(const struct config_scenario *s)
 	json_object_set_new(o, "judge", s->nr_phases ? json_text(s->phases[s->judge].name) : json_null());
 	json_object_set_new(o, "port", s->port ? json_integer(s->port) : json_string("auto"));
 	json_object_set_new(o, "leak_tolerance", json_real(s->leak_tolerance));
+	json_object_set_new(o, "runs", json_integer(s->runs));
 	return o;
 }
 

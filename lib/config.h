@@ -78,6 +78,7 @@ struct config_scenario {
 	char *judge_name;	/* as written; NULL: the default */
 	int port;		/* 0: a free port, picked for each run */
 	double leak_tolerance;	/* fraction RSS may stay above its level before the pressure */
+	long runs;		/* runs of each build when compare or the loop judges by it */
 	unsigned set;		/* which keys were written (private) */
 };
 /* "TERM", "INT", ... for a signal number; NULL for one a scenario cannot use. */
@@ -120,6 +121,9 @@ struct config {
 	struct config_scenario *scenarios;
 	size_t nr_scenarios, alloc_scenarios;
 };
+
+/* The scenario a workload is judged by; NULL for a workload with a command. */
+const struct config_scenario *config_workload_scenario(const struct config *c, const struct config_workload *w);
 
 /* Set every field to its documented default (no workloads). */
 void config_init(struct config *c);

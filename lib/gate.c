@@ -21,6 +21,7 @@ int gate_spec_from_project(struct gate_spec *s, const struct project *p, const c
 			   const char *cand_dir)
 {
 	const struct config *cf = &p->cf;
+	size_t scenario_runs = 0;
 
 	s->base_dir = base_dir;
 	s->cand_dir = cand_dir;
@@ -40,17 +41,31 @@ int gate_spec_from_project(struct gate_spec *s, const struct project *p, const c
 	s->nr_workloads = 0;
 	for (size_t i = 0; i < cf->nr_workloads; i++) {
 		struct compare_workload_spec *w = &s->own_workloads[i];
+		const struct config_scenario *sc = config_workload_scenario(cf, &cf->workloads[i]);
 
-		if (!(s->own_lines[i] = project_command_line(&cf->workloads[i], NULL)))
+		if (sc) {
+			/* each run of a service under load is kept: own_lines holds where */
+			if (project_scenario_dir(p, sc->name, "gate", &s->own_lines[i]))
+				return -1;
+			w->scenario = sc;
+			w->scenario_out = s->own_lines[i];
+			if ((size_t)sc->runs > scenario_runs)
+				scenario_runs = (size_t)sc->runs;
+		} else if (!(s->own_lines[i] = project_command_line(&cf->workloads[i], NULL))) {
 			return -1;
+		} else {
+			w->base_cmd = w->cand_cmd = s->own_lines[i];
+		}
 		w->name = cf->workloads[i].name;
-		w->base_cmd = w->cand_cmd = s->own_lines[i];
 		w->primary = i == cf->primary;
 		w->base_dir = base_dir;
 		w->cand_dir = cand_dir;
 		w->timeout = cf->workloads[i].timeout_s;
 		s->nr_workloads++;
 	}
+	/* a scenario's runs are long: its 'runs' pairs, one look, for every workload */
+	if (scenario_runs && compare_schedule(scenario_runs, false, &s->opts.schedule))
+		return -1;
 	return 0;
 }
 

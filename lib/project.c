@@ -146,6 +146,11 @@ char *project_command_line(const struct config_workload *w, const char *size)
 	const char *p = w->run, *n;
 	char largest[32], *line;
 
+	if (!p) {
+		error("workload '%s' is judged by scenario '%s': it has no command to run", w->name,
+		      w->scenario ? w->scenario : "");
+		return NULL;
+	}
 	if (!strstr(p, "{n}") && size)
 		warning("workload '%s' has no {n} in its command: the size %s is not used", w->name, size);
 	if (strstr(p, "{n}") && !size && w->nr_sizes) {
@@ -190,6 +195,21 @@ char *state_dir(const char *top, const char *sub)
 	free(h);
 	free(ign);
 	return w;
+}
+
+int project_scenario_dir(const struct project *p, const char *scenario, const char *tag, char **path)
+{
+	char *parent = project_state_dir(p, "scenarios"), *kind;
+	int ret;
+
+	*path = NULL;
+	if (!parent)
+		return -1;
+	free(parent);
+	kind = xstrfmt("scenarios/%s", scenario);
+	ret = project_new_dir(p, kind, tag, path, NULL);
+	free(kind);
+	return ret;
 }
 
 int project_new_dir(const struct project *p, const char *kind, const char *name,

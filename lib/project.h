@@ -90,6 +90,12 @@ int project_new_dir(const struct project *p, const char *kind, const char *name,
 
 /* The knowledge base directory: [project] kb from the config's directory. Caller frees. */
 char *project_kb_dir(const struct project *p);
+/*
+ * A new directory for a scenario's run or runs:
+ * <top>/.hotloop/scenarios/<scenario>/<stamp>[-<tag>][-<k>]. 0 and the
+ * path (caller frees), or -1 with an error.
+ */
+int project_scenario_dir(const struct project *p, const char *scenario, const char *tag, char **path);
 /* <top>/.hotloop/scale/<workload>.json, whether or not it exists. Caller frees. */
 char *project_scale_path(const struct project *p, const char *workload);
 

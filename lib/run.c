@@ -26,6 +26,7 @@
 #include "run-command.h"
 #include "run.h"
 #include "scale.h"
+#include "scenario.h"
 #include "util.h"
 
 /* ---- the brief ------------------------------------------------------------ */
@@ -265,12 +266,45 @@ out:
 	return ret;
 }
 
+/*
+ * A workload judged by a scenario: the service under its load, its CPU
+ * profile over the judged phase as the run's profile; the scenario's
+ * files under the run's directory, in scenario/.
+ */
+static int record_scenario(const struct run_request *rq, const struct config_scenario *sc, const char *dir,
+			   struct run_outcome *o)
+{
+	struct scenario_spec spec = { .conf = sc, .dir = dir, .profile_cpu = true, .observer = rq->obs };
+	struct scenario_result r;
+	char *out = in_dir(o, "scenario"), *prof = NULL;
+	int ret = -1;
+
+	emit_note(rq->obs, rq->source, "running scenario '%s' of workload '%s' in %s", sc->name,
+		  rq->workload->name, dir);
+	spec.out_dir = out;
+	scenario_result_init(&r);
+	if (scenario_run(&spec, &r))
+		goto out;	/* its message says why */
+	if (!r.profiled) {
+		error("scenario '%s' of workload '%s': no CPU profile of the service: %s", sc->name,
+		      rq->workload->name, r.profile_error ? r.profile_error : "not recorded");
+		goto out;
+	}
+	prof = xstrfmt("%s/profile.pb.gz", out);
+	ret = profile_read_any(&o->profile, prof);
+out:
+	scenario_result_release(&r);
+	free(prof);
+	free(out);
+	return ret;
+}
+
 static int report_and_flame(const struct run_request *rq, struct run_outcome *o)
 {
 	struct flame_options fo = FLAME_OPTIONS_INIT;
 	struct report r = REPORT_INIT;
 	struct strbuf sb = STRBUF_INIT;
-	char *title = xstrfmt("%s: %s", rq->workload->name, rq->workload->run), *text = NULL;
+	char *title = xstrfmt("%s: %s", rq->workload->name, o->command), *text = NULL;
 	json_t *doc;
 	int idx, ret = -1;
 
@@ -312,6 +346,9 @@ static int scale_check(const struct run_request *rq, const char *dir)
 	json_t *doc = NULL;
 	int ret;
 
+	if (w->scenario)
+		return error("[workload \"%s\"] is judged by scenario '%s': --scale runs a command at sizes",
+			     w->name, w->scenario);
 	if (!w->nr_sizes)
 		return error("[workload \"%s\"] has no sizes for --scale: add 'sizes = 1000 2000 4000' "
 			     "to it in '%s'", w->name, rq->project->conf_path);
@@ -398,13 +435,17 @@ int run_workload(const struct run_request *rq, struct run_outcome *o)
 {
 	const struct project *p = rq->project;
 	const char *dir = rq->dir ? rq->dir : p->dir;
+	const struct config_scenario *sc;
 	uint64_t start = now_ns();
 	json_t *meta = NULL;
 	int ret = -1;
 
 	run_outcome_release(o);
 	run_outcome_init(o);
-	if (!(o->command = project_command_line(rq->workload, rq->size)))
+	sc = config_workload_scenario(&p->cf, rq->workload);
+	if (sc)
+		o->command = xstrfmt("scenario %s: %s", sc->name, sc->start);
+	else if (!(o->command = project_command_line(rq->workload, rq->size)))
 		return -1;
 	if (rq->out_dir) {
 		o->dir = xstrdup(rq->out_dir);
@@ -413,7 +454,8 @@ int run_workload(const struct run_request *rq, struct run_outcome *o)
 			return -1;
 		meta = meta_of(rq, dir, o);
 	}
-	if ((rq->build && *p->cf.build && build(rq, dir, o)) || record(rq, dir, o) ||
+	if ((rq->build && *p->cf.build && build(rq, dir, o)) ||
+	    (sc ? record_scenario(rq, sc, dir, o) : record(rq, dir, o)) ||
 	    report_and_flame(rq, o) || (rq->scale && scale_check(rq, dir)) || write_brief(rq, dir, o))
 		goto out;
 	ret = 0;

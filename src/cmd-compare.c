@@ -85,7 +85,8 @@ static int resolve(const char *cmd, char **line)
 }
 
 /* What else the command line set, to override hotloop.conf (beside enum gate_rule_set). */
-enum { SET_TIMEOUT = 1 << 8, SET_NO_FP = 1 << 9, SET_NO_BUILD = 1 << 10, SET_NO_TEST = 1 << 11 };
+enum { SET_TIMEOUT = 1 << 8, SET_NO_FP = 1 << 9, SET_NO_BUILD = 1 << 10, SET_NO_TEST = 1 << 11,
+       SET_SCHEDULE = 1 << 12 };
 
 static int compare_revs(const char *base_rev, const char *cand_arg, const char *conf_file,
 			const struct compare_opts *o, const struct gate_rules *cli, unsigned set,
@@ -105,7 +106,17 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 	spec.obs = terminal_observer();
 	gate_rules_override(&p.cf.rules, cli, set, &rules);
 	spec.rules = rules;
-	spec.opts = *o;
+	{
+		/* a workload judged by a scenario brings its schedule (its runs), unless --pairs or --looks */
+		struct stats_schedule from_project = spec.opts.schedule;
+		bool scenario = false;
+
+		for (size_t i = 0; i < spec.nr_workloads; i++)
+			scenario |= spec.workloads[i].scenario != NULL;
+		spec.opts = *o;
+		if (scenario && !(set & SET_SCHEDULE))
+			spec.opts.schedule = from_project;
+	}
 	spec.opts.fingerprint = (set & SET_NO_FP) ? false : p.cf.fingerprint;
 	if (set & SET_NO_BUILD)
 		spec.build_base = spec.build_cand = false;
@@ -174,12 +185,14 @@ int cmd_compare(int argc, char **argv)
 		case 'n':
 			if ((pairs = parse_count("--pairs", optarg, 1, STATS_MAX_PAIRS)) < 0)
 				goto out_usage;
+			set |= SET_SCHEDULE;
 			break;
 		case OPT_LOOKS:
 			o.schedule.confidence = STATS_DEFAULT_CONFIDENCE;
 			if (stats_parse_looks(optarg, &o.schedule))
 				goto out_usage;
 			have_looks = true;
+			set |= SET_SCHEDULE;
 			break;
 		case 'w':
 			if ((o.warmup = parse_count("--warmup", optarg, 0, 1000)) < 0)

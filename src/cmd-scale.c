@@ -102,6 +102,9 @@ static int from_project(struct job *j, const struct project *p, bool have_sizes)
 
 	if (!w)
 		return -1;
+	if (w->scenario)
+		return error("[workload \"%s\"] is judged by scenario '%s': scale runs a command at sizes",
+			     w->name, w->scenario);
 	if (!strstr(w->run, "{n}"))
 		return error("[workload \"%s\"] runs '%s', which has no {n}: add {n} to its 'run' "
 			     "line where the size goes, e.g. run = ./prog {n}", w->name, w->run);

@@ -53,8 +53,8 @@ const char usage_scenario[] =
 "\n"
 "  --base REV|DIR      the baseline build\n"
 "  --cand REV|DIR      the candidate build\n"
-"  --runs N            runs of each (default 6: fewer cannot give a 95%\n"
-"                      interval)\n"
+"  --runs N            runs of each (default: the scenario's runs, 6; fewer\n"
+"                      than 6 cannot give a 95% interval)\n"
 "  --no-build          use the trees as they are\n"
 "  --no-test           skip [gate] test on the candidate\n";
 
@@ -89,7 +89,7 @@ static int compare_builds(struct project *p, const struct config_scenario *sc, c
 	spec.opts.metric = GATE_METRIC_CPU;
 	spec.opts.warmup = 0;
 	spec.opts.fingerprint = false;
-	if (compare_schedule((size_t)b->runs, false, &spec.opts.schedule))
+	if (compare_schedule((size_t)(b->runs > 0 ? b->runs : sc->runs), false, &spec.opts.schedule))
 		goto out;
 	spec.build_base = spec.build_cand = b->build;
 	if (!b->test)
@@ -175,7 +175,7 @@ int cmd_scenario(int argc, char **argv)
 		{ "no-test", no_argument, NULL, OPT_NO_TEST },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct builds b = { .runs = 6, .build = true, .test = true };
+	struct builds b = { .runs = -1, .build = true, .test = true };
 	struct project p = PROJECT_INIT;
 	struct scenario_result r;
 	struct scenario_spec spec = { 0 };
@@ -247,16 +247,8 @@ int cmd_scenario(int argc, char **argv)
 		goto out;
 	if (out_dir)
 		dir = xstrdup(out_dir);
-	else {
-		char *kind = xstrfmt("scenarios/%s", spec.conf->name), *parent = project_state_dir(&p, "scenarios");
-
-		free(parent);
-		if (!parent || project_new_dir(&p, kind, b.base ? "compare" : NULL, &dir, NULL)) {
-			free(kind);
-			goto out;
-		}
-		free(kind);
-	}
+	else if (project_scenario_dir(&p, spec.conf->name, b.base ? "compare" : NULL, &dir))
+		goto out;
 	if (b.base) {
 		ret = compare_builds(&p, spec.conf, &b, dir, json);
 		goto out;
