@@ -77,6 +77,16 @@ test_expect_success 'setup: hotloop.conf with scenarios' '
 		phase = idle 1s
 		phase = pressure 30s: $SVC load {port} 2000 tag-long
 		phase = idle 1s
+	[scenario "polled"]
+		start = $SVC serve {port} tag-polled
+		ready = cmd $SVC load {port} 1 0.05 tag-polled
+		phase = idle 2.5s
+		metrics = cmd cat polled.txt
+	[scenario "http"]
+		start = python3 -m http.server {port} --bind 127.0.0.1 --directory web
+		ready = tcp {port}
+		phase = idle 2.5s
+		metrics = http http://127.0.0.1:{port}/metrics.json
 	[scenario "until"]
 		start = $SVC serve {port} tag-until
 		ready = tcp {port}
@@ -180,6 +190,27 @@ test_expect_success 'until-exit: the phase ends when its load does' '
 	none_left until &&
 	jq -e ".phases[0] | (.end_s - .start_s) > 1.2 and (.end_s - .start_s) < 6 and .metrics.sent.total > 3000" until.json >/dev/null
 '
+
+test_expect_success 'ready = cmd; metrics = cmd: NAME=VALUE lines and HOTLOOP_METRIC lines, polled' '
+	test_when_finished "pkill -9 -f tag-polled" &&
+	printf "depth=3\nHOTLOOP_METRIC conns=2 queue=5\nnot a metric\n" >polled.txt &&
+	hotloop scenario polled -o polled --json >polled.json 2>/dev/null &&
+	none_left polled &&
+	jq -e ".outcome == \"done\" and .phases[0].metrics.depth.mean == 3 and .phases[0].metrics.queue.mean == 5 and
+		.phases[0].metrics.conns.n >= 2" polled.json >/dev/null
+'
+
+if command -v python3 >/dev/null; then
+test_expect_success 'metrics = http: a JSON object of numbers, fetched each second' '
+	test_when_finished "pkill -9 -f \"http.server.*--directory web\"" &&
+	mkdir -p web && printf "{\"queue_depth\": 7, \"events\": 120, \"name\": \"x\"}" >web/metrics.json &&
+	hotloop scenario http -o http --json >http.json 2>/dev/null &&
+	jq -e ".outcome == \"done\" and .phases[0].metrics.queue_depth.mean == 7 and .phases[0].metrics.events.n >= 2 and
+		(.phases[0].metrics | has(\"name\") | not)" http.json >/dev/null
+'
+else
+	test_skip 'metrics = http: a JSON object of numbers, fetched each second' 'no python3 for a web server'
+fi
 
 test_expect_success 'malformed metric lines are counted and ignored, with a warning' '
 	test_when_finished "pkill -9 -f tag-junk" &&
