@@ -1253,7 +1253,8 @@ static void check_whole(struct parse_ctx *ctx)
 	int better_spec = key_spec_index(S_METRIC, "better");
 	size_t primary = SIZE_MAX;
 
-	if (!c->nr_workloads)
+	/* a service alone is a project too: hotloop scenario needs no workload */
+	if (!c->nr_workloads && !c->nr_scenarios)
 		conf_error(ctx, 0, "no workload: add a [workload \"NAME\"] section with a 'run' command");
 	for (size_t i = 0; i < c->nr_scenarios; i++)
 		check_scenario(ctx, &c->scenarios[i]);

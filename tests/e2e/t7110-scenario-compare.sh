@@ -6,19 +6,11 @@
 # and the JSON in compare's shape. Nothing is left running after each.
 . "$(dirname "$0")/test-lib.sh"
 
-left() { pgrep -f "$SCRATCH/.*svc (serve|load)" >/dev/null 2>&1; }
-none_left() {
-	for i in 1 2 3 4 5 6 7 8 9 10; do left || return 0; sleep 0.2; done
-	echo "left behind:"; pgrep -af "$SCRATCH/.*svc"; return 1
-}
-
-commit() { git -c user.name=t -c user.email=t@t commit -q -am "$1"; }
+. "$TEST_DIR/lib-scenario.sh"
 
 test_expect_success 'setup: a service in git, three more builds of it' '
 	mkdir repo && cd repo &&
-	cp "$ROOT/tests/workloads/svc.c" "$ROOT/tests/workloads/workload.h" . &&
-	printf "svc: svc.c build.h\n\tcc -O2 -include build.h -o svc svc.c\n" >Makefile &&
-	echo "#define WORK_DEFAULT 20000" >build.h &&
+	svc_project 20000 &&
 	cat >hotloop.conf <<-\EOF &&
 	[project]
 		build = make -s
@@ -46,7 +38,7 @@ test_expect_success 'setup: a service in git, three more builds of it' '
 test_expect_code 4 'a 2x slower handler is rejected' '
 	cd repo &&
 	hotloop scenario pressure --base base --cand slower >../out.txt 2>../err.txt; rc=$?
-	none_left || exit 99
+	svc_none_left || exit 99
 	expect_grep "^verdict: reject" ../out.txt || exit 99
 	expect_grep "primary .pressure. regressed" ../out.txt || exit 99
 	expect_grep "each run.s timeline and graph: .*/.hotloop/scenarios/pressure/.*-compare/{base,cand}-N/" ../out.txt || exit 99
@@ -56,7 +48,7 @@ test_expect_code 4 'a 2x slower handler is rejected' '
 test_expect_success 'a 2x faster handler is kept; the JSON is compare'"'"'s; each run'"'"'s files are kept' '
 	cd repo &&
 	hotloop scenario pressure --base base --cand faster --json >../keep.json 2>../err.txt &&
-	none_left &&
+	svc_none_left &&
 	jq -e "(.verdict == \"keep\") and (.primary.workload == \"pressure\") and (.primary.metric == \"cpu\") and
 		(.primary.change_pct < -20) and (.primary.pairs == 6) and
 		(.metrics[0].name == \"events\") and .metrics[0].ok and (.metrics[0].base > 2000) and
@@ -72,7 +64,7 @@ test_expect_success 'a 2x faster handler is kept; the JSON is compare'"'"'s; eac
 test_expect_code 4 'cheaper because it drops half the events: rejected on the events rate' '
 	cd repo &&
 	hotloop scenario pressure --base base --cand drops --json >../drops.json 2>../err.txt; rc=$?
-	none_left || exit 99
+	svc_none_left || exit 99
 	jq -e "(.verdict == \"reject\") and (.primary.change_pct < 0) and
 		(.metrics[0].ok == false) and (.metrics[0].cand < .metrics[0].base * 0.8)" ../drops.json >/dev/null || exit 99
 	jq -r ".reasons[]" ../drops.json | grep -q "metric .events. of workload .pressure. fell" || exit 99

@@ -5,18 +5,11 @@
 # pressure, a scripted agent's cheaper handler kept on the loop's branch.
 . "$(dirname "$0")/test-lib.sh"
 
-left() { pgrep -f "$SCRATCH/.*svc (serve|load)" >/dev/null 2>&1; }
-none_left() {
-	for i in 1 2 3 4 5 6 7 8 9 10; do left || return 0; sleep 0.2; done
-	echo "left behind:"; pgrep -af "$SCRATCH/.*svc"; return 1
-}
-commit() { git -c user.name=t -c user.email=t@t commit -q -am "$1"; }
+. "$TEST_DIR/lib-scenario.sh"
 
 test_expect_success 'setup: a service in git judged by its scenario' '
 	mkdir repo && cd repo &&
-	cp "$ROOT/tests/workloads/svc.c" "$ROOT/tests/workloads/workload.h" . &&
-	printf "svc: svc.c build.h\n\tcc -O2 -g -fno-omit-frame-pointer -include build.h -o svc svc.c\n" >Makefile &&
-	echo "#define WORK_DEFAULT 40000" >build.h &&
+	svc_project 40000 &&
 	cat >hotloop.conf <<-\EOF &&
 	[project]
 		build = make -s
@@ -52,7 +45,7 @@ test_expect_success 'setup: a service in git judged by its scenario' '
 test_expect_success 'compare --base/--cand judges the workload by its scenario' '
 	cd repo &&
 	hotloop compare --base base --cand faster --json >../cmp.json 2>../cmp.err &&
-	none_left &&
+	svc_none_left &&
 	jq -e "(.verdict == \"keep\") and (.primary.workload == \"service\") and (.primary.pairs == 6) and
 		(.primary.change_pct < -20) and (.metrics[0].name == \"events\") and .metrics[0].ok" ../cmp.json >/dev/null &&
 	ls -d .hotloop/scenarios/pressure/*-gate/base-1 >/dev/null
@@ -73,7 +66,7 @@ test_skip_unless PERF 'perf events are not available to this user (hotloop docto
 test_expect_success 'run: the brief of a service is its CPU under the pressure' '
 	cd repo &&
 	hotloop run service --format json >../brief.json 2>../run.err &&
-	none_left &&
+	svc_none_left &&
 	jq -e ".hotspots[0].function == \"handle_event\"" ../brief.json >/dev/null &&
 	test -s .hotloop/runs/latest/scenario/profile.pb.gz &&
 	test -s .hotloop/runs/latest/scenario/graph.html
@@ -86,7 +79,7 @@ test_expect_success 'loop: a cheaper handler is kept on the branch; the tree is 
 	sandbox="" && { test_have_prereq SANDBOX || sandbox=--no-sandbox; } &&
 	before=$(git status --porcelain; git rev-parse HEAD) &&
 	hotloop loop $sandbox --json --agent "$SCRATCH/agents/cheaper" >../loop.json 2>../loop.err &&
-	none_left &&
+	svc_none_left &&
 	jq -e ".kept == 1 and .attempts[0].verdict == \"keep\"" ../loop.json >/dev/null &&
 	branch=$(jq -r .branch ../loop.json) &&
 	git show "$branch":build.h | grep -q "WORK_DEFAULT 10000" &&
