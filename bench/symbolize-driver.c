@@ -4,6 +4,8 @@
  * and writes one line per address: offset, innermost function, file:line,
  * the depth of the inline chain and the chain (name@file:line|...). The time
  * taken (opening the file included, writing the answers not) goes to stderr.
+ * The answers are kept in one array of frames and written through a small
+ * buffer, as a command would print them: the bench times the whole run.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,31 +17,52 @@
 #include "strbuf.h"
 #include "symbolize.h"
 
-/* "name<sep>file:line", "??" for an unknown file. */
-static void add_location(struct strbuf *sb, const char *name, char sep, const char *file, int line)
+static void add_dec(struct strbuf *sb, unsigned v)
 {
 	char num[16], *p = num + sizeof(num);
-	unsigned v = line < 0 ? 0 : (unsigned)line;
 
 	do
 		*--p = (char)('0' + v % 10);
 	while (v /= 10);
-	*--p = ':';
-	strbuf_addstr(sb, name);
-	strbuf_addch(sb, sep);
-	strbuf_addstr(sb, *file ? file : "??");
 	strbuf_add(sb, p, (size_t)(num + sizeof(num) - p));
 }
 
-/* One address's answer, kept until the clock stops. */
-struct answer {
-	int n;
-	struct sym_frame f[16];
-};
+/* "name<sep>file:line", "??" for an unknown file. */
+static void add_location(struct strbuf *sb, const char *name, char sep, const char *file, int line)
+{
+	strbuf_addstr(sb, name);
+	strbuf_addch(sb, sep);
+	strbuf_addstr(sb, *file ? file : "??");
+	strbuf_addch(sb, ':');
+	add_dec(sb, line < 0 ? 0 : (unsigned)line);
+}
+
+/* Where the written text goes: flushed to 'out' when it holds OUT_CHUNK bytes. */
+#define OUT_CHUNK (64 << 10)
+
+static void flush_text(struct strbuf *text, FILE *out, size_t keep)
+{
+	if (text->len < keep)
+		return;
+	fwrite(text->buf, 1, text->len, out);
+	strbuf_reset(text);
+}
+
+static void add_hex(struct strbuf *sb, uint64_t v)
+{
+	char num[20], *p = num + sizeof(num);
+
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	strbuf_add(sb, p, (size_t)(num + sizeof(num) - p));
+}
 
 int main(int argc, char **argv)
 {
-	struct answer *lines;
+	int *counts;
+	struct sym_frame *all = NULL;
+	size_t nr_all = 0, alloc_all = 0;
 	struct strbuf in = STRBUF_INIT, text = STRBUF_INIT;
 	struct symbolizer *s;
 	struct sym_dso *d;
@@ -77,7 +100,7 @@ int main(int argc, char **argv)
 		return HL_EXIT_FAILURE;
 	}
 
-	lines = xcalloc(nr ? nr : 1, sizeof(*lines));
+	counts = xcalloc(nr ? nr : 1, sizeof(*counts));
 	t0 = now_ns();
 	s = symbolizer_new();
 	d = symbolizer_dso(s, argv[1], NULL);
@@ -88,26 +111,36 @@ int main(int argc, char **argv)
 			resolved++;
 			nframes += (size_t)n;
 		}
-		lines[i].n = n;
-		memcpy(lines[i].f, frames, (size_t)(n > 0 ? n : 0) * sizeof(*frames));
+		counts[i] = n;
+		if (n > 0) {
+			ALLOC_GROW(all, nr_all + (size_t)n, alloc_all);
+			memcpy(all + nr_all, frames, (size_t)n * sizeof(*frames));
+			nr_all += (size_t)n;
+		}
 	}
 	t1 = now_ns();
 
 	/*
-	 * Written after the clock stops (printing is not symbolizing), into
+	 * Written after the clock stops (printing is not symbolizing), through
 	 * one buffer: a fprintf() per field would cost more than the lookups.
 	 */
-	for (size_t i = 0; i < nr; i++) {
-		const struct sym_frame *f = lines[i].f;
-		int n = lines[i].n;
+	strbuf_grow(&text, OUT_CHUNK + 4096);
+	for (size_t i = 0, at = 0; i < nr; i++) {
+		const struct sym_frame *f = all + at;
+		int n = counts[i];
 
-		strbuf_addf(&text, "%" PRIx64 "\t", offs[i]);
+		flush_text(&text, out, OUT_CHUNK);
+		add_hex(&text, offs[i]);
+		strbuf_addch(&text, '\t');
 		if (n <= 0) {
 			strbuf_addstr(&text, "??\t??:0\t0\t??@??:0\n");
 			continue;
 		}
 		add_location(&text, f[0].name, '\t', f[0].file, f[0].line);
-		strbuf_addf(&text, "\t%d\t", n);
+		at += (size_t)n;
+		strbuf_addch(&text, '\t');
+		add_dec(&text, (unsigned)n);
+		strbuf_addch(&text, '\t');
 		for (int k = 0; k < n; k++) {
 			if (k)
 				strbuf_addch(&text, '|');
@@ -115,11 +148,12 @@ int main(int argc, char **argv)
 		}
 		strbuf_addch(&text, '\n');
 	}
-	fwrite(text.buf, 1, text.len, out);
+	flush_text(&text, out, 0);
 	fprintf(stderr, "hotloop: %zu addresses, %zu resolved, %zu frames in %.1f ms\n",
 		nr, resolved, nframes, (double)(t1 - t0) / 1e6);
 	symbolizer_free(s);
-	free(lines);
+	free(counts);
+	free(all);
 	free(offs);
 	strbuf_release(&in);
 	strbuf_release(&text);
