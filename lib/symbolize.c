@@ -25,6 +25,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "dwarf-info.h"
 #include "dwarf-line.h"
 #include "hindex.h"
 #include "intern.h"
@@ -61,18 +62,27 @@ struct elf_sym {
 	const char *dname;	/* demangled, computed on first use */
 };
 
-/* A row of a line table; 'order' keeps the table's order among equal addresses. */
-struct line_row {
-	uint64_t addr;
-	const char *file;
-	int line;
-	uint32_t end : 1;
-	uint32_t order : 31;
+/*
+ * What a row of a unit's line table says (its address is in line_addr[]):
+ * the line, and the file as an index for cu_row_file(), LINE_END for the
+ * first address past a sequence.
+ */
+struct line_info {
+	int32_t line;
+	uint32_t file;
 };
+#define LINE_END UINT32_MAX
+#define LINE_NO_FILE (UINT32_MAX - 1)
 
-/* A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine). */
+/*
+ * A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine).
+ * Read by dwarf-info.c, its DIE is known by offset and the walk gave its
+ * origin and call site; read by libdw, its unit's dies[] holds its DIE.
+ */
 struct scope {
-	Dwarf_Die die;
+	uint64_t off;		/* its DIE in .debug_info */
+	uint64_t origin;	/* dwarf-info.c's: DW_AT_abstract_origin's DIE, 0 none */
+	uint64_t call_file_index;	/* dwarf-info.c's: DW_AT_call_file, UINT64_MAX none */
 	uint32_t parent;	/* the scope this call was inlined into, NONE for a function */
 	bool inlined;
 	bool resolved;		/* the fields below are filled */
@@ -87,15 +97,20 @@ struct cu {
 	Dwarf_Die line_die;	/* the unit holding the line table */
 	int state;		/* 0 not read yet, 1 read, -1 unreadable */
 	bool is_c;		/* written in C: no code inside types */
-	struct line_row *lines;
+	uint64_t *line_addr;		/* the line table's rows, sorted: their addresses */
+	struct line_info *line_info;	/* and what each says */
 	size_t nr_lines;
 	struct scope *scopes;
 	size_t nr_scopes, alloc_scopes;
+	Dwarf_Die *dies;		/* libdw's walk: each scope's DIE; NULL after dwarf-info.c's */
+	size_t alloc_dies;
 	struct range_index ranges;	/* items are scopes */
 	Dwarf_Files *files;		/* libdw's, when dwarf-line.c could not read the table */
 	struct dwarf_line_file *lfiles;	/* else dwarf-line.c's */
 	size_t nr_files;
 	const char **file_names;	/* interned on first use */
+	const char **extra_files;	/* libdw's rows: files of another table, interned */
+	size_t nr_extra_files, alloc_extra_files;
 	const char *comp_dir;		/* DW_AT_comp_dir, "" when none */
 };
 
@@ -144,9 +159,14 @@ struct sym_dso {
 	size_t nr_cus, alloc_cus;
 	struct range_index cu_ranges;	/* items are cus */
 	struct origin_cache origins;
-	int line_sec_state;		/* 0 not looked for, 1 found, -1 not usable */
+	int sec_state;			/* DWARF section bytes: 0 not looked for, 1 found, -1 none */
 	struct dwarf_line_sections line_sec;
 	struct dwarf_line_table line_scratch;	/* each unit's table is read into it */
+	uint32_t *line_order;		/* and sorted with this */
+	size_t alloc_line_order;
+	bool info_usable;		/* dwarf-info.c can walk the units' DIEs */
+	struct dwarf_info info;
+	struct dwarf_info_scopes scope_scratch;	/* each unit's scopes are read into it */
 };
 
 struct symbolizer {
@@ -982,72 +1002,34 @@ static const char *cu_file(struct symbolizer *s, struct cu *cu, Dwarf_Word idx)
 	return cu->file_names[idx];
 }
 
-static int line_row_cmp(const void *a_, const void *b_)
+/* A file of a row: the unit's table's (as cu_file()), or one of another table libdw gave. */
+static const char *cu_row_file(struct symbolizer *s, struct cu *cu, uint32_t idx)
 {
-	const struct line_row *a = a_, *b = b_;
-
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	/* a sequence's end sorts before another starting at the same address */
-	if (a->end != b->end)
-		return a->end ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	if (idx < cu->nr_files)
+		return cu_file(s, cu, idx);
+	idx -= (uint32_t)cu->nr_files;
+	return idx < cu->nr_extra_files ? cu->extra_files[idx] : "";
 }
 
-static void load_lines(struct sym_dso *d, struct cu *cu)
+/*
+ * The order of a unit's rows: by address; a sequence's end before another
+ * starting at the same address; else as the table has them ('order', the
+ * index in it). Among rows at one address the last wins, as in addr2line.
+ */
+static inline int row_cmp(uint64_t a_addr, bool a_end, uint32_t a_order,
+			  uint64_t b_addr, bool b_end, uint32_t b_order)
 {
-	Dwarf_Attribute attr;
-	Dwarf_Lines *lines;
-	size_t n;
-	bool seq_start = true, skip_seq = false;
-
-	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr))
-		return;
-	if (dwarf_getsrclines(&cu->line_die, &lines, &n)) {
-		dwarf_broken(d, "line table");
-		return;
-	}
-	if (n > (1u << 31) - 1)
-		n = (1u << 31) - 1;
-	cu->lines = xmalloc((n ? n : 1) * sizeof(*cu->lines));
-	for (size_t i = 0; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Files *files;
-		size_t fidx;
-		Dwarf_Addr addr;
-		int lineno;
-		bool end;
-		struct line_row *row;
-
-		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &lineno) ||
-		    dwarf_lineendsequence(l, &end))
-			continue;
-		/* a sequence at address 0 is code the linker discarded */
-		if (seq_start)
-			skip_seq = addr == 0;
-		seq_start = end;
-		if (skip_seq)
-			continue;
-		row = &cu->lines[cu->nr_lines];
-		row->addr = addr;
-		row->line = lineno < 0 ? 0 : lineno;
-		row->end = end;
-		row->order = (uint32_t)cu->nr_lines;
-		row->file = "";
-		if (!end) {
-			if (!dwarf_line_file(l, &files, &fidx) && files == cu->files) {
-				row->file = cu_file(d->s, cu, fidx);
-			} else {
-				row->file = source_file(d->s, cu, dwarf_linesrc(l, NULL, NULL));
-			}
-		}
-		cu->nr_lines++;
-	}
+	if (a_addr != b_addr)
+		return a_addr < b_addr ? -1 : 1;
+	if (a_end != b_end)
+		return a_end ? -1 : 1;
+	return a_order < b_order ? -1 : a_order > b_order;
 }
 
-/* A sequence of a line table: rows [lo, hi), the last its end. */
+/* A sequence of a line table: rows [lo, hi) of it, the last its end. */
 struct line_seq {
-	const struct line_row *first;
+	uint64_t addr;
+	bool end;
 	size_t lo, hi;
 };
 
@@ -1055,121 +1037,245 @@ static int line_seq_cmp(const void *a_, const void *b_)
 {
 	const struct line_seq *a = a_, *b = b_;
 
-	return line_row_cmp(a->first, b->first);
+	return row_cmp(a->addr, a->end, (uint32_t)a->lo, b->addr, b->end, (uint32_t)b->lo);
+}
+
+/* A row with its order, for the rare table that needs a whole sort. */
+struct sort_row {
+	uint64_t addr;
+	struct line_info info;
+	uint32_t order;
+};
+
+static int sort_row_cmp(const void *a_, const void *b_)
+{
+	const struct sort_row *a = a_, *b = b_;
+
+	return row_cmp(a->addr, a->info.file == LINE_END, a->order,
+		       b->addr, b->info.file == LINE_END, b->order);
 }
 
 /*
- * Sort the rows as line_row_cmp() orders them (a total order, so any sort
- * gives the one result). Rows come in sequences, each ascending, the
- * sequences in any order: sorting the sequences by their first row leaves
- * at most a few rows out of place (an empty row just before its
- * sequence's end), which an insertion pass moves; anything more disordered
- * (overlapping sequences) is sorted whole.
+ * The unit's rows from a line table's, in the table's order: without the
+ * sequences at address 0 (code the linker discarded), sorted as row_cmp()
+ * orders them (a total order, so any sort gives the one result), the
+ * last row an end (as libdw marks it: compilers may forget). Rows come
+ * in sequences, each ascending, the sequences in any order: they are put
+ * in order by their first rows while being copied, which leaves at most
+ * a few rows out of place (an empty row just before its sequence's end),
+ * moved by one insertion pass; anything more disordered (overlapping
+ * sequences) is sorted whole.
  */
-static void sort_lines(struct cu *cu)
+static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_line_row *rows,
+			size_t n)
 {
-	struct line_row *rows = cu->lines;
-	size_t n = cu->nr_lines, moves = 0, i;
+	struct line_seq *seq = NULL;
+	size_t nr_seq = 0, alloc_seq = 0, total = 0, lo = 0, moves = 0;
+	bool seq_start = true, skip = false;
+	uint64_t *addr;
+	struct line_info *info;
+	uint32_t *order;
 
-	for (i = 1; i < n && line_row_cmp(&rows[i - 1], &rows[i]) <= 0; i++)
-		;
-	if (i >= n)
-		return;
-	{
-		struct line_seq *seq = NULL;
-		size_t nr = 0, alloc = 0, lo = 0;
-		struct line_row *sorted;
-
-		for (i = 0; i < n; i++) {
-			if (!rows[i].end && i + 1 < n)
-				continue;
-			ALLOC_GROW(seq, nr + 1, alloc);
-			seq[nr++] = (struct line_seq){ &rows[lo], lo, i + 1 };
-			lo = i + 1;
+	if (n > (1u << 31) - 1)
+		n = (1u << 31) - 1;
+	for (size_t i = 0; i < n; i++) {
+		if (seq_start) {
+			skip = rows[i].addr == 0;
+			lo = i;
 		}
-		qsort(seq, nr, sizeof(*seq), line_seq_cmp);
-		sorted = xmalloc(n * sizeof(*sorted));
-		for (size_t k = 0, at = 0; k < nr; k++) {
-			memcpy(&sorted[at], &rows[seq[k].lo], (seq[k].hi - seq[k].lo) * sizeof(*rows));
-			at += seq[k].hi - seq[k].lo;
-		}
-		free(seq);
-		free(rows);
-		cu->lines = rows = sorted;
+		seq_start = rows[i].end;
+		if (skip || (!rows[i].end && i + 1 < n))
+			continue;
+		ALLOC_GROW(seq, nr_seq + 1, alloc_seq);
+		seq[nr_seq++] = (struct line_seq){ rows[lo].addr, rows[lo].end, lo, i + 1 };
+		total += i + 1 - lo;
 	}
-	for (i = 1; i < n; i++) {
-		for (size_t j = i; j > 0 && line_row_cmp(&rows[j - 1], &rows[j]) > 0; j--) {
-			struct line_row t = rows[j];
-
-			rows[j] = rows[j - 1];
-			rows[j - 1] = t;
-			if (++moves > n) {
-				qsort(rows, n, sizeof(*rows), line_row_cmp);
-				return;
-			}
+	for (size_t k = 1; k < nr_seq; k++) {
+		if (line_seq_cmp(&seq[k - 1], &seq[k]) > 0) {
+			qsort(seq, nr_seq, sizeof(*seq), line_seq_cmp);
+			break;
 		}
 	}
+	ALLOC_GROW(d->line_order, total, d->alloc_line_order);
+	cu->line_addr = addr = xmalloc((total ? total : 1) * sizeof(*addr));
+	cu->line_info = info = xmalloc((total ? total : 1) * sizeof(*info));
+	order = d->line_order;
+	for (size_t k = 0, at = 0; k < nr_seq; k++) {
+		for (size_t i = seq[k].lo; i < seq[k].hi; i++, at++) {
+			const struct dwarf_line_row *r = &rows[i];
+
+			addr[at] = r->addr;
+			info[at].line = r->line < 0 ? 0 : r->line;
+			info[at].file = r->end ? LINE_END : r->file < LINE_NO_FILE ? r->file : LINE_NO_FILE;
+			order[at] = (uint32_t)i;
+		}
+	}
+	free(seq);
+	cu->nr_lines = total;
+	for (size_t i = 1; i < total; i++) {
+		for (size_t j = i; j > 0 && row_cmp(addr[j - 1], info[j - 1].file == LINE_END, order[j - 1],
+						    addr[j], info[j].file == LINE_END, order[j]) > 0; j--) {
+			uint64_t ta = addr[j];
+			struct line_info ti = info[j];
+			uint32_t to = order[j];
+
+			addr[j] = addr[j - 1];
+			info[j] = info[j - 1];
+			order[j] = order[j - 1];
+			addr[j - 1] = ta;
+			info[j - 1] = ti;
+			order[j - 1] = to;
+			if (++moves > total)
+				goto sort_whole;
+		}
+	}
+	goto out;
+sort_whole: {
+		struct sort_row *all = xmalloc(total * sizeof(*all));
+
+		for (size_t i = 0; i < total; i++)
+			all[i] = (struct sort_row){ addr[i], info[i], order[i] };
+		qsort(all, total, sizeof(*all), sort_row_cmp);
+		for (size_t i = 0; i < total; i++) {
+			addr[i] = all[i].addr;
+			info[i] = all[i].info;
+		}
+		free(all);
+	}
+out:
+	if (total)
+		info[total - 1].file = LINE_END;
 }
 
-/* The sections a line table refers to, from the file libdw read the DWARF of. */
-static int find_line_sections(struct sym_dso *d)
+static bool extra_file_eq(const void *table, size_t i, const void *key)
 {
+	return ((const struct cu *)table)->extra_files[i] == key;
+}
+
+/* The file of a libdw row that is not in the unit's table: an extra file's index. */
+static uint32_t extra_file(struct cu *cu, const char *file, struct hindex *seen)
+{
+	uint64_t hash = hash_u64(HASH_SEED, (uint64_t)(uintptr_t)file);
+	size_t slot, i;
+
+	if (!*file)
+		return LINE_NO_FILE;
+	if ((i = hindex_probe(seen, hash, extra_file_eq, cu, file, &slot)) != HINDEX_NONE)
+		return (uint32_t)(cu->nr_files + i);
+	if (cu->nr_files + cu->nr_extra_files >= LINE_NO_FILE)
+		return LINE_NO_FILE;
+	ALLOC_GROW(cu->extra_files, cu->nr_extra_files + 1, cu->alloc_extra_files);
+	cu->extra_files[cu->nr_extra_files] = file;
+	hindex_set(seen, slot, hash, cu->nr_extra_files);
+	return (uint32_t)(cu->nr_files + cu->nr_extra_files++);
+}
+
+/* The unit's line table read by libdw (dwarf_getsrclines()), for what dwarf-line.c does not read. */
+static void load_lines(struct sym_dso *d, struct cu *cu)
+{
+	struct dwarf_line_table *t = &d->line_scratch;
+	struct hindex seen = HINDEX_INIT;
+	Dwarf_Attribute attr;
+	Dwarf_Lines *lines;
+	size_t n;
+
+	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr))
+		return;
+	if (dwarf_getsrclines(&cu->line_die, &lines, &n)) {
+		dwarf_broken(d, "line table");
+		return;
+	}
+	t->nr_rows = 0;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		struct dwarf_line_row *row;
+		Dwarf_Files *files;
+		size_t fidx;
+		Dwarf_Addr addr;
+		int lineno;
+		bool end;
+
+		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &lineno) ||
+		    dwarf_lineendsequence(l, &end))
+			continue;
+		ALLOC_GROW(t->rows, t->nr_rows + 1, t->alloc_rows);
+		row = &t->rows[t->nr_rows++];
+		row->addr = addr;
+		row->line = lineno < 0 ? 0 : lineno;
+		row->end = end;
+		row->file = LINE_NO_FILE;
+		if (end)
+			continue;
+		if (!dwarf_line_file(l, &files, &fidx) && files == cu->files)
+			row->file = fidx < cu->nr_files ? (uint32_t)fidx : LINE_NO_FILE;
+		else
+			row->file = extra_file(cu, source_file(d->s, cu, dwarf_linesrc(l, NULL, NULL)),
+					       &seen);
+	}
+	hindex_release(&seen);
+	build_lines(d, cu, t->rows, t->nr_rows);
+}
+
+/*
+ * The bytes of the DWARF sections the own readers read (dwarf-line.c's,
+ * dwarf-info.c's), from the file libdw read the DWARF of. A section they
+ * cannot read (still compressed, no bytes) is left out: a reader that
+ * needs it fails, and libdw is asked instead.
+ */
+static int find_dwarf_sections(struct sym_dso *d)
+{
+	static const char *const names[DWARF_NR_SECTIONS] = {
+		[DWARF_INFO] = ".debug_info", [DWARF_ABBREV] = ".debug_abbrev",
+		[DWARF_STR] = ".debug_str", [DWARF_LINE_STR] = ".debug_line_str",
+		[DWARF_STR_OFFSETS] = ".debug_str_offsets", [DWARF_ADDR] = ".debug_addr",
+		[DWARF_RANGES] = ".debug_ranges", [DWARF_RNGLISTS] = ".debug_rnglists",
+	};
 	Elf *elf = d->dw ? dwarf_getelf(d->dw) : NULL;
+	struct dwarf_info_sections sec = { 0 };
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr ehdr;
 	size_t shstrndx;
 
-	if (d->line_sec_state)
-		return d->line_sec_state > 0 ? 0 : -1;
-	d->line_sec_state = -1;
+	if (d->sec_state)
+		return d->sec_state > 0 ? 0 : -1;
+	d->sec_state = -1;
 	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx))
 		return -1;
-	d->line_sec.big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+	sec.big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
 		Elf_Data *data;
-		const unsigned char **bytes;
-		size_t *size;
+		int i;
 
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strncmp(name, ".debug_", 7))
 			continue;
-		if (!strcmp(name, ".debug_line")) {
-			bytes = &d->line_sec.line;
-			size = &d->line_sec.line_size;
-		} else if (!strcmp(name, ".debug_line_str")) {
-			bytes = &d->line_sec.line_str;
-			size = &d->line_sec.line_str_size;
-		} else if (!strcmp(name, ".debug_str")) {
-			bytes = &d->line_sec.str;
-			size = &d->line_sec.str_size;
-		} else {
-			continue;
-		}
 		/* libdw decompresses the sections it reads; one still compressed is not ours to read */
 		if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS ||
 		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
-			return -1;
-		*bytes = data->d_buf;
-		*size = data->d_size;
+			continue;
+		if (!strcmp(name, ".debug_line")) {
+			d->line_sec.line = data->d_buf;
+			d->line_sec.line_size = data->d_size;
+			continue;
+		}
+		for (i = 0; i < DWARF_NR_SECTIONS && strcmp(name, names[i]); i++)
+			;
+		if (i < DWARF_NR_SECTIONS) {
+			sec.data[i] = data->d_buf;
+			sec.size[i] = data->d_size;
+		}
 	}
-	if (!d->line_sec.line)
-		return -1;
-	d->line_sec_state = 1;
+	d->line_sec.big_endian = sec.big_endian;
+	d->line_sec.line_str = sec.data[DWARF_LINE_STR];
+	d->line_sec.line_str_size = sec.size[DWARF_LINE_STR];
+	d->line_sec.str = sec.data[DWARF_STR];
+	d->line_sec.str_size = sec.size[DWARF_STR];
+	dwarf_info_init(&d->info, &sec);
+	d->info_usable = sec.data[DWARF_INFO] && sec.data[DWARF_ABBREV];
+	d->sec_state = 1;
 	return 0;
-}
-
-/* A row at the end of the unit's table (which has room for it). */
-static void add_line_row(struct cu *cu, uint64_t addr, int lineno, bool end, const char *file)
-{
-	struct line_row *row = &cu->lines[cu->nr_lines];
-
-	row->addr = addr;
-	row->line = lineno < 0 ? 0 : lineno;
-	row->end = end;
-	row->order = (uint32_t)cu->nr_lines;
-	row->file = end ? "" : file;
-	cu->nr_lines++;
 }
 
 /*
@@ -1183,12 +1289,10 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 	Dwarf_Word off;
 	Dwarf_Die cudie;
 	uint8_t addr_size, offset_size;
-	bool seq_start = true, skip_seq = false;
-	size_t n;
 
 	/* a split unit's files are libdw's to find (the skeleton's, or its .dwo's) */
 	if (cu->die.cu != cu->line_die.cu || dwarf_cu_getdwarf(cu->line_die.cu) != d->dw ||
-	    find_line_sections(d))
+	    find_dwarf_sections(d) || !d->line_sec.line)
 		return -1;
 	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) ||
 	    !dwarf_diecu(&cu->line_die, &cudie, &addr_size, &offset_size) ||
@@ -1198,36 +1302,25 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 	cu->lfiles = xmalloc((cu->nr_files ? cu->nr_files : 1) * sizeof(*cu->lfiles));
 	memcpy(cu->lfiles, t->files, cu->nr_files * sizeof(*cu->lfiles));
 	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1, sizeof(*cu->file_names));
-	n = t->nr_rows > (1u << 31) - 1 ? (1u << 31) - 1 : t->nr_rows;
-	cu->lines = xmalloc((n ? n : 1) * sizeof(*cu->lines));
-	for (size_t i = 0; i < n; i++) {
-		const struct dwarf_line_row *r = &t->rows[i];
-
-		/* a sequence at address 0 is code the linker discarded */
-		if (seq_start)
-			skip_seq = r->addr == 0;
-		seq_start = r->end;
-		if (skip_seq)
-			continue;
-		add_line_row(cu, r->addr, r->line, r->end, r->end ? "" : cu_file(d->s, cu, r->file));
-	}
+	build_lines(d, cu, t->rows, t->nr_rows);
 	return 0;
 }
 
-static const struct line_row *line_find(const struct cu *cu, uint64_t addr)
+/* The row that holds 'addr', or -1. */
+static ssize_t line_find(const struct cu *cu, uint64_t addr)
 {
 	size_t lo = 0, hi = cu->nr_lines;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (cu->lines[mid].addr <= addr)
+		if (cu->line_addr[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || cu->lines[lo - 1].end)
-		return NULL;
-	return &cu->lines[lo - 1];
+	if (!lo || cu->line_info[lo - 1].file == LINE_END)
+		return -1;
+	return (ssize_t)lo - 1;
 }
 
 /* Record a function or inlined call that has code; NONE when it has none. */
@@ -1251,18 +1344,22 @@ static uint32_t add_scope(struct sym_dso *d, struct cu *cu, Dwarf_Die *die,
 	if (cu->ranges.nr == before)
 		return NONE;
 	ALLOC_GROW(cu->scopes, cu->nr_scopes + 1, cu->alloc_scopes);
+	ALLOC_GROW(cu->dies, cu->nr_scopes + 1, cu->alloc_dies);
+	cu->dies[cu->nr_scopes] = *die;
 	sc = &cu->scopes[cu->nr_scopes++];
 	memset(sc, 0, sizeof(*sc));
-	sc->die = *die;
+	sc->off = dwarf_dieoffset(die);
 	sc->parent = inlined ? parent : NONE;
 	sc->inlined = inlined;
 	return idx;
 }
 
 /*
- * Walk the DIE tree once: functions and inlined calls with their ranges;
- * the DIEs that may hold them (namespaces, classes, blocks) are entered,
- * the rest (types, variables, parameters) skipped.
+ * Walk the DIE tree once with libdw: functions and inlined calls with
+ * their ranges; the DIEs that may hold them (namespaces, classes, blocks)
+ * are entered, the rest (types, variables, parameters) skipped. For the
+ * units dwarf-info.c cannot read (split units, references into other
+ * files, broken DWARF), which walks them the same way.
  */
 static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 		      uint32_t scope, unsigned depth)
@@ -1319,6 +1416,45 @@ static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 		dwarf_broken(d, "DIE tree");
 }
 
+/*
+ * The unit's scopes and their ranges read by dwarf-info.c: 0, or -1 when
+ * they cannot be (a split unit, a form or reference it does not read,
+ * broken DWARF), and libdw walks the unit.
+ */
+static int load_scopes_own(struct sym_dso *d, struct cu *cu)
+{
+	struct dwarf_info_scopes *t = &d->scope_scratch;
+	struct range_index *ri = &cu->ranges;
+
+	if (cu->die.cu != cu->line_die.cu || dwarf_cu_getdwarf(cu->die.cu) != d->dw ||
+	    find_dwarf_sections(d) || !d->info_usable ||
+	    dwarf_info_scopes(&d->info, dwarf_dieoffset(&cu->die), cu->is_c, t) ||
+	    t->nr_scopes >= NONE - 1 || t->nr_ranges >= NONE - 1)
+		return -1;
+	cu->nr_scopes = cu->alloc_scopes = t->nr_scopes;
+	cu->scopes = xmalloc((t->nr_scopes ? t->nr_scopes : 1) * sizeof(*cu->scopes));
+	for (size_t i = 0; i < t->nr_scopes; i++) {
+		const struct dwarf_info_scope *from = &t->scopes[i];
+		struct scope *sc = &cu->scopes[i];
+
+		memset(sc, 0, sizeof(*sc));
+		sc->off = from->die;
+		sc->origin = from->origin;
+		sc->parent = from->parent;
+		sc->inlined = from->inlined;
+		sc->call_file_index = from->inlined ? from->call_file : UINT64_MAX;
+		sc->call_line = from->inlined ? from->call_line : 0;
+	}
+	ri->nr = ri->alloc = t->nr_ranges;
+	ri->r = xmalloc((t->nr_ranges ? t->nr_ranges : 1) * sizeof(*ri->r));
+	for (size_t i = 0; i < t->nr_ranges; i++) {
+		const struct dwarf_info_range *from = &t->ranges[i];
+
+		ri->r[i] = (struct range){ from->lo, from->hi, from->scope, from->depth, NONE };
+	}
+	return 0;
+}
+
 static int cu_load(struct sym_dso *d, struct cu *cu)
 {
 	Dwarf_Attribute attr;
@@ -1339,10 +1475,6 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 					 sizeof(*cu->file_names));
 		load_lines(d, cu);
 	}
-	sort_lines(cu);
-	/* the unit's last row ends it, as libdw marks it (compilers may forget) */
-	if (cu->nr_lines)
-		cu->lines[cu->nr_lines - 1].end = 1;
 	switch (dwarf_srclang(&cu->die)) {
 	case DW_LANG_C89:
 	case DW_LANG_C:
@@ -1353,27 +1485,19 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 	default:
 		break;
 	}
-	walk_dies(d, cu, &cu->die, NONE, 0);
+	if (load_scopes_own(d, cu))
+		walk_dies(d, cu, &cu->die, NONE, 0);
 	range_index_build(&cu->ranges);
 	cu->state = 1;
 	return 0;
 }
 
-/* A function's names and declaration line, from 'die' and what it refers to. */
-static void die_names(struct symbolizer *s, Dwarf_Die *die, const char **namep,
-		      const char **system_namep, int *decl_linep)
+/* A function's names as frames give them, from its DWARF names. */
+static void set_names(struct symbolizer *s, const char *link, const char *name, int line,
+		      const char **namep, const char **system_namep, int *decl_linep)
 {
-	Dwarf_Attribute attr;
-	const char *link = NULL, *name = NULL;
-	int line;
-
 	*namep = *system_namep = NULL;
-	*decl_linep = 0;
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-		link = dwarf_formstring(&attr);
-	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
-		name = dwarf_formstring(&attr);
+	*decl_linep = line > 0 ? line : 0;
 	if (link && *link) {
 		const char *dem;
 
@@ -1386,8 +1510,44 @@ static void die_names(struct symbolizer *s, Dwarf_Die *die, const char **namep,
 	} else if (name && *name) {
 		*namep = *system_namep = intern(s, name);
 	}
-	if (!dwarf_decl_line(die, &line) && line > 0)
-		*decl_linep = line;
+}
+
+/* A function's names and declaration line, from 'die' and what it refers to. */
+static void die_names(struct symbolizer *s, Dwarf_Die *die, const char **namep,
+		      const char **system_namep, int *decl_linep)
+{
+	Dwarf_Attribute attr;
+	const char *link = NULL, *name = NULL;
+	int line;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		link = dwarf_formstring(&attr);
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (dwarf_decl_line(die, &line))
+		line = 0;
+	set_names(s, link, name, line, namep, system_namep, decl_linep);
+}
+
+/*
+ * The same for the DIE at 'off' of the DSO's .debug_info: read by
+ * dwarf-info.c, else by libdw. False when neither can read it.
+ */
+static bool die_names_at(struct sym_dso *d, uint64_t off, const char **namep,
+			 const char **system_namep, int *decl_linep)
+{
+	struct dwarf_info_names n;
+	Dwarf_Die die;
+
+	if (!dwarf_info_names(&d->info, off, &n)) {
+		set_names(d->s, n.linkage_name, n.name, n.decl_line, namep, system_namep, decl_linep);
+		return true;
+	}
+	if (!dwarf_offdie(d->dw, off, &die))
+		return false;
+	die_names(d->s, &die, namep, system_namep, decl_linep);
+	return true;
 }
 
 static uint64_t origin_hash(const Dwarf *dbg, Dwarf_Off off)
@@ -1404,12 +1564,15 @@ static bool origin_eq(const void *table, size_t i, const void *key)
 
 /*
  * The names of an abstract origin, read once and shared by all its inlined
- * copies (a helper inlined a thousand times is resolved once).
+ * copies (a helper inlined a thousand times is resolved once): the DIE at
+ * 'off' of 'dbg', which is 'die' when libdw has it already. NULL when it
+ * cannot be read.
  */
-static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
+static const struct origin *origin_get(struct sym_dso *d, Dwarf *dbg, Dwarf_Off off,
+				       Dwarf_Die *die)
 {
 	struct origin_cache *oc = &d->origins;
-	struct origin key = { .dbg = dwarf_cu_getdwarf(die->cu), .off = dwarf_dieoffset(die) };
+	struct origin key = { .dbg = dbg, .off = off };
 	uint64_t hash = origin_hash(key.dbg, key.off);
 	struct origin *o;
 	size_t s, i;
@@ -1419,39 +1582,73 @@ static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
 	ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
 	o = &oc->v[oc->nr];
 	*o = key;
-	die_names(d->s, die, &o->name, &o->system_name, &o->decl_line);
+	if (die)
+		die_names(d->s, die, &o->name, &o->system_name, &o->decl_line);
+	else if (!die_names_at(d, off, &o->name, &o->system_name, &o->decl_line))
+		return NULL;
 	hindex_set(&oc->index, s, hash, oc->nr++);
 	return o;
+}
+
+/* A scope's names from libdw's DIE: its abstract origin's, else its own. */
+static void scope_names_libdw(struct sym_dso *d, struct scope *sc, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	const struct origin *o;
+
+	if (dwarf_attr(die, DW_AT_abstract_origin, &attr) &&
+	    dwarf_formref_die(&attr, &origin) &&
+	    (o = origin_get(d, dwarf_cu_getdwarf(origin.cu), dwarf_dieoffset(&origin), &origin))) {
+		sc->name = o->name;
+		sc->system_name = o->system_name;
+		sc->decl_line = o->decl_line;
+	} else {
+		die_names(d->s, die, &sc->name, &sc->system_name, &sc->decl_line);
+	}
 }
 
 static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
 {
 	Dwarf_Attribute attr;
-	Dwarf_Die origin;
 	Dwarf_Word w;
+	Dwarf_Die die, *dp;
+	const struct origin *o;
 
 	if (sc->resolved)
 		return;
 	sc->resolved = true;
-	if (dwarf_attr(&sc->die, DW_AT_abstract_origin, &attr) &&
-	    dwarf_formref_die(&attr, &origin)) {
-		const struct origin *o = origin_get(d, &origin);
-
+	sc->call_file = "";
+	if (cu->dies) {
+		/* walked by libdw: everything from its DIE */
+		dp = &cu->dies[sc - cu->scopes];
+		scope_names_libdw(d, sc, dp);
+		if (sc->inlined) {
+			if (dwarf_attr(dp, DW_AT_call_line, &attr) &&
+			    !dwarf_formudata(&attr, &w))
+				sc->call_line = w > INT_MAX ? 0 : (int)w;
+			if (dwarf_attr(dp, DW_AT_call_file, &attr) &&
+			    !dwarf_formudata(&attr, &w))
+				sc->call_file = cu_file(d->s, cu, w);
+		}
+		return;
+	}
+	/* walked by dwarf-info.c: the call site is known, the names are read now */
+	if (sc->inlined)
+		sc->call_file = cu_file(d->s, cu, sc->call_file_index);
+	if (sc->origin == DWARF_INFO_FOREIGN) {
+		/* an origin in another file (dwz): libdw's to follow */
+		if (dwarf_offdie(d->dw, sc->off, &die))
+			scope_names_libdw(d, sc, &die);
+		return;
+	}
+	if (sc->origin && (o = origin_get(d, d->dw, sc->origin, NULL))) {
 		sc->name = o->name;
 		sc->system_name = o->system_name;
 		sc->decl_line = o->decl_line;
-	} else {
-		die_names(d->s, &sc->die, &sc->name, &sc->system_name, &sc->decl_line);
+		return;
 	}
-	sc->call_file = "";
-	if (sc->inlined) {
-		if (dwarf_attr(&sc->die, DW_AT_call_line, &attr) &&
-		    !dwarf_formudata(&attr, &w))
-			sc->call_line = w > INT_MAX ? 0 : (int)w;
-		if (dwarf_attr(&sc->die, DW_AT_call_file, &attr) &&
-		    !dwarf_formudata(&attr, &w))
-			sc->call_file = cu_file(d->s, cu, w);
-	}
+	die_names_at(d, sc->off, &sc->name, &sc->system_name, &sc->decl_line);
 }
 
 /*
@@ -1463,7 +1660,7 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 {
 	uint64_t addr = vaddr + d->dw_adjust;
 	const struct range *r = range_find(&d->cu_ranges, addr);
-	const struct line_row *row;
+	ssize_t row;
 	const char *file;
 	struct scope *sc;
 	struct cu *cu;
@@ -1475,8 +1672,8 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 	if (cu_load(d, cu))
 		return 0;
 	row = line_find(cu, addr);
-	file = row ? row->file : "";
-	line = row ? row->line : 0;
+	file = row < 0 ? "" : cu_row_file(d->s, cu, cu->line_info[row].file);
+	line = row < 0 ? 0 : cu->line_info[row].line;
 	r = range_find(&cu->ranges, addr);
 	if (!r) {
 		/* a line without a function: name it from the symbol table */
@@ -1797,14 +1994,20 @@ static void dso_free(struct sym_dso *d)
 	for (size_t i = 0; i < d->nr_cus; i++) {
 		struct cu *cu = &d->cus[i];
 
-		free(cu->lines);
+		free(cu->line_addr);
+		free(cu->line_info);
+		free(cu->extra_files);
 		free(cu->scopes);
+		free(cu->dies);
 		free(cu->file_names);
 		free(cu->lfiles);
 		range_index_release(&cu->ranges);
 	}
 	free(d->cus);
 	dwarf_line_table_release(&d->line_scratch);
+	free(d->line_order);
+	dwarf_info_scopes_release(&d->scope_scratch);
+	dwarf_info_release(&d->info);
 	range_index_release(&d->cu_ranges);
 	free(d->origins.v);
 	hindex_release(&d->origins.index);
