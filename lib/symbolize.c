@@ -1138,16 +1138,76 @@ static int sort_row_cmp(const void *a_, const void *b_)
 		       b->addr, b->info.file == LINE_END, b->order);
 }
 
+/* A row's file as line_info keeps it. */
+static inline uint32_t row_file(const struct dwarf_line_row *r)
+{
+	return r->end ? LINE_END : r->file < LINE_NO_FILE ? r->file : LINE_NO_FILE;
+}
+
+/*
+ * The rows of the sequences in the order given, copied in one pass, when
+ * that order is the sorted one (as it is for what compilers write): false
+ * when a row is out of place, and nothing is kept. A row that says what
+ * the row before it says (same file and line, neither an end), which a
+ * third of the rows do, is left out: the lookup that found it finds the
+ * one before, with the same answer. The last row is always kept (it
+ * becomes the unit's end).
+ */
+static bool gather_sorted(struct cu *cu, const struct dwarf_line_row *rows,
+			  const struct line_seq *seq, size_t nr_seq, size_t total)
+{
+	uint64_t *addr = xmalloc((total ? total : 1) * sizeof(*addr));
+	struct line_info *info = xmalloc((total ? total : 1) * sizeof(*info));
+	uint64_t prev_addr = 0;
+	bool prev_end = false, first = true;
+	uint32_t prev_order = 0;
+	size_t at = 0, left = total;
+
+	for (size_t k = 0; k < nr_seq; k++) {
+		for (size_t i = seq[k].lo; i < seq[k].hi; i++) {
+			const struct dwarf_line_row *r = &rows[i];
+			uint32_t file = row_file(r);
+			int32_t line = r->line < 0 ? 0 : r->line;
+
+			if (!first && row_cmp(prev_addr, prev_end, prev_order,
+					      r->addr, r->end, (uint32_t)i) > 0) {
+				free(addr);
+				free(info);
+				return false;
+			}
+			first = false;
+			prev_addr = r->addr;
+			prev_end = r->end;
+			prev_order = (uint32_t)i;
+			if (--left && at && file != LINE_END && info[at - 1].file == file &&
+			    info[at - 1].line == line)
+				continue;
+			addr[at] = r->addr;
+			info[at].line = line;
+			info[at].file = file;
+			at++;
+		}
+	}
+	if (at < total) {
+		addr = xrealloc(addr, (at ? at : 1) * sizeof(*addr));
+		info = xrealloc(info, (at ? at : 1) * sizeof(*info));
+	}
+	cu->line_addr = addr;
+	cu->line_info = info;
+	cu->nr_lines = at;
+	return true;
+}
+
 /*
  * The unit's rows from a line table's, in the table's order: without the
  * sequences at address 0 (code the linker discarded), sorted as row_cmp()
  * orders them (a total order, so any sort gives the one result), the
  * last row an end (as libdw marks it: compilers may forget). Rows come
- * in sequences, each ascending, the sequences in any order: they are put
- * in order by their first rows while being copied, which leaves at most
- * a few rows out of place (an empty row just before its sequence's end),
- * moved by one insertion pass; anything more disordered (overlapping
- * sequences) is sorted whole.
+ * in sequences, each ascending, the sequences in any order: put in order
+ * by their first rows, they are usually sorted already (gather_sorted());
+ * else at most a few rows are out of place (an empty row just before its
+ * sequence's end), moved by one insertion pass; anything more disordered
+ * (overlapping sequences) is sorted whole.
  */
 static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_line_row *rows,
 			size_t n)
@@ -1179,6 +1239,8 @@ static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_lin
 			break;
 		}
 	}
+	if (gather_sorted(cu, rows, seq, nr_seq, total))
+		goto out;
 	ALLOC_GROW(d->line_order, total, d->alloc_line_order);
 	cu->line_addr = addr = xmalloc((total ? total : 1) * sizeof(*addr));
 	cu->line_info = info = xmalloc((total ? total : 1) * sizeof(*info));
@@ -1189,11 +1251,10 @@ static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_lin
 
 			addr[at] = r->addr;
 			info[at].line = r->line < 0 ? 0 : r->line;
-			info[at].file = r->end ? LINE_END : r->file < LINE_NO_FILE ? r->file : LINE_NO_FILE;
+			info[at].file = row_file(r);
 			order[at] = (uint32_t)i;
 		}
 	}
-	free(seq);
 	cu->nr_lines = total;
 	for (size_t i = 1; i < total; i++) {
 		for (size_t j = i; j > 0 && row_cmp(addr[j - 1], info[j - 1].file == LINE_END, order[j - 1],
@@ -1226,8 +1287,9 @@ sort_whole: {
 		free(all);
 	}
 out:
-	if (total)
-		info[total - 1].file = LINE_END;
+	free(seq);
+	if (cu->nr_lines)
+		cu->line_info[cu->nr_lines - 1].file = LINE_END;
 }
 
 static bool extra_file_eq(const void *table, size_t i, const void *key)
