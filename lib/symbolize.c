@@ -323,22 +323,27 @@ static void range_index_build(struct range_index *ri)
 	free(stack);
 }
 
-/* The innermost range that holds 'addr', or NULL. */
+/*
+ * The innermost range that holds 'addr', or NULL. The search for the last
+ * range starting at or before it halves without a branch to mispredict
+ * (the compiler makes the choice a conditional move): a lookup is three
+ * such searches, and with branches they were most of its time.
+ */
 static const struct range *range_find(const struct range_index *ri, uint64_t addr)
 {
-	size_t lo = 0, hi = ri->nr;
+	const struct range *base = ri->r;
+	size_t n = ri->nr;
 	uint32_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ri->r[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!n || base[0].lo > addr)
 		return NULL;
-	i = (uint32_t)(lo - 1);
+	while (n > 1) {
+		size_t half = n / 2;
+
+		base = base[half].lo <= addr ? base + half : base;
+		n -= half;
+	}
+	i = (uint32_t)(base - ri->r);
 	while (i != NONE && addr >= ri->r[i].hi)
 		i = ri->r[i].encl;
 	return i == NONE ? NULL : &ri->r[i];
@@ -1451,21 +1456,24 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 	return 0;
 }
 
-/* The row that holds 'addr', or -1. */
+/* The row that holds 'addr', or -1; a search as range_find()'s. */
 static ssize_t line_find(const struct cu *cu, uint64_t addr)
 {
-	size_t lo = 0, hi = cu->nr_lines;
+	const uint64_t *base = cu->line_addr;
+	size_t n = cu->nr_lines, i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cu->line_addr[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || cu->line_info[lo - 1].file == LINE_END)
+	if (!n || base[0] > addr)
 		return -1;
-	return (ssize_t)lo - 1;
+	while (n > 1) {
+		size_t half = n / 2;
+
+		base = base[half] <= addr ? base + half : base;
+		n -= half;
+	}
+	i = (size_t)(base - cu->line_addr);
+	if (cu->line_info[i].file == LINE_END)
+		return -1;
+	return (ssize_t)i;
 }
 
 /* Record a function or inlined call that has code; NONE when it has none. */
