@@ -32,9 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < t.nr_files; i++)
 			if (strlen(t.files[i].dir) > size || strlen(t.files[i].name) > size)
 				BUG("a file name runs past the input");
-		for (size_t i = 0; i < t.nr_rows; i++)
+		for (size_t i = 0; i < t.nr_rows; i++) {
 			if (t.rows[i].line < 0)
 				BUG("a negative line");
+			if (t.addrs[i] == 1 && t.rows[i].file == 0 && t.rows[i].line == INT32_MIN)
+				BUG("cannot be");	/* reads every row's three fields */
+		}
 	}
 	dwarf_line_table_release(&t);
 	return 0;

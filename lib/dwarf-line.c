@@ -145,16 +145,27 @@ static void rd_entries(struct dwarf_cursor *c, const struct dwarf_line_sections 
 	}
 }
 
+void dwarf_line_reserve(struct dwarf_line_table *t, size_t nr)
+{
+	size_t alloc = t->alloc_rows;
+
+	if (nr <= alloc)
+		return;
+	ALLOC_GROW(t->addrs, nr, alloc);
+	t->rows = xrealloc(t->rows, alloc * sizeof(*t->rows));
+	t->alloc_rows = alloc;
+}
+
 static inline void add_row(struct dwarf_line_table *t, uint64_t addr, uint64_t file, int64_t line, bool end)
 {
 	struct dwarf_line_row *r;
 
-	ALLOC_GROW(t->rows, t->nr_rows + 1, t->alloc_rows);
+	if (t->nr_rows >= t->alloc_rows)
+		dwarf_line_reserve(t, t->nr_rows + 1);
+	t->addrs[t->nr_rows] = addr;
 	r = &t->rows[t->nr_rows++];
-	r->addr = addr;
-	r->file = file > UINT32_MAX ? UINT32_MAX : (uint32_t)file;
+	r->file = end ? DWARF_LINE_END : file >= DWARF_LINE_END ? DWARF_LINE_END - 1 : (uint32_t)file;
 	r->line = line < 0 || line > INT32_MAX ? 0 : (int32_t)line;
-	r->end = end;
 }
 
 /* The line number program from c to its end. */
@@ -394,6 +405,9 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 	if (hc.bad)
 		goto out;
 	c.p = program;
+	/* a row takes a byte of the program at least; most take three or four */
+	dwarf_line_reserve(t, (size_t)(c.end - program) < (4u << 20) ?
+			      (size_t)(c.end - program) / 2 + 16 : (2u << 20));
 	if (run_program(t, &c, addr_size, min_insn, max_ops, line_base, line_range,
 			opcode_base, std_lengths, dirs, nr_dirs))
 		goto out;
@@ -405,9 +419,23 @@ out:
 	return ret;
 }
 
+size_t dwarf_line_detach_rows(struct dwarf_line_table *t, uint64_t **addrs,
+			      struct dwarf_line_row **rows)
+{
+	size_t n = t->nr_rows;
+
+	*addrs = xrealloc(t->addrs, (n ? n : 1) * sizeof(**addrs));
+	*rows = xrealloc(t->rows, (n ? n : 1) * sizeof(**rows));
+	t->addrs = NULL;
+	t->rows = NULL;
+	t->nr_rows = t->alloc_rows = 0;
+	return n;
+}
+
 void dwarf_line_table_release(struct dwarf_line_table *t)
 {
 	free(t->files);
+	free(t->addrs);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }

@@ -25,11 +25,13 @@ struct dwarf_line_sections {
 	bool big_endian;	/* the file's byte order */
 };
 
+/* A row's file that marks DW_LNE_end_sequence: the first address past a sequence. */
+#define DWARF_LINE_END UINT32_MAX
+
+/* What a row says; its address is the same index of addrs[]. */
 struct dwarf_line_row {
-	uint64_t addr;
-	uint32_t file;		/* index into files[] */
 	int32_t line;
-	bool end;		/* DW_LNE_end_sequence: the first address past a sequence */
+	uint32_t file;		/* index into files[] (at most UINT32_MAX - 1), or DWARF_LINE_END */
 };
 
 /*
@@ -42,10 +44,15 @@ struct dwarf_line_file {
 	const char *dir, *name;
 };
 
+/*
+ * The rows in two arrays, as a binary search over addresses wants them:
+ * lib/symbolize keeps them as they are when they are in order.
+ */
 struct dwarf_line_table {
 	int version;
 	struct dwarf_line_file *files;
 	size_t nr_files, alloc_files;
+	uint64_t *addrs;
 	struct dwarf_line_row *rows;
 	size_t nr_rows, alloc_rows;
 };
@@ -60,6 +67,21 @@ struct dwarf_line_table {
  */
 int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections *sec,
 		    uint64_t offset, int addr_size);
+
+/*
+ * Make room for 'nr' rows (the table's arrays grow together). The next
+ * dwarf_line_read() reserves as many rows as its program has bytes, at
+ * most, before it runs it.
+ */
+void dwarf_line_reserve(struct dwarf_line_table *t, size_t nr);
+
+/*
+ * Hand the rows over: *addrs and *rows (the caller's to free, trimmed to
+ * their size) and their count; the table keeps its files and reads the
+ * next table into new arrays.
+ */
+size_t dwarf_line_detach_rows(struct dwarf_line_table *t, uint64_t **addrs,
+			      struct dwarf_line_row **rows);
 
 void dwarf_line_table_release(struct dwarf_line_table *t);
 

@@ -63,16 +63,12 @@ struct elf_sym {
 };
 
 /*
- * What a row of a unit's line table says (its address is in line_addr[]):
- * the line, and the file as an index for cu_row_file(), LINE_END for the
- * first address past a sequence.
+ * A unit's line rows are dwarf-line.c's: the addresses in one array, in
+ * another the line and the file (an index for cu_row_file(), LINE_END
+ * for the first address past a sequence).
  */
-struct line_info {
-	int32_t line;
-	uint32_t file;
-};
-#define LINE_END UINT32_MAX
-#define LINE_NO_FILE (UINT32_MAX - 1)
+#define LINE_END DWARF_LINE_END
+#define LINE_NO_FILE (DWARF_LINE_END - 1)
 
 /*
  * A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine).
@@ -98,7 +94,7 @@ struct cu {
 	int state;		/* 0 not read yet, 1 read, -1 unreadable */
 	bool is_c;		/* written in C: no code inside types */
 	uint64_t *line_addr;		/* the line table's rows, sorted: their addresses */
-	struct line_info *line_info;	/* and what each says */
+	struct dwarf_line_row *line_info;	/* and what each says */
 	size_t nr_lines;
 	struct scope *scopes;
 	size_t nr_scopes, alloc_scopes;
@@ -1131,7 +1127,7 @@ static int line_seq_cmp(const void *a_, const void *b_)
 /* A row with its order, for the rare table that needs a whole sort. */
 struct sort_row {
 	uint64_t addr;
-	struct line_info info;
+	struct dwarf_line_row info;
 	uint32_t order;
 };
 
@@ -1143,26 +1139,42 @@ static int sort_row_cmp(const void *a_, const void *b_)
 		       b->addr, b->info.file == LINE_END, b->order);
 }
 
-/* A row's file as line_info keeps it. */
-static inline uint32_t row_file(const struct dwarf_line_row *r)
+/*
+ * Whether the table's rows are in order as they are: ascending, no end
+ * after a row at its address, no sequence at address 0 to leave out.
+ */
+static bool rows_in_order(const struct dwarf_line_table *t)
 {
-	return r->end ? LINE_END : r->file < LINE_NO_FILE ? r->file : LINE_NO_FILE;
+	const uint64_t *addr = t->addrs;
+	const struct dwarf_line_row *row = t->rows;
+	bool seq_start = true;
+
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		bool end = row[i].file == LINE_END;
+
+		if (seq_start && !addr[i])
+			return false;
+		if (i && (addr[i] < addr[i - 1] ||
+			  (addr[i] == addr[i - 1] && end && row[i - 1].file != LINE_END)))
+			return false;
+		seq_start = end;
+	}
+	return true;
 }
 
 /*
  * The rows of the sequences in the order given, copied in one pass, when
- * that order is the sorted one (as it is for what compilers write): false
- * when a row is out of place, and nothing is kept. A row that says what
- * the row before it says (same file and line, neither an end), which a
- * third of the rows do, is left out: the lookup that found it finds the
- * one before, with the same answer. The last row is always kept (it
- * becomes the unit's end).
+ * that order is the sorted one: false when a row is out of place, and
+ * nothing is kept. A row that says what the row before it says (same
+ * file and line, neither an end), which a third of the rows do, is left
+ * out: the lookup that found it finds the one before, with the same
+ * answer. The last row is always kept (it becomes the unit's end).
  */
-static bool gather_sorted(struct cu *cu, const struct dwarf_line_row *rows,
+static bool gather_sorted(struct cu *cu, const struct dwarf_line_table *t,
 			  const struct line_seq *seq, size_t nr_seq, size_t total)
 {
 	uint64_t *addr = xmalloc((total ? total : 1) * sizeof(*addr));
-	struct line_info *info = xmalloc((total ? total : 1) * sizeof(*info));
+	struct dwarf_line_row *info = xmalloc((total ? total : 1) * sizeof(*info));
 	uint64_t prev_addr = 0;
 	bool prev_end = false, first = true;
 	uint32_t prev_order = 0;
@@ -1170,27 +1182,24 @@ static bool gather_sorted(struct cu *cu, const struct dwarf_line_row *rows,
 
 	for (size_t k = 0; k < nr_seq; k++) {
 		for (size_t i = seq[k].lo; i < seq[k].hi; i++) {
-			const struct dwarf_line_row *r = &rows[i];
-			uint32_t file = row_file(r);
-			int32_t line = r->line < 0 ? 0 : r->line;
+			uint64_t a = t->addrs[i];
+			struct dwarf_line_row r = t->rows[i];
+			bool end = r.file == LINE_END;
 
-			if (!first && row_cmp(prev_addr, prev_end, prev_order,
-					      r->addr, r->end, (uint32_t)i) > 0) {
+			if (!first && row_cmp(prev_addr, prev_end, prev_order, a, end, (uint32_t)i) > 0) {
 				free(addr);
 				free(info);
 				return false;
 			}
 			first = false;
-			prev_addr = r->addr;
-			prev_end = r->end;
+			prev_addr = a;
+			prev_end = end;
 			prev_order = (uint32_t)i;
-			if (--left && at && file != LINE_END && info[at - 1].file == file &&
-			    info[at - 1].line == line)
+			if (--left && at && !end && info[at - 1].file == r.file &&
+			    info[at - 1].line == r.line)
 				continue;
-			addr[at] = r->addr;
-			info[at].line = line;
-			info[at].file = file;
-			at++;
+			addr[at] = a;
+			info[at++] = r;
 		}
 	}
 	if (at < total) {
@@ -1204,38 +1213,45 @@ static bool gather_sorted(struct cu *cu, const struct dwarf_line_row *rows,
 }
 
 /*
- * The unit's rows from a line table's, in the table's order: without the
- * sequences at address 0 (code the linker discarded), sorted as row_cmp()
- * orders them (a total order, so any sort gives the one result), the
- * last row an end (as libdw marks it: compilers may forget). Rows come
- * in sequences, each ascending, the sequences in any order: put in order
- * by their first rows, they are usually sorted already (gather_sorted());
- * else at most a few rows are out of place (an empty row just before its
- * sequence's end), moved by one insertion pass; anything more disordered
- * (overlapping sequences) is sorted whole.
+ * The unit's rows from a line table's (dwarf-line.c's, or libdw's in the
+ * same arrays), in the table's order: without the sequences at address 0
+ * (code the linker discarded), sorted as row_cmp() orders them (a total
+ * order, so any sort gives the one result), the last row an end (as
+ * libdw marks it: compilers may forget). Most units' tables are one
+ * sequence, in order: their arrays are taken as they are. Else the
+ * sequences, each ascending, are put in order by their first rows, which
+ * usually leaves the rows sorted (gather_sorted()); else at most a few
+ * rows are out of place (an empty row just before its sequence's end),
+ * moved by one insertion pass; anything more disordered (overlapping
+ * sequences) is sorted whole.
  */
-static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_line_row *rows,
-			size_t n)
+static void build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_table *t)
 {
 	struct line_seq *seq = NULL;
-	size_t nr_seq = 0, alloc_seq = 0, total = 0, lo = 0, moves = 0;
+	size_t nr_seq = 0, alloc_seq = 0, total = 0, lo = 0, moves = 0, n = t->nr_rows;
 	bool seq_start = true, skip = false;
 	uint64_t *addr;
-	struct line_info *info;
+	struct dwarf_line_row *info;
 	uint32_t *order;
 
 	if (n > (1u << 31) - 1)
-		n = (1u << 31) - 1;
+		n = t->nr_rows = (1u << 31) - 1;
+	if (rows_in_order(t)) {
+		cu->nr_lines = dwarf_line_detach_rows(t, &cu->line_addr, &cu->line_info);
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
+		bool end = t->rows[i].file == LINE_END;
+
 		if (seq_start) {
-			skip = rows[i].addr == 0;
+			skip = t->addrs[i] == 0;
 			lo = i;
 		}
-		seq_start = rows[i].end;
-		if (skip || (!rows[i].end && i + 1 < n))
+		seq_start = end;
+		if (skip || (!end && i + 1 < n))
 			continue;
 		ALLOC_GROW(seq, nr_seq + 1, alloc_seq);
-		seq[nr_seq++] = (struct line_seq){ rows[lo].addr, rows[lo].end, lo, i + 1 };
+		seq[nr_seq++] = (struct line_seq){ t->addrs[lo], t->rows[lo].file == LINE_END, lo, i + 1 };
 		total += i + 1 - lo;
 	}
 	for (size_t k = 1; k < nr_seq; k++) {
@@ -1244,7 +1260,7 @@ static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_lin
 			break;
 		}
 	}
-	if (gather_sorted(cu, rows, seq, nr_seq, total))
+	if (gather_sorted(cu, t, seq, nr_seq, total))
 		goto out;
 	ALLOC_GROW(d->line_order, total, d->alloc_line_order);
 	cu->line_addr = addr = xmalloc((total ? total : 1) * sizeof(*addr));
@@ -1252,11 +1268,8 @@ static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_lin
 	order = d->line_order;
 	for (size_t k = 0, at = 0; k < nr_seq; k++) {
 		for (size_t i = seq[k].lo; i < seq[k].hi; i++, at++) {
-			const struct dwarf_line_row *r = &rows[i];
-
-			addr[at] = r->addr;
-			info[at].line = r->line < 0 ? 0 : r->line;
-			info[at].file = row_file(r);
+			addr[at] = t->addrs[i];
+			info[at] = t->rows[i];
 			order[at] = (uint32_t)i;
 		}
 	}
@@ -1265,7 +1278,7 @@ static void build_lines(struct sym_dso *d, struct cu *cu, const struct dwarf_lin
 		for (size_t j = i; j > 0 && row_cmp(addr[j - 1], info[j - 1].file == LINE_END, order[j - 1],
 						    addr[j], info[j].file == LINE_END, order[j]) > 0; j--) {
 			uint64_t ta = addr[j];
-			struct line_info ti = info[j];
+			struct dwarf_line_row ti = info[j];
 			uint32_t to = order[j];
 
 			addr[j] = addr[j - 1];
@@ -1336,6 +1349,7 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 		return;
 	}
 	t->nr_rows = 0;
+	dwarf_line_reserve(t, n);
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		struct dwarf_line_row *row;
@@ -1348,12 +1362,10 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &lineno) ||
 		    dwarf_lineendsequence(l, &end))
 			continue;
-		ALLOC_GROW(t->rows, t->nr_rows + 1, t->alloc_rows);
+		t->addrs[t->nr_rows] = addr;
 		row = &t->rows[t->nr_rows++];
-		row->addr = addr;
 		row->line = lineno < 0 ? 0 : lineno;
-		row->end = end;
-		row->file = LINE_NO_FILE;
+		row->file = end ? LINE_END : LINE_NO_FILE;
 		if (end)
 			continue;
 		if (!dwarf_line_file(l, &files, &fidx) && files == cu->files)
@@ -1363,7 +1375,7 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 					       &seen);
 	}
 	hindex_release(&seen);
-	build_lines(d, cu, t->rows, t->nr_rows);
+	build_lines(d, cu, t);
 }
 
 /*
@@ -1452,7 +1464,7 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 	cu->lfiles = xmalloc((cu->nr_files ? cu->nr_files : 1) * sizeof(*cu->lfiles));
 	memcpy(cu->lfiles, t->files, cu->nr_files * sizeof(*cu->lfiles));
 	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1, sizeof(*cu->file_names));
-	build_lines(d, cu, t->rows, t->nr_rows);
+	build_lines(d, cu, t);
 	return 0;
 }
 
