@@ -55,6 +55,14 @@ struct range_index {
 	size_t nr, alloc;
 };
 
+/* What building a range index needs for a while, kept from one index to the next. */
+struct range_scratch {
+	struct range *tmp;
+	size_t alloc_tmp;
+	uint32_t *stack;
+	size_t alloc_stack;
+};
+
 /* One symbol from .symtab/.dynsym or kallsyms: [addr, end). */
 struct elf_sym {
 	uint64_t addr, end;
@@ -163,6 +171,7 @@ struct sym_dso {
 	bool info_usable;		/* dwarf-info.c can walk the units' DIEs */
 	struct dwarf_info info;
 	struct dwarf_info_scopes scope_scratch;	/* each unit's scopes are read into it */
+	struct range_scratch range_scratch;	/* and their ranges indexed with it */
 };
 
 struct symbolizer {
@@ -255,7 +264,7 @@ static void range_radix_pass(const struct range *src, struct range *dst, size_t 
  * of symbolizing a program. range_cmp() is a total order (ranges equal
  * under it are equal), so the result is qsort()'s.
  */
-static void range_sort(struct range *r, size_t n)
+static void range_sort(struct range *r, size_t n, struct range_scratch *scratch)
 {
 	struct range *tmp, *src = r, *dst;
 	uint64_t first[4], diff[4] = { 0 };
@@ -282,7 +291,8 @@ static void range_sort(struct range *r, size_t n)
 	}
 	if (!by_item)
 		diff[0] = 0;
-	tmp = xmalloc(n * sizeof(*tmp));
+	ALLOC_GROW(scratch->tmp, n, scratch->alloc_tmp);
+	tmp = scratch->tmp;
 	dst = tmp;
 	for (int k = 0; k < 4; k++) {
 		for (unsigned shift = 0; shift < 64; shift += 8) {
@@ -298,25 +308,24 @@ static void range_sort(struct range *r, size_t n)
 	}
 	if (src != r)
 		memcpy(r, src, n * sizeof(*r));
-	free(tmp);
 }
 
-static void range_index_build(struct range_index *ri)
+static void range_index_build(struct range_index *ri, struct range_scratch *scratch)
 {
 	uint32_t *stack;
 	size_t sp = 0;
 
 	if (!ri->nr)
 		return;
-	range_sort(ri->r, ri->nr);
-	stack = xmalloc(ri->nr * sizeof(*stack));
+	range_sort(ri->r, ri->nr, scratch);
+	ALLOC_GROW(scratch->stack, ri->nr, scratch->alloc_stack);
+	stack = scratch->stack;
 	for (size_t i = 0; i < ri->nr; i++) {
 		while (sp && ri->r[stack[sp - 1]].hi < ri->r[i].hi)
 			sp--;
 		ri->r[i].encl = sp ? stack[sp - 1] : NONE;
 		stack[sp++] = (uint32_t)i;
 	}
-	free(stack);
 }
 
 /*
@@ -477,7 +486,7 @@ static void syms_build(struct sym_dso *d, struct sym_cand *c, size_t nr)
 		}
 		i = j;
 	}
-	range_index_build(&d->sym_ranges);
+	range_index_build(&d->sym_ranges, &d->range_scratch);
 }
 
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
@@ -1049,7 +1058,7 @@ static void index_cus(struct sym_dso *d)
 	}
 	if (r < 0)
 		dwarf_broken(d, "units");
-	range_index_build(&d->cu_ranges);
+	range_index_build(&d->cu_ranges, &d->range_scratch);
 }
 
 /*
@@ -1652,28 +1661,29 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 	}
 	if (load_scopes_own(d, cu))
 		walk_dies(d, cu, &cu->die, NONE, 0);
-	range_index_build(&cu->ranges);
+	range_index_build(&cu->ranges, &d->range_scratch);
 	cu->state = 1;
 	return 0;
 }
 
-/* A function's names as frames give them, from its DWARF names. */
+/*
+ * A function's names as frames give them, from its DWARF names. These
+ * point into the DWARF's string sections, which stay mapped as long as
+ * the DSO is open (until symbolizer_free()), so they are not copied;
+ * only a demangled name is made (and interned).
+ */
 static void set_names(struct symbolizer *s, const char *link, const char *name, int line,
 		      const char **namep, const char **system_namep, int *decl_linep)
 {
 	*namep = *system_namep = NULL;
 	*decl_linep = line > 0 ? line : 0;
 	if (link && *link) {
-		const char *dem;
+		const char *dem = sym_demangle(s, link);
 
-		*system_namep = intern(s, link);
-		dem = sym_demangle(s, *system_namep);
-		if (dem != *system_namep || !name || !*name)
-			*namep = dem;
-		else
-			*namep = intern(s, name);
+		*system_namep = link;
+		*namep = dem != link || !name || !*name ? dem : name;
 	} else if (name && *name) {
-		*namep = *system_namep = intern(s, name);
+		*namep = *system_namep = name;
 	}
 }
 
@@ -2172,6 +2182,8 @@ static void dso_free(struct sym_dso *d)
 	dwarf_line_table_release(&d->line_scratch);
 	free(d->line_order);
 	dwarf_info_scopes_release(&d->scope_scratch);
+	free(d->range_scratch.tmp);
+	free(d->range_scratch.stack);
 	dwarf_info_release(&d->info);
 	range_index_release(&d->cu_ranges);
 	free(d->origins.v);
