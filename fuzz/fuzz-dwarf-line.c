@@ -25,9 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sec.big_endian = data[0] & 2;
 	sec.line = sec.line_str = sec.str = data + 1;
 	sec.line_size = sec.line_str_size = sec.str_size = size - 1;
-	/* twice into one table: the arrays are reused */
+	/* twice into one table (the arrays are reused), rows merged once */
 	for (int round = 0; round < 2; round++) {
-		if (dwarf_line_read(&t, &sec, 0, (data[0] & 1) ? 8 : 4))
+		if (dwarf_line_read(&t, &sec, 0, (data[0] & 1) ? 8 : 4, round ? 0 : DWARF_LINE_MERGE))
 			continue;
 		for (size_t i = 0; i < t.nr_files; i++)
 			if (strlen(t.files[i].dir) > size || strlen(t.files[i].name) > size)

@@ -156,23 +156,61 @@ void dwarf_line_reserve(struct dwarf_line_table *t, size_t nr)
 	t->alloc_rows = alloc;
 }
 
-static inline void add_row(struct dwarf_line_table *t, uint64_t addr, uint64_t file, int64_t line, bool end)
-{
-	struct dwarf_line_row *r;
+/*
+ * Merging rows (DWARF_LINE_MERGE): 'seen' is the address of the row
+ * before in the sequence, kept or not; 'pending' the last row left out,
+ * when no row was kept after it.
+ */
+struct merge {
+	bool on;
+	bool backwards;		/* a sequence went back: read again without merging */
+	bool in_seq;
+	uint64_t seen;
+	bool pending;
+	uint64_t addr;
+	struct dwarf_line_row row;
+};
 
+static inline void put_row(struct dwarf_line_table *t, uint64_t addr, struct dwarf_line_row row)
+{
 	if (t->nr_rows >= t->alloc_rows)
 		dwarf_line_reserve(t, t->nr_rows + 1);
 	t->addrs[t->nr_rows] = addr;
-	r = &t->rows[t->nr_rows++];
-	r->file = end ? DWARF_LINE_END : file >= DWARF_LINE_END ? DWARF_LINE_END - 1 : (uint32_t)file;
-	r->line = line < 0 || line > INT32_MAX ? 0 : (int32_t)line;
+	t->rows[t->nr_rows++] = row;
+}
+
+static inline void add_row(struct dwarf_line_table *t, struct merge *m, uint64_t addr,
+			   uint64_t file, int64_t line, bool end)
+{
+	struct dwarf_line_row r;
+
+	r.file = end ? DWARF_LINE_END : file >= DWARF_LINE_END ? DWARF_LINE_END - 1 : (uint32_t)file;
+	r.line = line < 0 || line > INT32_MAX ? 0 : (int32_t)line;
+	if (m->on) {
+		if (m->in_seq && addr < m->seen)
+			m->backwards = true;
+		/* an end at a row left out: the row sorts after it, so it stays */
+		if (end && m->pending && m->addr == addr)
+			put_row(t, m->addr, m->row);
+		m->in_seq = !end;
+		m->seen = addr;
+		if (!end && t->nr_rows && t->rows[t->nr_rows - 1].file == r.file &&
+		    t->rows[t->nr_rows - 1].line == r.line) {
+			m->pending = true;
+			m->addr = addr;
+			m->row = r;
+			return;
+		}
+		m->pending = false;
+	}
+	put_row(t, addr, r);
 }
 
 /* The line number program from c to its end. */
 static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int addr_size,
 		       unsigned min_insn, unsigned max_ops, int line_base, unsigned line_range,
 		       unsigned opcode_base, const unsigned char *std_lengths,
-		       const char **dirs, size_t nr_dirs)
+		       const char **dirs, size_t nr_dirs, struct merge *m)
 {
 	uint64_t addr = 0, file = 1, op_index = 0;
 	int64_t line = 1;
@@ -208,7 +246,7 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 				op_index = (op_index + adv) % max_ops;
 				line += line_base + (int)(adj % line_range);
 			}
-			add_row(t, addr, file, line, false);
+			add_row(t, m, addr, file, line, false);
 			continue;
 		}
 		switch (op) {
@@ -223,7 +261,7 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 			sub = (unsigned)dc_u(c, 1);
 			switch (sub) {
 			case 1:		/* DW_LNE_end_sequence */
-				add_row(t, addr, file, line, true);
+				add_row(t, m, addr, file, line, true);
 				addr = 0;
 				op_index = 0;
 				file = 1;
@@ -254,7 +292,7 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 			break;
 		}
 		case 1:		/* DW_LNS_copy */
-			add_row(t, addr, file, line, false);
+			add_row(t, m, addr, file, line, false);
 			break;
 		case 2: {	/* DW_LNS_advance_pc */
 			uint64_t adv = dc_uleb(c);
@@ -306,12 +344,19 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 		if (line < -(int64_t)INT32_MAX || line > (int64_t)INT32_MAX * 2)
 			return -1;
 	}
-	return c->bad ? -1 : 0;
+	if (c->bad)
+		return -1;
+	/* the table's last row is kept: the caller makes it the unit's end */
+	if (m->pending)
+		put_row(t, m->addr, m->row);
+	return 0;
 }
 
 int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections *sec,
-		    uint64_t offset, int addr_size)
+		    uint64_t offset, int addr_size, unsigned flags)
 {
+	struct merge m = { .on = flags & DWARF_LINE_MERGE };
+	size_t nr_files;
 	struct dwarf_cursor c = { 0 }, hc;
 	uint64_t unit_len, header_len;
 	const unsigned char *unit_end, *program;
@@ -325,6 +370,7 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 	size_t nr_dirs = 0, alloc_dirs = 0;
 
 	t->version = 0;
+	t->merged = false;
 	t->nr_files = t->nr_rows = 0;
 	if (!sec->line || offset >= sec->line_size || (addr_size != 4 && addr_size != 8))
 		return -1;
@@ -408,9 +454,21 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 	/* a row takes a byte of the program at least; most take three or four */
 	dwarf_line_reserve(t, (size_t)(c.end - program) < (4u << 20) ?
 			      (size_t)(c.end - program) / 2 + 16 : (2u << 20));
+	nr_files = t->nr_files;
 	if (run_program(t, &c, addr_size, min_insn, max_ops, line_base, line_range,
-			opcode_base, std_lengths, dirs, nr_dirs))
+			opcode_base, std_lengths, dirs, nr_dirs, &m))
 		goto out;
+	if (m.backwards) {
+		/* merging is only right for ascending sequences: all rows then */
+		t->nr_rows = 0;
+		t->nr_files = nr_files;
+		c.p = program;
+		m = (struct merge){ .on = false };
+		if (run_program(t, &c, addr_size, min_insn, max_ops, line_base, line_range,
+				opcode_base, std_lengths, dirs, nr_dirs, &m))
+			goto out;
+	}
+	t->merged = m.on;
 	ret = 0;
 out:
 	free(dirs);

@@ -55,9 +55,21 @@ struct dwarf_line_table {
 	uint64_t *addrs;
 	struct dwarf_line_row *rows;
 	size_t nr_rows, alloc_rows;
+	bool merged;		/* read with DWARF_LINE_MERGE: rows may be left out */
 };
 
 #define DWARF_LINE_TABLE_INIT { 0 }
+
+/*
+ * With DWARF_LINE_MERGE a row that says what the row kept before it says
+ * (same file and line, neither an end of sequence) is left out, but for
+ * the table's last row, and only when every sequence's addresses ascend
+ * (else the table is read again with all its rows; 'merged' says which).
+ * For a lookup of the last row at or before an address the answer is the
+ * same, as long as no two sequences overlap, which the caller checks (and
+ * reads again without the flag when they do).
+ */
+#define DWARF_LINE_MERGE 1u
 
 /*
  * Read the table at 'offset' of .debug_line, for a unit whose addresses are
@@ -66,7 +78,7 @@ struct dwarf_line_table {
  * decides what to say) with the table emptied.
  */
 int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections *sec,
-		    uint64_t offset, int addr_size);
+		    uint64_t offset, int addr_size, unsigned flags);
 
 /*
  * Make room for 'nr' rows (the table's arrays grow together). The next

@@ -1232,9 +1232,10 @@ static bool gather_sorted(struct cu *cu, const struct dwarf_line_table *t,
  * usually leaves the rows sorted (gather_sorted()); else at most a few
  * rows are out of place (an empty row just before its sequence's end),
  * moved by one insertion pass; anything more disordered (overlapping
- * sequences) is sorted whole.
+ * sequences) is sorted whole. Those need all rows: false, and nothing
+ * done, for a table read with rows merged (DWARF_LINE_MERGE).
  */
-static void build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_table *t)
+static bool build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_table *t)
 {
 	struct line_seq *seq = NULL;
 	size_t nr_seq = 0, alloc_seq = 0, total = 0, lo = 0, moves = 0, n = t->nr_rows;
@@ -1271,6 +1272,10 @@ static void build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_tabl
 	}
 	if (gather_sorted(cu, t, seq, nr_seq, total))
 		goto out;
+	if (t->merged) {
+		free(seq);
+		return false;
+	}
 	ALLOC_GROW(d->line_order, total, d->alloc_line_order);
 	cu->line_addr = addr = xmalloc((total ? total : 1) * sizeof(*addr));
 	cu->line_info = info = xmalloc((total ? total : 1) * sizeof(*info));
@@ -1317,6 +1322,7 @@ out:
 	free(seq);
 	if (cu->nr_lines)
 		cu->line_info[cu->nr_lines - 1].file = LINE_END;
+	return true;
 }
 
 static bool extra_file_eq(const void *table, size_t i, const void *key)
@@ -1358,6 +1364,7 @@ static void load_lines(struct sym_dso *d, struct cu *cu)
 		return;
 	}
 	t->nr_rows = 0;
+	t->merged = false;
 	dwarf_line_reserve(t, n);
 	for (size_t i = 0; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
@@ -1467,13 +1474,16 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 		return -1;
 	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) ||
 	    !dwarf_diecu(&cu->line_die, &cudie, &addr_size, &offset_size) ||
-	    dwarf_line_read(t, &d->line_sec, off, addr_size))
+	    dwarf_line_read(t, &d->line_sec, off, addr_size, DWARF_LINE_MERGE))
 		return -1;
 	cu->nr_files = t->nr_files;
 	cu->lfiles = xmalloc((cu->nr_files ? cu->nr_files : 1) * sizeof(*cu->lfiles));
 	memcpy(cu->lfiles, t->files, cu->nr_files * sizeof(*cu->lfiles));
 	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1, sizeof(*cu->file_names));
-	build_lines(d, cu, t);
+	/* rows merged (a third fewer) unless the sequences overlap: then all */
+	if (!build_lines(d, cu, t) &&
+	    (dwarf_line_read(t, &d->line_sec, off, addr_size, 0) || !build_lines(d, cu, t)))
+		BUG("a line table read twice reads differently");
 	return 0;
 }
 
