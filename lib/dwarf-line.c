@@ -249,6 +249,13 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 			add_row(t, m, addr, file, line, false);
 			continue;
 		}
+		/* the next most common, as GCC writes tables: column, is_stmt, copy */
+		if (op == 5) {		/* DW_LNS_set_column */
+			dc_skip_leb(c);
+			continue;
+		}
+		if (op == 6)		/* DW_LNS_negate_stmt */
+			continue;
 		switch (op) {
 		case 0: {	/* extended */
 			uint64_t len = dc_uleb(c);
