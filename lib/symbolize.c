@@ -227,25 +227,13 @@ static int range_cmp(const void *a_, const void *b_)
 	return 0;
 }
 
-/* The keys range_cmp() orders by, least significant first; all ascending. */
-static inline uint64_t range_key(const struct range *r, int k)
-{
-	switch (k) {
-	case 0: return r->item;
-	case 1: return r->depth;
-	case 2: return ~r->hi;	/* longest first */
-	default: return r->lo;
-	}
-}
-
-/* One stable pass of a radix sort: src into dst by byte 'shift / 8' of key k. */
-static void range_radix_pass(const struct range *src, struct range *dst, size_t n, int k,
-			     unsigned shift)
+/* One stable pass of a radix sort by start: src into dst by byte 'shift / 8' of it. */
+static void range_radix_pass(const struct range *src, struct range *dst, size_t n, unsigned shift)
 {
 	size_t count[256] = { 0 }, at = 0;
 
 	for (size_t i = 0; i < n; i++)
-		count[(range_key(&src[i], k) >> shift) & 0xff]++;
+		count[(src[i].lo >> shift) & 0xff]++;
 	for (int b = 0; b < 256; b++) {
 		size_t c = count[b];
 
@@ -253,61 +241,61 @@ static void range_radix_pass(const struct range *src, struct range *dst, size_t 
 		at += c;
 	}
 	for (size_t i = 0; i < n; i++)
-		dst[count[(range_key(&src[i], k) >> shift) & 0xff]++] = src[i];
+		dst[count[(src[i].lo >> shift) & 0xff]++] = src[i];
 }
 
 /*
- * Sort as range_cmp() orders them: a radix sort, least significant key
- * first, each byte of a key that is not the same in all ranges one
- * stable pass. A unit's scopes give tens of thousands of ranges, and a
- * qsort() calling range_cmp() for each comparison was a tenth of the time
- * of symbolizing a program. range_cmp() is a total order (ranges equal
- * under it are equal), so the result is qsort()'s.
+ * Sort as range_cmp() orders them: a radix sort by the start, one stable
+ * pass for each of its bytes that is not the same in all ranges
+ * (addresses of one program differ in two or three), then the few ranges
+ * with one start (a call inlined at the start of its caller) put in order
+ * among themselves. A unit's scopes give tens of thousands of ranges, and
+ * a qsort() calling range_cmp() for each comparison was a tenth of the
+ * time of symbolizing a program. range_cmp() is a total order (ranges
+ * equal under it are equal), so the result is qsort()'s.
  */
 static void range_sort(struct range *r, size_t n, struct range_scratch *scratch)
 {
 	struct range *tmp, *src = r, *dst;
-	uint64_t first[4], diff[4] = { 0 };
-	bool by_item = false;
+	uint64_t diff = 0;
 
-	if (n < 64) {
-		for (size_t i = 1; i < n; i++) {
-			struct range t = r[i];
-			size_t j = i;
-
-			for (; j > 0 && range_cmp(&r[j - 1], &t) > 0; j--)
-				r[j] = r[j - 1];
-			r[j] = t;
-		}
-		return;
-	}
-	for (int k = 0; k < 4; k++)
-		first[k] = range_key(&r[0], k);
-	for (size_t i = 1; i < n; i++) {
-		for (int k = 0; k < 4; k++)
-			diff[k] |= range_key(&r[i], k) ^ first[k];
-		/* items often come in order already: then no pass sorts by them */
-		by_item |= r[i].item < r[i - 1].item;
-	}
-	if (!by_item)
-		diff[0] = 0;
-	ALLOC_GROW(scratch->tmp, n, scratch->alloc_tmp);
-	tmp = scratch->tmp;
-	dst = tmp;
-	for (int k = 0; k < 4; k++) {
+	if (n >= 64) {
+		for (size_t i = 1; i < n; i++)
+			diff |= r[i].lo ^ r[0].lo;
+		ALLOC_GROW(scratch->tmp, n, scratch->alloc_tmp);
+		tmp = scratch->tmp;
+		dst = tmp;
 		for (unsigned shift = 0; shift < 64; shift += 8) {
 			struct range *t;
 
-			if (!((diff[k] >> shift) & 0xff))
+			if (!((diff >> shift) & 0xff))
 				continue;
-			range_radix_pass(src, dst, n, k, shift);
+			range_radix_pass(src, dst, n, shift);
 			t = src;
 			src = dst;
 			dst = t;
 		}
+		if (src != r)
+			memcpy(r, src, n * sizeof(*r));
 	}
-	if (src != r)
-		memcpy(r, src, n * sizeof(*r));
+	/* insertion: what is left out of order is among ranges of one start */
+	for (size_t i = 1, moves = 0; i < n; i++) {
+		struct range t = r[i];
+		size_t j = i;
+
+		if (range_cmp(&r[i - 1], &t) <= 0)
+			continue;
+		for (; j > 0 && range_cmp(&r[j - 1], &t) > 0; j--) {
+			r[j] = r[j - 1];
+			/* many ranges of one start (broken DWARF): no quadratic time */
+			if (++moves > 8 * n + 1024) {
+				r[j - 1] = t;
+				qsort(r, n, sizeof(*r), range_cmp);
+				return;
+			}
+		}
+		r[j] = t;
+	}
 }
 
 static void range_index_build(struct range_index *ri, struct range_scratch *scratch)
