@@ -47,12 +47,13 @@ struct abbrev {
 	uint8_t kind;		/* K_* */
 	bool children;
 	bool sibling;		/* it has DW_AT_sibling */
+	bool valid;		/* in by_code[]: a code the table defines */
 };
 
 /*
  * One abbreviation table, decoded for units of one address size, offset
- * size and version class (a fixed size depends on them). by_code[code] is
- * the abbreviation's index + 1, 0 for none.
+ * size and version class (a fixed size depends on them), by code: the
+ * walk finds a DIE's abbreviation with one load.
  */
 struct dwarf_info_abbrevs {
 	uint64_t off;
@@ -63,7 +64,7 @@ struct dwarf_info_abbrevs {
 	size_t nr, alloc;
 	struct abbrev_attr *attrs;
 	size_t nr_attrs, alloc_attrs;
-	uint32_t *by_code;
+	struct abbrev *by_code;
 	size_t nr_by_code;
 };
 
@@ -323,9 +324,14 @@ static void abbrevs_read(struct dwarf_info *di, struct dwarf_info_abbrevs *t)
 	t->by_code = xcalloc(t->nr_by_code, sizeof(*t->by_code));
 	for (size_t i = 0; i < t->nr; i++) {
 		/* the first of two with one code, as libdw's hash keeps it */
-		if (!t->by_code[codes[i]])
-			t->by_code[codes[i]] = (uint32_t)i + 1;
+		if (!t->by_code[codes[i]].valid) {
+			t->by_code[codes[i]] = t->v[i];
+			t->by_code[codes[i]].valid = true;
+		}
 	}
+	free(t->v);
+	t->v = NULL;
+	t->nr = t->alloc = 0;
 	t->bad = false;
 out:
 	free(codes);
@@ -347,9 +353,9 @@ static uint64_t abbrevs_hash(const struct dwarf_info_abbrevs *k)
 
 static inline const struct abbrev *abbrev_find(const struct dwarf_info_abbrevs *t, uint64_t code)
 {
-	if (code >= t->nr_by_code || !t->by_code[code])
+	if (code >= t->nr_by_code || !t->by_code[code].valid)
 		return NULL;
-	return &t->v[t->by_code[code] - 1];
+	return &t->by_code[code];
 }
 
 /* ---- values ---- */

@@ -1137,8 +1137,10 @@ static int sort_row_cmp(const void *a_, const void *b_)
 }
 
 /*
- * Whether the table's rows are in order as they are: ascending, no end
- * after a row at its address, no sequence at address 0 to leave out.
+ * Whether the table's rows are in order but for ends after rows at their
+ * address (an empty row just before its sequence's end, as GCC writes
+ * them), which end_first() puts right: ascending, no sequence at address
+ * 0 to leave out.
  */
 static bool rows_in_order(const struct dwarf_line_table *t)
 {
@@ -1147,16 +1149,26 @@ static bool rows_in_order(const struct dwarf_line_table *t)
 	bool seq_start = true;
 
 	for (size_t i = 0; i < t->nr_rows; i++) {
-		bool end = row[i].file == LINE_END;
-
 		if (seq_start && !addr[i])
 			return false;
-		if (i && (addr[i] < addr[i - 1] ||
-			  (addr[i] == addr[i - 1] && end && row[i - 1].file != LINE_END)))
+		if (i && addr[i] < addr[i - 1])
 			return false;
-		seq_start = end;
+		seq_start = row[i].file == LINE_END;
 	}
 	return true;
+}
+
+/*
+ * The end at 'at' moved before the rows of its sequence at its address:
+ * it sorts before them (row_cmp()), which keep their order.
+ */
+static void end_first(uint64_t *addr, struct dwarf_line_row *row, size_t at)
+{
+	struct dwarf_line_row end = row[at];
+
+	for (; at > 0 && addr[at - 1] == addr[at] && row[at - 1].file != LINE_END; at--)
+		row[at] = row[at - 1];
+	row[at] = end;
 }
 
 /*
@@ -1183,20 +1195,28 @@ static bool gather_sorted(struct cu *cu, const struct dwarf_line_table *t,
 			struct dwarf_line_row r = t->rows[i];
 			bool end = r.file == LINE_END;
 
-			if (!first && row_cmp(prev_addr, prev_end, prev_order, a, end, (uint32_t)i) > 0) {
+			/* an end after rows of its sequence at its address: end_first() */
+			bool tie = end && !prev_end && a == prev_addr && i > seq[k].lo;
+
+			if (!first && !tie &&
+			    row_cmp(prev_addr, prev_end, prev_order, a, end, (uint32_t)i) > 0) {
 				free(addr);
 				free(info);
 				return false;
 			}
 			first = false;
-			prev_addr = a;
-			prev_end = end;
-			prev_order = (uint32_t)i;
+			if (!tie) {	/* after a tie the last row in order is still the one before */
+				prev_addr = a;
+				prev_end = end;
+				prev_order = (uint32_t)i;
+			}
 			if (--left && at && !end && info[at - 1].file == r.file &&
 			    info[at - 1].line == r.line)
 				continue;
 			addr[at] = a;
 			info[at++] = r;
+			if (end)
+				end_first(addr, info, at - 1);
 		}
 	}
 	if (at < total) {
@@ -1235,6 +1255,10 @@ static bool build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_tabl
 	if (n > (1u << 31) - 1)
 		n = t->nr_rows = (1u << 31) - 1;
 	if (rows_in_order(t)) {
+		for (size_t i = 1; i < n; i++) {
+			if (t->rows[i].file == LINE_END && t->addrs[i] == t->addrs[i - 1])
+				end_first(t->addrs, t->rows, i);
+		}
 		cu->nr_lines = dwarf_line_detach_rows(t, &cu->line_addr, &cu->line_info);
 		goto out;
 	}
