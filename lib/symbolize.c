@@ -254,9 +254,10 @@ static void range_radix_pass(const struct range *src, struct range *dst, size_t 
  * time of symbolizing a program. range_cmp() is a total order (ranges
  * equal under it are equal), so the result is qsort()'s.
  */
-static void range_sort(struct range *r, size_t n, struct range_scratch *scratch)
+static void range_sort(struct range_index *ri, struct range_scratch *scratch)
 {
-	struct range *tmp, *src = r, *dst;
+	struct range *r = ri->r, *tmp, *src = r, *dst;
+	size_t n = ri->nr;
 	uint64_t diff = 0;
 
 	if (n >= 64) {
@@ -275,8 +276,15 @@ static void range_sort(struct range *r, size_t n, struct range_scratch *scratch)
 			src = dst;
 			dst = t;
 		}
-		if (src != r)
-			memcpy(r, src, n * sizeof(*r));
+		if (src != r) {
+			/* the sorted copy is the scratch buffer: the two trade places */
+			size_t alloc = ri->alloc;
+
+			ri->r = r = src;
+			ri->alloc = scratch->alloc_tmp;
+			scratch->tmp = dst;
+			scratch->alloc_tmp = alloc;
+		}
 	}
 	/* insertion: what is left out of order is among ranges of one start */
 	for (size_t i = 1, moves = 0; i < n; i++) {
@@ -305,7 +313,7 @@ static void range_index_build(struct range_index *ri, struct range_scratch *scra
 
 	if (!ri->nr)
 		return;
-	range_sort(ri->r, ri->nr, scratch);
+	range_sort(ri, scratch);
 	ALLOC_GROW(scratch->stack, ri->nr, scratch->alloc_stack);
 	stack = scratch->stack;
 	for (size_t i = 0; i < ri->nr; i++) {
