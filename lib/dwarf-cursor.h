@@ -28,6 +28,16 @@ static inline uint64_t dc_u(struct dwarf_cursor *c, size_t n)
 		c->bad = true;
 		return 0;
 	}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* a little-endian file on a little-endian machine: one load, masked */
+	if (!c->big_endian && (size_t)(c->end - c->p) >= 8 && n <= 8) {
+		memcpy(&v, c->p, 8);
+		if (n < 8)
+			v &= ((uint64_t)1 << (8 * n)) - 1;
+		c->p += n;
+		return v;
+	}
+#endif
 	if (c->big_endian) {
 		for (size_t i = 0; i < n; i++)
 			v = (v << 8) | c->p[i];
