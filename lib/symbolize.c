@@ -81,19 +81,19 @@ struct elf_sym {
 /*
  * A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine).
  * Read by dwarf-info.c, its DIE is known by offset and the walk gave its
- * origin and call site; read by libdw, its unit's dies[] holds its DIE.
+ * origin and call site; read by libdw, its unit's dies[] holds its DIE and
+ * the call site is read with its names. The names are those of its
+ * abstract origin (else its own DIE's), in the DSO's cache of names, where
+ * all copies of an inlined function share them.
  */
 struct scope {
 	uint64_t off;		/* its DIE in .debug_info */
 	uint64_t origin;	/* dwarf-info.c's: DW_AT_abstract_origin's DIE, 0 none */
-	uint64_t call_file_index;	/* dwarf-info.c's: DW_AT_call_file, UINT64_MAX none */
+	uint32_t call_file;	/* DW_AT_call_file, for cu_file(); UINT32_MAX none */
 	uint32_t parent;	/* the scope this call was inlined into, NONE for a function */
+	int32_t call_line;
+	uint32_t names;		/* index into the DSO's names, NONE until read */
 	bool inlined;
-	bool resolved;		/* the fields below are filled */
-	const char *name, *system_name;	/* NULL when the DWARF names nothing */
-	const char *call_file;
-	int call_line;
-	int decl_line;
 };
 
 struct cu {
@@ -118,7 +118,7 @@ struct cu {
 	const char *comp_dir;		/* DW_AT_comp_dir, "" when none */
 };
 
-/* A function's names, by the DIE offset of its abstract origin. */
+/* A function's names, by the offset of the DIE they were read from (its abstract origin's, or its own). */
 struct origin {
 	Dwarf *dbg;
 	Dwarf_Off off;
@@ -162,7 +162,8 @@ struct sym_dso {
 	struct cu *cus;
 	size_t nr_cus, alloc_cus;
 	struct range_index cu_ranges;	/* items are cus */
-	struct origin_cache origins;
+	struct origin_cache origins;	/* the names scopes have */
+	uint32_t no_names;		/* the entry of none, NONE until needed */
 	int sec_state;			/* DWARF section bytes: 0 not looked for, 1 found, -1 none */
 	struct dwarf_line_sections line_sec;
 	struct dwarf_line_table line_scratch;	/* each unit's table is read into it */
@@ -1555,6 +1556,8 @@ static uint32_t add_scope(struct sym_dso *d, struct cu *cu, Dwarf_Die *die,
 	sc->off = dwarf_dieoffset(die);
 	sc->parent = inlined ? parent : NONE;
 	sc->inlined = inlined;
+	sc->call_file = UINT32_MAX;
+	sc->names = NONE;
 	return idx;
 }
 
@@ -1641,13 +1644,14 @@ static int load_scopes_own(struct sym_dso *d, struct cu *cu)
 		const struct dwarf_info_scope *from = &t->scopes[i];
 		struct scope *sc = &cu->scopes[i];
 
-		memset(sc, 0, sizeof(*sc));
 		sc->off = from->die;
 		sc->origin = from->origin;
 		sc->parent = from->parent;
 		sc->inlined = from->inlined;
-		sc->call_file_index = from->inlined ? from->call_file : UINT64_MAX;
+		sc->call_file = from->inlined && from->call_file < UINT32_MAX ?
+				(uint32_t)from->call_file : UINT32_MAX;
 		sc->call_line = from->inlined ? from->call_line : 0;
+		sc->names = NONE;
 	}
 	ri->nr = ri->alloc = t->nr_ranges;
 	ri->r = xmalloc((t->nr_ranges ? t->nr_ranges : 1) * sizeof(*ri->r));
@@ -1768,13 +1772,12 @@ static bool origin_eq(const void *table, size_t i, const void *key)
 }
 
 /*
- * The names of an abstract origin, read once and shared by all its inlined
- * copies (a helper inlined a thousand times is resolved once): the DIE at
- * 'off' of 'dbg', which is 'die' when libdw has it already. NULL when it
- * cannot be read.
+ * The names of the DIE at 'off' of 'dbg' (which is 'die' when libdw has
+ * it already), read once: an abstract origin's are shared by all its
+ * inlined copies (a helper inlined a thousand times is resolved once).
+ * An index into d->origins.v, NONE when the DIE cannot be read.
  */
-static const struct origin *origin_get(struct sym_dso *d, Dwarf *dbg, Dwarf_Off off,
-				       Dwarf_Die *die)
+static uint32_t names_get(struct sym_dso *d, Dwarf *dbg, Dwarf_Off off, Dwarf_Die *die)
 {
 	struct origin_cache *oc = &d->origins;
 	struct origin key = { .dbg = dbg, .off = off };
@@ -1783,34 +1786,47 @@ static const struct origin *origin_get(struct sym_dso *d, Dwarf *dbg, Dwarf_Off 
 	size_t s, i;
 
 	if ((i = hindex_probe(&oc->index, hash, origin_eq, oc, &key, &s)) != HINDEX_NONE)
-		return &oc->v[i];
+		return (uint32_t)i;
+	if (oc->nr >= NONE - 1)
+		return NONE;
 	ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
 	o = &oc->v[oc->nr];
 	*o = key;
 	if (die)
 		die_names(d->s, die, &o->name, &o->system_name, &o->decl_line);
 	else if (!die_names_at(d, off, &o->name, &o->system_name, &o->decl_line))
-		return NULL;
-	hindex_set(&oc->index, s, hash, oc->nr++);
-	return o;
+		return NONE;
+	hindex_set(&oc->index, s, hash, oc->nr);
+	return (uint32_t)oc->nr++;
+}
+
+/* The entry of no names, for a scope whose DIE cannot be read. */
+static uint32_t names_none(struct sym_dso *d)
+{
+	struct origin_cache *oc = &d->origins;
+
+	if (d->no_names == NONE) {
+		ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
+		memset(&oc->v[oc->nr], 0, sizeof(oc->v[oc->nr]));
+		d->no_names = (uint32_t)oc->nr++;
+	}
+	return d->no_names;
 }
 
 /* A scope's names from libdw's DIE: its abstract origin's, else its own. */
-static void scope_names_libdw(struct sym_dso *d, struct scope *sc, Dwarf_Die *die)
+static uint32_t scope_names_libdw(struct sym_dso *d, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Die origin;
-	const struct origin *o;
+	uint32_t i;
 
 	if (dwarf_attr(die, DW_AT_abstract_origin, &attr) &&
 	    dwarf_formref_die(&attr, &origin) &&
-	    (o = origin_get(d, dwarf_cu_getdwarf(origin.cu), dwarf_dieoffset(&origin), &origin))) {
-		sc->name = o->name;
-		sc->system_name = o->system_name;
-		sc->decl_line = o->decl_line;
-	} else {
-		die_names(d->s, die, &sc->name, &sc->system_name, &sc->decl_line);
-	}
+	    (i = names_get(d, dwarf_cu_getdwarf(origin.cu), dwarf_dieoffset(&origin),
+			   &origin)) != NONE)
+		return i;
+	i = names_get(d, dwarf_cu_getdwarf(die->cu), dwarf_dieoffset(die), die);
+	return i != NONE ? i : names_none(d);
 }
 
 static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
@@ -1818,42 +1834,43 @@ static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
 	Dwarf_Attribute attr;
 	Dwarf_Word w;
 	Dwarf_Die die, *dp;
-	const struct origin *o;
+	uint32_t i;
 
-	if (sc->resolved)
-		return;
-	sc->resolved = true;
-	sc->call_file = "";
 	if (cu->dies) {
 		/* walked by libdw: everything from its DIE */
 		dp = &cu->dies[sc - cu->scopes];
-		scope_names_libdw(d, sc, dp);
+		sc->names = scope_names_libdw(d, dp);
 		if (sc->inlined) {
 			if (dwarf_attr(dp, DW_AT_call_line, &attr) &&
 			    !dwarf_formudata(&attr, &w))
 				sc->call_line = w > INT_MAX ? 0 : (int)w;
 			if (dwarf_attr(dp, DW_AT_call_file, &attr) &&
 			    !dwarf_formudata(&attr, &w))
-				sc->call_file = cu_file(d->s, cu, w);
+				sc->call_file = w < UINT32_MAX ? (uint32_t)w : UINT32_MAX;
 		}
 		return;
 	}
 	/* walked by dwarf-info.c: the call site is known, the names are read now */
-	if (sc->inlined)
-		sc->call_file = cu_file(d->s, cu, sc->call_file_index);
 	if (sc->origin == DWARF_INFO_FOREIGN) {
 		/* an origin in another file (dwz): libdw's to follow */
-		if (dwarf_offdie(d->dw, sc->off, &die))
-			scope_names_libdw(d, sc, &die);
+		sc->names = dwarf_offdie(d->dw, sc->off, &die) ? scope_names_libdw(d, &die)
+							      : names_none(d);
 		return;
 	}
-	if (sc->origin && (o = origin_get(d, d->dw, sc->origin, NULL))) {
-		sc->name = o->name;
-		sc->system_name = o->system_name;
-		sc->decl_line = o->decl_line;
+	if (sc->origin && (i = names_get(d, d->dw, sc->origin, NULL)) != NONE) {
+		sc->names = i;
 		return;
 	}
-	die_names_at(d, sc->off, &sc->name, &sc->system_name, &sc->decl_line);
+	i = names_get(d, d->dw, sc->off, NULL);
+	sc->names = i != NONE ? i : names_none(d);
+}
+
+/* A scope's names, read on first use; valid until the next names are read. */
+static const struct origin *scope_names(struct sym_dso *d, struct cu *cu, struct scope *sc)
+{
+	if (sc->names == NONE)
+		scope_resolve(d, cu, sc);
+	return &d->origins.v[sc->names];
 }
 
 /*
@@ -1891,20 +1908,21 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 	for (;;) {
 		struct sym_frame *f = &frames[n++];
 
-		scope_resolve(d, cu, sc);
-		f->name = sc->name;
-		f->system_name = sc->system_name;
+		const struct origin *o = scope_names(d, cu, sc);
+
+		f->name = o->name;
+		f->system_name = o->system_name;
 		if (!f->name) {
 			f->name = !sc->inlined && es ? sym_name(d, es) : unknown_name;
 			f->system_name = !sc->inlined && es ? es->name : unknown_name;
 		}
 		f->file = file;
 		f->line = line;
-		f->start_line = sc->decl_line;
+		f->start_line = o->decl_line;
 		f->inlined = sc->inlined;
 		if (!sc->inlined || n == max)
 			break;
-		file = sc->call_file;
+		file = cu_file(d->s, cu, sc->call_file);
 		line = sc->call_line;
 		if (sc->parent == NONE) {
 			/* an inlined call outside any function: end at the symbol */
@@ -2189,6 +2207,7 @@ static struct sym_dso *dso_new(struct symbolizer *s, const char *path)
 	d->path = intern(s, path);
 	d->build_id = "";
 	d->want_build_id = "";
+	d->no_names = NONE;
 	ALLOC_GROW(s->dsos, s->nr_dsos + 1, s->alloc_dsos);
 	s->dsos[s->nr_dsos++] = d;
 	return d;
@@ -2499,7 +2518,7 @@ bool sym_dso_has_dwarf(struct sym_dso *d)
 }
 
 /* 'name' as a scope's names: the DWARF name, the linkage name, the demangled one without its parameters. */
-static bool scope_named(const struct scope *sc, const char *name)
+static bool scope_named(const struct origin *sc, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -2523,16 +2542,17 @@ size_t sym_inlined_ranges(struct sym_dso *d, const char *name, struct sym_inline
 		inst = xmalloc(cu->nr_scopes * sizeof(*inst));
 		for (size_t i = 0; i < cu->nr_scopes; i++) {
 			struct scope *sc = &cu->scopes[i];
+			const struct origin *o;
 
 			inst[i] = NONE;
 			if (!sc->inlined || out->copies >= NONE - 1)
 				continue;
-			scope_resolve(d, cu, sc);
-			if (!scope_named(sc, name))
+			o = scope_names(d, cu, sc);
+			if (!scope_named(o, name))
 				continue;
 			if (!out->name) {
-				out->name = sc->name;
-				out->system_name = sc->system_name;
+				out->name = o->name;
+				out->system_name = o->system_name;
 			}
 			inst[i] = (uint32_t)out->copies++;
 		}
