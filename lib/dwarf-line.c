@@ -232,8 +232,40 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 		}
 	}
 	while (c->p < c->end && !c->bad) {
-		unsigned op = *c->p++;
+		const unsigned char *p = c->p, *end = c->end;
+		unsigned op;
 
+		/*
+		 * What most of a table is, as GCC writes them (a column
+		 * before nearly every row, is_stmt toggles, special opcodes
+		 * and copies), run with the position in a register: through
+		 * the cursor, each row stored would make it read it again.
+		 */
+		while (p < end) {
+			op = *p;
+			if (op >= opcode_base && max_ops == 1) {
+				p++;
+				addr += sp_addr[op];
+				line += sp_line[op];
+				add_row(t, m, addr, file, line, false);
+			} else if (op == 5) {	/* DW_LNS_set_column */
+				for (p++; p < end && (*p & 0x80); p++)
+					;
+				if (p++ >= end)
+					return -1;
+			} else if (op == 6) {	/* DW_LNS_negate_stmt */
+				p++;
+			} else if (op == 1) {	/* DW_LNS_copy */
+				p++;
+				add_row(t, m, addr, file, line, false);
+			} else {
+				break;
+			}
+		}
+		c->p = p;
+		if (p >= end)
+			break;
+		op = *c->p++;
 		if (op >= opcode_base) {
 			if (max_ops == 1) {
 				addr += sp_addr[op];
@@ -249,13 +281,6 @@ static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int a
 			add_row(t, m, addr, file, line, false);
 			continue;
 		}
-		/* the next most common, as GCC writes tables: column, is_stmt, copy */
-		if (op == 5) {		/* DW_LNS_set_column */
-			dc_skip_leb(c);
-			continue;
-		}
-		if (op == 6)		/* DW_LNS_negate_stmt */
-			continue;
 		switch (op) {
 		case 0: {	/* extended */
 			uint64_t len = dc_uleb(c);
