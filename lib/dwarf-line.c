@@ -194,12 +194,21 @@ static inline void add_row(struct dwarf_line_table *t, struct merge *m, uint64_t
 			put_row(t, m->addr, m->row);
 		m->in_seq = !end;
 		m->seen = addr;
-		if (!end && t->nr_rows && t->rows[t->nr_rows - 1].file == r.file &&
-		    t->rows[t->nr_rows - 1].line == r.line) {
-			m->pending = true;
-			m->addr = addr;
-			m->row = r;
-			return;
+		if (!end && t->nr_rows && t->rows[t->nr_rows - 1].file != DWARF_LINE_END) {
+			struct dwarf_line_row *last = &t->rows[t->nr_rows - 1];
+
+			/* a row at the address of the one before: that one is never the last there */
+			if (t->addrs[t->nr_rows - 1] == addr) {
+				*last = r;
+				m->pending = false;
+				return;
+			}
+			if (last->file == r.file && last->line == r.line) {
+				m->pending = true;
+				m->addr = addr;
+				m->row = r;
+				return;
+			}
 		}
 		m->pending = false;
 	}

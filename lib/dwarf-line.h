@@ -61,13 +61,15 @@ struct dwarf_line_table {
 #define DWARF_LINE_TABLE_INIT { 0 }
 
 /*
- * With DWARF_LINE_MERGE a row that says what the row kept before it says
- * (same file and line, neither an end of sequence) is left out, but for
- * the table's last row, and only when every sequence's addresses ascend
- * (else the table is read again with all its rows; 'merged' says which).
- * For a lookup of the last row at or before an address the answer is the
- * same, as long as no two sequences overlap, which the caller checks (and
- * reads again without the flag when they do).
+ * With DWARF_LINE_MERGE rows a lookup of the last row at or before an
+ * address never answers with are left out: a row followed by one at its
+ * address (GCC writes a row per view) is replaced by it, and a row that
+ * says what the row kept before it says (same file and line, neither an
+ * end of sequence) is not kept, but for the table's last row, and only
+ * when every sequence's addresses ascend (else the table is read again
+ * with all its rows; 'merged' says which). The answers are the same as
+ * long as no two sequences overlap, which the caller checks (and reads
+ * again without the flag when they do).
  */
 #define DWARF_LINE_MERGE 1u
 
