@@ -790,6 +790,22 @@ static int scope_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u,
 
 /* ---- the walk ---- */
 
+static void reserve(struct dwarf_info_scopes *out, size_t ranges)
+{
+	if (ranges > (1u << 22))
+		ranges = 1u << 22;
+	if (out->alloc_ranges < ranges) {
+		free(out->ranges);
+		out->alloc_ranges = ranges;
+		out->ranges = xmalloc(ranges * sizeof(*out->ranges));
+	}
+	if (out->alloc_scopes < ranges / 2) {
+		free(out->scopes);
+		out->alloc_scopes = ranges / 2;
+		out->scopes = xmalloc(out->alloc_scopes * sizeof(*out->scopes));
+	}
+}
+
 /*
  * Past the subtree of the DIE whose attributes the cursor just read: to
  * DW_AT_sibling when there is one, else through the children. *ended when
@@ -878,6 +894,12 @@ int dwarf_info_scopes(struct dwarf_info *di, uint64_t unit_die, bool skip_types,
 	skip_attrs(&c, u, t, a);
 	if (!a->children)
 		return c.bad ? -1 : 0;
+	/*
+	 * Room, up front, for as many scopes and ranges as units have for
+	 * their size (a range for 60 bytes, a scope for 130, in what GCC
+	 * writes), so that the arrays seldom move while they grow.
+	 */
+	reserve(out, (size_t)(u->end - u->die) / 32 + 16);
 	/* stack[i]: the scope the DIEs of nesting i are in */
 	if (!di->alloc_stack) {
 		di->alloc_stack = MAX_DEPTH + 2;

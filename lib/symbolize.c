@@ -55,6 +55,18 @@ struct range_index {
 	size_t nr, alloc;
 };
 
+/*
+ * Room for 'nr' items in a scratch array whose contents need not be kept:
+ * a new array, not a copy of the old (whose pages would be touched twice).
+ */
+#define SCRATCH_GROW(x, nr, alloc) do { \
+		if ((size_t)(nr) > (alloc)) { \
+			free(x); \
+			(alloc) = (size_t)(nr) > 2 * (alloc) ? (size_t)(nr) : 2 * (alloc); \
+			(x) = xmalloc((alloc) * sizeof(*(x))); \
+		} \
+	} while (0)
+
 /* What building a range index needs for a while, kept from one index to the next. */
 struct range_scratch {
 	struct range *tmp;
@@ -264,7 +276,7 @@ static void range_sort(struct range_index *ri, struct range_scratch *scratch)
 	if (n >= 64) {
 		for (size_t i = 1; i < n; i++)
 			diff |= r[i].lo ^ r[0].lo;
-		ALLOC_GROW(scratch->tmp, n, scratch->alloc_tmp);
+		SCRATCH_GROW(scratch->tmp, n, scratch->alloc_tmp);
 		tmp = scratch->tmp;
 		dst = tmp;
 		for (unsigned shift = 0; shift < 64; shift += 8) {
@@ -277,15 +289,13 @@ static void range_sort(struct range_index *ri, struct range_scratch *scratch)
 			src = dst;
 			dst = t;
 		}
-		if (src != r) {
-			/* the sorted copy is the scratch buffer: the two trade places */
-			size_t alloc = ri->alloc;
-
-			ri->r = r = src;
-			ri->alloc = scratch->alloc_tmp;
-			scratch->tmp = dst;
-			scratch->alloc_tmp = alloc;
-		}
+		/*
+		 * Copied back, not traded places with: the buffer is then
+		 * kept, and a unit's table is no larger than its pages
+		 * already touched.
+		 */
+		if (src != r)
+			memcpy(r, src, n * sizeof(*r));
 	}
 	/* insertion: what is left out of order is among ranges of one start */
 	for (size_t i = 1, moves = 0; i < n; i++) {
@@ -315,7 +325,7 @@ static void range_index_build(struct range_index *ri, struct range_scratch *scra
 	if (!ri->nr)
 		return;
 	range_sort(ri, scratch);
-	ALLOC_GROW(scratch->stack, ri->nr, scratch->alloc_stack);
+	SCRATCH_GROW(scratch->stack, ri->nr, scratch->alloc_stack);
 	stack = scratch->stack;
 	for (size_t i = 0; i < ri->nr; i++) {
 		while (sp && ri->r[stack[sp - 1]].hi < ri->r[i].hi)
@@ -1297,7 +1307,7 @@ static bool build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_tabl
 		free(seq);
 		return false;
 	}
-	ALLOC_GROW(d->line_order, total, d->alloc_line_order);
+	SCRATCH_GROW(d->line_order, total, d->alloc_line_order);
 	cu->line_addr = addr = xmalloc((total ? total : 1) * sizeof(*addr));
 	cu->line_info = info = xmalloc((total ? total : 1) * sizeof(*info));
 	order = d->line_order;
