@@ -55,6 +55,7 @@ struct range {
 struct range_index {
 	struct range *r;
 	size_t nr, alloc;
+	size_t hint;		/* the last search's answer */
 };
 
 /*
@@ -118,6 +119,7 @@ struct cu {
 	uint64_t *line_addr;		/* the line table's rows, sorted: their addresses */
 	struct dwarf_line_row *line_info;	/* and what each says */
 	size_t nr_lines;
+	size_t line_hint;		/* the last search's answer */
 	struct scope *scopes;
 	size_t nr_scopes, alloc_scopes;
 	Dwarf_Die *dies;		/* libdw's walk: each scope's DIE; NULL after dwarf-info.c's */
@@ -338,26 +340,51 @@ static void range_index_build(struct range_index *ri, struct range_scratch *scra
 }
 
 /*
- * The innermost range that holds 'addr', or NULL. The search for the last
- * range starting at or before it halves without a branch to mispredict
- * (the compiler makes the choice a conditional move): a lookup is three
- * such searches, and with branches they were most of its time.
+ * Of n keys (uint64_t, 'stride' bytes apart, ascending, the first at or
+ * below 'addr'), the last at or below 'addr'. Lookups come in ascending
+ * order (lib/record sorts them; so does any batch of addresses), so the
+ * search starts at the last answer, 'hint', and gallops forward; then it
+ * halves without a branch to mispredict (the compiler makes the choice a
+ * conditional move). A lookup is three such searches, and with branches
+ * from the whole table's middle they were most of its time.
  */
-static const struct range *range_find(const struct range_index *ri, uint64_t addr)
+static inline size_t last_at_or_below(const void *keys, size_t stride, size_t n, uint64_t addr,
+				      size_t hint)
 {
-	const struct range *base = ri->r;
-	size_t n = ri->nr;
+#define KEY(i) (*(const uint64_t *)((const char *)keys + (i) * stride))
+	size_t lo = 0, len = n;
+
+	if (hint < n && KEY(hint) <= addr) {
+		size_t step = 1;
+
+		lo = hint;
+		while (step < n - lo && KEY(lo + step) <= addr) {
+			lo += step;
+			step *= 2;
+		}
+		len = step < n - lo ? step : n - lo;
+	} else if (hint < n) {
+		len = hint;
+	}
+	while (len > 1) {
+		size_t half = len / 2;
+
+		lo = KEY(lo + half) <= addr ? lo + half : lo;
+		len -= half;
+	}
+	return lo;
+#undef KEY
+}
+
+/* The innermost range that holds 'addr', or NULL. */
+static const struct range *range_find(struct range_index *ri, uint64_t addr)
+{
 	uint32_t i;
 
-	if (!n || base[0].lo > addr)
+	if (!ri->nr || ri->r[0].lo > addr)
 		return NULL;
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half].lo <= addr ? base + half : base;
-		n -= half;
-	}
-	i = (uint32_t)(base - ri->r);
+	ri->hint = last_at_or_below(ri->r, sizeof(*ri->r), ri->nr, addr, ri->hint);
+	i = (uint32_t)ri->hint;
 	while (i != NONE && addr >= ri->r[i].hi)
 		i = ri->r[i].encl;
 	return i == NONE ? NULL : &ri->r[i];
@@ -1521,20 +1548,14 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 }
 
 /* The row that holds 'addr', or -1; a search as range_find()'s. */
-static ssize_t line_find(const struct cu *cu, uint64_t addr)
+static ssize_t line_find(struct cu *cu, uint64_t addr)
 {
-	const uint64_t *base = cu->line_addr;
-	size_t n = cu->nr_lines, i;
+	size_t i;
 
-	if (!n || base[0] > addr)
+	if (!cu->nr_lines || cu->line_addr[0] > addr)
 		return -1;
-	while (n > 1) {
-		size_t half = n / 2;
-
-		base = base[half] <= addr ? base + half : base;
-		n -= half;
-	}
-	i = (size_t)(base - cu->line_addr);
+	i = cu->line_hint = last_at_or_below(cu->line_addr, sizeof(*cu->line_addr), cu->nr_lines,
+					     addr, cu->line_hint);
 	if (cu->line_info[i].file == LINE_END)
 		return -1;
 	return (ssize_t)i;
