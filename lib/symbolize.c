@@ -356,11 +356,17 @@ static inline size_t last_at_or_below(const void *keys, size_t stride, size_t n,
 
 	if (hint < n && KEY(hint) <= addr) {
 		size_t step = 1;
+		int gallops = 0;
 
 		lo = hint;
 		while (step < n - lo && KEY(lo + step) <= addr) {
 			lo += step;
 			step *= 2;
+			/* far from the last answer: a plain search of the rest */
+			if (++gallops == 4) {
+				step = n - lo;
+				break;
+			}
 		}
 		len = step < n - lo ? step : n - lo;
 	} else if (hint < n) {
