@@ -246,6 +246,16 @@ static struct dwarf_info_unit *unit_of(struct dwarf_info *di, uint64_t die)
 	return &di->units[lo - 1];
 }
 
+int dwarf_info_unit_die(struct dwarf_info *di, size_t i, uint64_t *die)
+{
+	if (!di->units_read)
+		read_units(di);
+	if (i >= di->nr_units)
+		return -1;
+	*die = di->units[i].die;
+	return 0;
+}
+
 /* ---- abbreviation tables ---- */
 
 static void abbrevs_release(struct dwarf_info_abbrevs *t)

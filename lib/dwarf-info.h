@@ -94,6 +94,12 @@ void dwarf_info_init(struct dwarf_info *di, const struct dwarf_info_sections *se
 void dwarf_info_release(struct dwarf_info *di);
 
 /*
+ * The offset of the DIE of the i-th unit of .debug_info (0 on), as the
+ * unit headers give them, into *die: 0, or -1 past the last unit.
+ */
+int dwarf_info_unit_die(struct dwarf_info *di, size_t i, uint64_t *die);
+
+/*
  * The scopes of the unit whose DIE is at 'unit_die' (the offset libdw's
  * dwarf_dieoffset() gives), as lib/symbolize collects them: the DIEs that
  * may hold code (functions, inlined calls, lexical blocks, namespaces and,

@@ -361,6 +361,7 @@ static void check_file(const char *path, struct counts *n)
 	struct dwarf_info_sections sec;
 	struct dwarf_info di;
 	struct dwarf_info_scopes mine = { 0 }, ref = { 0 };
+	size_t unit;
 
 	assert_true(fd >= 0);
 	dw = dwarf_begin(fd, DWARF_C_READ);
@@ -371,9 +372,13 @@ static void check_file(const char *path, struct counts *n)
 	}
 	sections_of(dw, &sec);
 	dwarf_info_init(&di, &sec);
-	while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &sub) == 0) {
-		uint64_t off = dwarf_dieoffset(&cudie);
+	for (unit = 0; dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &sub) == 0;
+	     unit++) {
+		uint64_t off = dwarf_dieoffset(&cudie), mine_die;
 
+		/* the units as the headers give them, libdw's too */
+		assert_int_equal(dwarf_info_unit_die(&di, unit, &mine_die), 0);
+		assert_int_equal(mine_die, off);
 		if (unit_type != DW_UT_compile)
 			continue;
 		ref.nr_scopes = ref.nr_ranges = 0;
@@ -421,6 +426,14 @@ static void check_file(const char *path, struct counts *n)
 		n->units++;
 		n->scopes += ref.nr_scopes;
 		n->ranges += ref.nr_ranges;
+	}
+	{
+		uint64_t x;
+		size_t nr = 0;
+
+		while (!dwarf_info_unit_die(&di, nr, &x))
+			nr++;
+		assert_int_equal(nr, unit);	/* and no more */
 	}
 	dwarf_info_scopes_release(&mine);
 	dwarf_info_scopes_release(&ref);
