@@ -2,9 +2,10 @@
  * symbolize.c: addresses to names, source lines and inline chains (see
  * symbolize.h). libdwfl only finds the files (the ELF file, its separate
  * debug file by build id or .gnu_debuglink); the tables are then read once
- * with libelf and libdw into sorted arrays: per DSO the symbols and the
- * compilation units' address ranges, per compilation unit (on first use) its
- * line table and the address ranges of its functions and inlined calls.
+ * into sorted arrays: per DSO the symbols (libelf) and the compilation
+ * units' address ranges (libdw), per compilation unit (on first use) its
+ * line table (dwarf-line.c) and the address ranges of its functions and
+ * inlined calls (dwarf-info.c), libdw reading what those two do not.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1227,11 +1228,12 @@ static void end_first(uint64_t *addr, struct dwarf_line_row *row, size_t at)
 
 /*
  * The rows of the sequences in the order given, copied in one pass, when
- * that order is the sorted one: false when a row is out of place, and
- * nothing is kept. A row that says what the row before it says (same
- * file and line, neither an end), which a third of the rows do, is left
- * out: the lookup that found it finds the one before, with the same
- * answer. The last row is always kept (it becomes the unit's end).
+ * that order is the sorted one but for ends after rows at their address
+ * (end_first() moves them): false when a row is out of place, and nothing
+ * is kept. A row that says what the row before it says (same file and
+ * line, neither an end) is left out: the lookup that found it finds the
+ * one before, with the same answer. The last row is always kept (it
+ * becomes the unit's end).
  */
 static bool gather_sorted(struct cu *cu, const struct dwarf_line_table *t,
 			  const struct line_seq *seq, size_t nr_seq, size_t total)
@@ -1289,12 +1291,12 @@ static bool gather_sorted(struct cu *cu, const struct dwarf_line_table *t,
  * (code the linker discarded), sorted as row_cmp() orders them (a total
  * order, so any sort gives the one result), the last row an end (as
  * libdw marks it: compilers may forget). Most units' tables are one
- * sequence, in order: their arrays are taken as they are. Else the
+ * sequence, in order: their arrays are taken as they are, an end after
+ * rows at its address moved before them (end_first()). Else the
  * sequences, each ascending, are put in order by their first rows, which
- * usually leaves the rows sorted (gather_sorted()); else at most a few
- * rows are out of place (an empty row just before its sequence's end),
- * moved by one insertion pass; anything more disordered (overlapping
- * sequences) is sorted whole. Those need all rows: false, and nothing
+ * usually leaves the rows sorted (gather_sorted()); else (overlapping
+ * sequences) a few rows may be out of place, moved by one insertion pass,
+ * or more, and all are sorted. Those need all rows: false, and nothing
  * done, for a table read with rows merged (DWARF_LINE_MERGE).
  */
 static bool build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_table *t)
