@@ -22,6 +22,8 @@
 #define MAX_DEPTH 256
 /* dwarf_attr_integrate() looks at this many DIEs. */
 #define MAX_CHAIN 17
+/* More ranges than this in a unit is not a real program's (96 MiB of them). */
+#define MAX_RANGES (4u << 20)
 
 /* What a walk does with a DIE, by its tag. */
 enum { K_SKIP, K_FUNC, K_INLINED, K_BLOCK, K_TYPE };
@@ -304,7 +306,13 @@ static void abbrevs_read(struct dwarf_info *di, struct dwarf_info_abbrevs *t)
 			struct abbrev_attr *at;
 			int sz;
 
-			if (c.bad || t->nr_attrs >= UINT32_MAX - 1)
+			/*
+			 * An attribute takes two bytes at least: tables that
+			 * decode far more than the section holds overlap (units
+			 * naming offsets inside one another), time without end.
+			 */
+			if (c.bad || t->nr_attrs >= UINT32_MAX - 1 ||
+			    ++di->abbrev_attrs > 8 * (uint64_t)size + 4096)
 				goto out;
 			if (!name && !form)
 				break;
@@ -652,26 +660,37 @@ static int unit_ready(struct dwarf_info *di, struct dwarf_info_unit *u)
 
 /* ---- ranges ---- */
 
-static void add_range(struct dwarf_info_scopes *out, uint64_t lo, uint64_t hi, uint32_t scope,
-		      uint32_t depth, size_t *kept)
+/* Where a scope's ranges go: the scope, its depth, how many were kept, and how many may be. */
+struct sink {
+	struct dwarf_info_scopes *out;
+	uint32_t scope, depth;
+	size_t kept;
+	size_t max;	/* of the unit's ranges, past which it is not a real unit's */
+};
+
+static int add_range(struct sink *k, uint64_t lo, uint64_t hi)
 {
+	struct dwarf_info_scopes *out = k->out;
 	struct dwarf_info_range *r;
 
 	/* at 0: code the linker discarded */
 	if (!lo || hi <= lo)
-		return;
+		return 0;
+	if (out->nr_ranges >= k->max)
+		return -1;
 	ALLOC_GROW(out->ranges, out->nr_ranges + 1, out->alloc_ranges);
 	r = &out->ranges[out->nr_ranges++];
 	r->lo = lo;
 	r->hi = hi;
-	r->scope = scope;
-	r->depth = depth;
-	(*kept)++;
+	r->scope = k->scope;
+	r->depth = k->depth;
+	k->kept++;
+	return 0;
 }
 
 /* A DW_AT_ranges list, as dwarf_ranges() reads it: 0 or -1. */
 static int read_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u, const struct val *v,
-		       struct dwarf_info_scopes *out, uint32_t scope, uint32_t depth, size_t *kept)
+		       struct sink *k)
 {
 	int sec = u->version < 5 ? DWARF_RANGES : DWARF_RNGLISTS;
 	const unsigned char *data = di->sec.data[sec];
@@ -718,7 +737,8 @@ static int read_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u, c
 			} else if (!b && !e) {
 				return 0;
 			} else {
-				add_range(out, b + base, e + base, scope, depth, kept);
+				if (add_range(k, b + base, e + base))
+					return -1;
 			}
 		}
 	}
@@ -764,7 +784,8 @@ static int read_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u, c
 		}
 		if (c.bad)
 			return -1;
-		add_range(out, b, e, scope, depth, kept);
+		if (add_range(k, b, e))
+			return -1;
 	}
 }
 
@@ -774,8 +795,7 @@ static int read_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u, c
  * DWARF 4 on), else DW_AT_ranges. 0 or -1.
  */
 static int scope_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u,
-			const struct val *vals, const bool *have, struct dwarf_info_scopes *out,
-			uint32_t scope, uint32_t depth, size_t *kept)
+			const struct val *vals, const bool *have, struct sink *k)
 {
 	uint64_t lo, hi;
 	int r;
@@ -789,13 +809,12 @@ static int scope_ranges(struct dwarf_info *di, const struct dwarf_info_unit *u,
 		if (rl > 0 && (r > 0 || val_const(&vals[A_HIGH_PC], &hi))) {
 			if (!r)
 				hi += lo;
-			add_range(out, lo, hi, scope, depth, kept);
-			return 0;
+			return add_range(k, lo, hi);
 		}
 	}
 	if (!have[A_RANGES])
 		return 0;
-	return read_ranges(di, u, &vals[A_RANGES], out, scope, depth, kept);
+	return read_ranges(di, u, &vals[A_RANGES], k);
 }
 
 /* ---- the walk ---- */
@@ -888,7 +907,7 @@ int dwarf_info_scopes(struct dwarf_info *di, uint64_t unit_die, bool skip_types,
 	const unsigned char *info = di->sec.data[DWARF_INFO];
 	struct dwarf_cursor c;
 	const struct abbrev *a;
-	size_t sp = 0;
+	size_t sp = 0, max_ranges;
 	bool ended = false;
 
 	out->nr_scopes = out->nr_ranges = 0;
@@ -910,6 +929,15 @@ int dwarf_info_scopes(struct dwarf_info *di, uint64_t unit_die, bool skip_types,
 	 * writes), so that the arrays seldom move while they grow.
 	 */
 	reserve(out, (size_t)(u->end - u->die) / 32 + 16);
+	/*
+	 * A range takes two bytes of a range list at least, or a DIE of its
+	 * own: more than that many is DIEs sharing one list over and over,
+	 * and memory without end.
+	 */
+	max_ranges = 2 * ((size_t)(u->end - u->die) + di->sec.size[DWARF_RANGES] +
+			  di->sec.size[DWARF_RNGLISTS]) + 1024;
+	if (max_ranges > MAX_RANGES)
+		max_ranges = MAX_RANGES;
 	/* stack[i]: the scope the DIEs of nesting i are in */
 	if (!di->alloc_stack) {
 		di->alloc_stack = MAX_DEPTH + 2;
@@ -921,7 +949,8 @@ int dwarf_info_scopes(struct dwarf_info *di, uint64_t unit_die, bool skip_types,
 		uint64_t die = (uint64_t)(c.p - info), code;
 		struct val vals[A_NR];
 		bool have[A_NR];
-		size_t kept = 0, first_range;
+		struct sink sink = { out, 0, 0, 0, max_ranges };
+		size_t first_range;
 		uint8_t kind;
 
 		if (c.p >= c.end)
@@ -975,9 +1004,11 @@ int dwarf_info_scopes(struct dwarf_info *di, uint64_t unit_die, bool skip_types,
 		if (out->nr_scopes >= DWARF_INFO_NONE - 1)
 			goto fail;
 		first_range = out->nr_ranges;
-		if (scope_ranges(di, u, vals, have, out, (uint32_t)out->nr_scopes, depth, &kept))
+		sink.scope = (uint32_t)out->nr_scopes;
+		sink.depth = depth;
+		if (scope_ranges(di, u, vals, have, &sink))
 			goto fail;
-		if (kept) {
+		if (sink.kept) {
 			struct dwarf_info_scope *s;
 			uint64_t x;
 			int r;

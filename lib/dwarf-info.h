@@ -86,6 +86,7 @@ struct dwarf_info {
 	struct dwarf_info_abbrevs *tables;	/* decoded abbreviation tables */
 	size_t nr_tables, alloc_tables;
 	struct hindex table_index;	/* by offset, address and offset size */
+	uint64_t abbrev_attrs;		/* decoded in all tables, to keep them bounded */
 	uint32_t *stack;		/* the walk's, reused */
 	size_t alloc_stack;
 };

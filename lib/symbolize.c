@@ -35,6 +35,8 @@
 #define NONE UINT32_MAX
 /* Deeper DIE nesting than this is treated as broken DWARF. */
 #define MAX_DIE_DEPTH 256
+/* More function ranges than this in one unit is broken DWARF (96 MiB of them). */
+#define MAX_UNIT_RANGES (4u << 20)
 /* /proc/kallsyms is a few MiB; anything far larger is not a kallsyms file. */
 #define KALLSYMS_CAP (512u << 20)
 
@@ -1582,6 +1584,11 @@ static uint32_t add_scope(struct sym_dso *d, struct cu *cu, Dwarf_Die *die,
 	if (cu->nr_scopes >= NONE - 1)
 		return NONE;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		/* as dwarf-info.c: DIEs sharing one range list over and over are no program's */
+		if (cu->ranges.nr >= MAX_UNIT_RANGES) {
+			dwarf_broken(d, "more function ranges than a unit has");
+			break;
+		}
 		if (lo)
 			range_add(&cu->ranges, lo, hi, idx, depth);
 	}

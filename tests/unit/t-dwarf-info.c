@@ -634,12 +634,124 @@ static void test_dwarf_info__hostile(void **state)
 	free(path);
 }
 
+/* Bytes of a hand-made section. */
+static void put_uleb(struct strbuf *sb, uint64_t v)
+{
+	do {
+		unsigned char b = v & 0x7f;
+
+		v >>= 7;
+		strbuf_addch(sb, (char)(b | (v ? 0x80 : 0)));
+	} while (v);
+}
+
+static void put_u32(struct strbuf *sb, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		strbuf_addch(sb, (char)(v >> (8 * i)));
+}
+
+/*
+ * Hostile shapes that are valid bytes: thousands of functions sharing one
+ * range list of thousands of entries (millions of ranges), and units
+ * whose abbreviation tables start inside one another (each decoded to the
+ * section's end): an error, in bounded time and memory.
+ */
+static void test_dwarf_info__hostile_shapes(void **state)
+{
+	enum { N = 20000 };
+	struct strbuf abbrev = STRBUF_INIT, info = STRBUF_INIT, rng = STRBUF_INIT;
+	struct dwarf_info_sections sec = { 0 };
+	struct dwarf_info_scopes out = { 0 };
+	struct dwarf_info di;
+	uint64_t die;
+	size_t len_at;
+
+	/* 1: a unit with children, no attributes; 2: a function with DW_AT_ranges */
+	put_uleb(&abbrev, 1);
+	put_uleb(&abbrev, DW_TAG_compile_unit);
+	strbuf_addch(&abbrev, 1);
+	strbuf_add(&abbrev, "\0\0", 2);
+	put_uleb(&abbrev, 2);
+	put_uleb(&abbrev, DW_TAG_subprogram);
+	strbuf_addch(&abbrev, 0);
+	put_uleb(&abbrev, DW_AT_ranges);
+	put_uleb(&abbrev, DW_FORM_sec_offset);
+	strbuf_add(&abbrev, "\0\0\0", 3);
+	/* .debug_rnglists: a header, then one list of N pairs */
+	put_u32(&rng, 0);
+	strbuf_add(&rng, "\x05\0\x08\0\0\0\0\0", 8);
+	for (uint64_t i = 0; i < N; i++) {
+		strbuf_addch(&rng, DW_RLE_offset_pair);
+		put_uleb(&rng, 16 + 4 * i);
+		put_uleb(&rng, 18 + 4 * i);
+	}
+	strbuf_addch(&rng, DW_RLE_end_of_list);
+	/* .debug_info: one DWARF 5 unit, N functions all naming that list */
+	put_u32(&info, 0);
+	len_at = 0;
+	strbuf_add(&info, "\x05\0\x01\x08\0\0\0\0", 8);
+	put_uleb(&info, 1);
+	for (size_t i = 0; i < N; i++) {
+		put_uleb(&info, 2);
+		put_u32(&info, 12);
+	}
+	strbuf_addch(&info, 0);
+	for (int i = 0; i < 4; i++)
+		info.buf[len_at + i] = (char)((info.len - 4) >> (8 * i));
+	sec.data[DWARF_ABBREV] = (const unsigned char *)abbrev.buf;
+	sec.size[DWARF_ABBREV] = abbrev.len;
+	sec.data[DWARF_INFO] = (const unsigned char *)info.buf;
+	sec.size[DWARF_INFO] = info.len;
+	sec.data[DWARF_RNGLISTS] = (const unsigned char *)rng.buf;
+	sec.size[DWARF_RNGLISTS] = rng.len;
+	dwarf_info_init(&di, &sec);
+	assert_int_equal(dwarf_info_unit_die(&di, 0, &die), 0);
+	assert_int_equal(dwarf_info_scopes(&di, die, true, &out), -1);
+	assert_int_equal(out.nr_ranges, 0);
+	dwarf_info_release(&di);
+
+	/* N units, the abbreviations of unit i starting at byte i of one long table */
+	strbuf_reset(&abbrev);
+	strbuf_reset(&info);
+	for (size_t i = 0; i < N; i++) {
+		put_uleb(&abbrev, 1);
+		put_uleb(&abbrev, DW_TAG_compile_unit);
+		strbuf_addch(&abbrev, 0);
+		put_uleb(&abbrev, DW_AT_name);
+		put_uleb(&abbrev, DW_FORM_data1);
+		strbuf_add(&abbrev, "\0\0", 2);
+	}
+	for (size_t i = 0; i < N; i++) {
+		put_u32(&info, 8);
+		strbuf_add(&info, "\x05\0\x01\x08", 4);
+		put_u32(&info, (uint32_t)(i % abbrev.len));
+		put_uleb(&info, 1);
+		strbuf_add(&info, "\0\0\0", 3);
+		info.buf[info.len - 12] = 11;	/* the unit length, header and DIE */
+	}
+	sec.data[DWARF_ABBREV] = (const unsigned char *)abbrev.buf;
+	sec.size[DWARF_ABBREV] = abbrev.len;
+	sec.data[DWARF_INFO] = (const unsigned char *)info.buf;
+	sec.size[DWARF_INFO] = info.len;
+	dwarf_info_init(&di, &sec);
+	for (size_t i = 0; !dwarf_info_unit_die(&di, i, &die); i++)
+		(void)dwarf_info_scopes(&di, die, true, &out);
+	assert_true(di.abbrev_attrs <= 8 * abbrev.len + 4096 + 1);
+	dwarf_info_release(&di);
+	dwarf_info_scopes_release(&out);
+	strbuf_release(&abbrev);
+	strbuf_release(&info);
+	strbuf_release(&rng);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dwarf_info__same_as_libdw),
 		cmocka_unit_test(test_dwarf_info__workloads),
 		cmocka_unit_test(test_dwarf_info__hostile),
+		cmocka_unit_test(test_dwarf_info__hostile_shapes),
 	};
 
 	elf_version(EV_CURRENT);
