@@ -42,6 +42,7 @@ static int write_seed(const char *dir, const char *name, const void *buf, size_t
 int main(int argc, char **argv)
 {
 	static const char *versions[] = { "2", "4", "5" };
+	char *dir;
 	int made = 0;
 
 	if (argc != 2) {
@@ -50,6 +51,9 @@ int main(int argc, char **argv)
 	}
 	if (write_seed(argv[1], "hand-v4", hand, sizeof(hand)))
 		return 1;
+	/* the commands below write from another directory: the seeds' must be absolute */
+	if (!(dir = realpath(argv[1], NULL)))
+		return 1;
 	for (size_t i = 0; i < ARRAY_SIZE(versions); i++) {
 		char *cmd = xstrfmt("set -e; d=$(mktemp -d); trap 'rm -rf $d' EXIT; cd $d; mkdir inc; "
 				    "printf 'static inline int h(int x) { return x * 3; }\\n' > inc/h.h; "
@@ -57,11 +61,12 @@ int main(int argc, char **argv)
 				    "cc -O2 -g -gdwarf-%s -Iinc -o m m.c 2>/dev/null; "
 				    "objcopy --dump-section .debug_line=line m; "
 				    "{ printf '\\001'; cat line; } > '%s/cc-v%s'",
-				    versions[i], argv[1], versions[i]);
+				    versions[i], dir, versions[i]);
 
 		made += system(cmd) == 0;
 		free(cmd);
 	}
+	free(dir);
 	if (!made)
 		fprintf(stderr, "seed-dwarf-line: no compiler: only the hand-made seed\n");
 	return 0;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "dwarf-cursor.h"
 #include "dwarf-line.h"
 
 /* Forms and content types of DWARF 5's entry formats, from dwarf.h. */
@@ -23,149 +24,57 @@ enum { LNCT_PATH = 1, LNCT_DIRECTORY_INDEX = 2 };
 /* More entries than this in a directory or file list is not a real table. */
 #define MAX_ENTRIES (1u << 20)
 
-struct cursor {
-	const unsigned char *p, *end;
-	bool big_endian;
-	bool bad;
-};
-
-static uint64_t rd_n(struct cursor *c, size_t n)
+/* The string at 'off' of a string section; "" and the cursor bad when there is none. */
+static const char *str_at(struct dwarf_cursor *c, const unsigned char *sec, size_t size, uint64_t off)
 {
-	uint64_t v = 0;
+	const char *s = c->bad ? NULL : dc_str_at(sec, size, off);
 
-	if (c->bad || (size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++) {
-		size_t k = c->big_endian ? i : n - 1 - i;
-
-		v = (v << 8) | c->p[k];
-	}
-	c->p += n;
-	return v;
-}
-
-/*
- * A LEB128 number's bits; *shift and *last tell the caller how many bits
- * were read and the last byte (for the sign). 0 on a number cut short.
- */
-static uint64_t rd_leb(struct cursor *c, unsigned *shift, unsigned char *last)
-{
-	uint64_t v = 0;
-
-	*shift = 0;
-	while (!c->bad) {
-		unsigned char b;
-
-		if (c->p >= c->end) {
-			c->bad = true;
-			break;
-		}
-		b = *c->p++;
-		if (*shift < 64)
-			v |= (uint64_t)(b & 0x7f) << *shift;
-		*shift += 7;
-		if (!(b & 0x80)) {
-			*last = b;
-			return v;
-		}
-	}
-	*last = 0;
-	return 0;
-}
-
-static uint64_t rd_uleb(struct cursor *c)
-{
-	unsigned shift;
-	unsigned char last;
-
-	return rd_leb(c, &shift, &last);
-}
-
-static int64_t rd_sleb(struct cursor *c)
-{
-	unsigned shift;
-	unsigned char last;
-	uint64_t v = rd_leb(c, &shift, &last);
-
-	if (!c->bad && shift < 64 && (last & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
-}
-
-static void skip(struct cursor *c, uint64_t n)
-{
-	if (c->bad || (uint64_t)(c->end - c->p) < n)
-		c->bad = true;
-	else
-		c->p += n;
-}
-
-/* A NUL-terminated string at the cursor. */
-static const char *rd_str(struct cursor *c)
-{
-	const unsigned char *nul;
-	const char *s;
-
-	if (c->bad || !(nul = memchr(c->p, 0, (size_t)(c->end - c->p)))) {
+	if (!s) {
 		c->bad = true;
 		return "";
 	}
-	s = (const char *)c->p;
-	c->p = nul + 1;
 	return s;
 }
 
-/* The string at 'off' of a string section. */
-static const char *str_at(struct cursor *c, const unsigned char *sec, size_t size, uint64_t off)
-{
-	if (c->bad || !sec || off >= size || !memchr(sec + off, 0, size - off)) {
-		c->bad = true;
-		return "";
-	}
-	return (const char *)sec + off;
-}
-
 /* One value of a DWARF 5 entry: a string into *str, a number into *num. */
-static void rd_form(struct cursor *c, const struct dwarf_line_sections *sec, uint64_t form,
+static void rd_form(struct dwarf_cursor *c, const struct dwarf_line_sections *sec, uint64_t form,
 		    bool dwarf64, const char **str, uint64_t *num)
 {
 	*str = NULL;
 	*num = 0;
 	switch (form) {
 	case F_STRING:
-		*str = rd_str(c);
+		*str = dc_str(c);
 		break;
 	case F_LINE_STRP:
-		*str = str_at(c, sec->line_str, sec->line_str_size, rd_n(c, dwarf64 ? 8 : 4));
+		*str = str_at(c, sec->line_str, sec->line_str_size, dc_u(c, dwarf64 ? 8 : 4));
 		break;
 	case F_STRP:
-		*str = str_at(c, sec->str, sec->str_size, rd_n(c, dwarf64 ? 8 : 4));
+		*str = str_at(c, sec->str, sec->str_size, dc_u(c, dwarf64 ? 8 : 4));
 		break;
 	case F_UDATA:
-		*num = rd_uleb(c);
+		*num = dc_uleb(c);
 		break;
 	case F_SDATA:
-		*num = (uint64_t)rd_sleb(c);
+		*num = (uint64_t)dc_sleb(c);
 		break;
 	case F_DATA1:
-		*num = rd_n(c, 1);
+		*num = dc_u(c, 1);
 		break;
 	case F_DATA2:
-		*num = rd_n(c, 2);
+		*num = dc_u(c, 2);
 		break;
 	case F_DATA4:
-		*num = rd_n(c, 4);
+		*num = dc_u(c, 4);
 		break;
 	case F_DATA8:
-		*num = rd_n(c, 8);
+		*num = dc_u(c, 8);
 		break;
 	case F_DATA16:
-		skip(c, 16);
+		dc_skip(c, 16);
 		break;
 	case F_BLOCK:
-		skip(c, rd_uleb(c));
+		dc_skip(c, dc_uleb(c));
 		break;
 	default:
 		c->bad = true;	/* strx and the rest: not in line tables we read */
@@ -185,22 +94,22 @@ static void add_file(struct dwarf_line_table *t, const char *dir, const char *na
  * DWARF 5's directories or files: a format (content type, form pairs),
  * then the entries. Directories go to dirs[], files to t->files.
  */
-static void rd_entries(struct cursor *c, const struct dwarf_line_sections *sec, bool dwarf64,
+static void rd_entries(struct dwarf_cursor *c, const struct dwarf_line_sections *sec, bool dwarf64,
 		       struct dwarf_line_table *t, bool is_dirs, const char ***dirs, size_t *nr_dirs,
 		       size_t *alloc_dirs)
 {
 	uint64_t fmt[2 * 16], nfmt, count;
 
-	nfmt = rd_n(c, 1);
+	nfmt = dc_u(c, 1);
 	if (nfmt > 16) {
 		c->bad = true;
 		return;
 	}
 	for (uint64_t i = 0; i < nfmt; i++) {
-		fmt[2 * i] = rd_uleb(c);
-		fmt[2 * i + 1] = rd_uleb(c);
+		fmt[2 * i] = dc_uleb(c);
+		fmt[2 * i + 1] = dc_uleb(c);
 	}
-	count = rd_uleb(c);
+	count = dc_uleb(c);
 	if (c->bad || count > MAX_ENTRIES || (count && !nfmt)) {
 		c->bad = true;
 		return;
@@ -236,52 +145,164 @@ static void rd_entries(struct cursor *c, const struct dwarf_line_sections *sec, 
 	}
 }
 
-static void add_row(struct dwarf_line_table *t, uint64_t addr, uint64_t file, int64_t line, bool end)
+void dwarf_line_reserve(struct dwarf_line_table *t, size_t nr)
 {
-	struct dwarf_line_row *r;
+	size_t alloc = t->alloc_rows;
 
-	ALLOC_GROW(t->rows, t->nr_rows + 1, t->alloc_rows);
-	r = &t->rows[t->nr_rows++];
-	r->addr = addr;
-	r->file = file > UINT32_MAX ? UINT32_MAX : (uint32_t)file;
-	r->line = line < 0 || line > INT32_MAX ? 0 : (int32_t)line;
-	r->end = end;
+	if (nr <= alloc)
+		return;
+	ALLOC_GROW(t->addrs, nr, alloc);
+	t->rows = xrealloc(t->rows, alloc * sizeof(*t->rows));
+	t->alloc_rows = alloc;
+}
+
+/*
+ * Merging rows (DWARF_LINE_MERGE): 'seen' is the address of the row
+ * before in the sequence, kept or not; 'pending' the last row left out,
+ * when no row was kept after it.
+ */
+struct merge {
+	bool on;
+	bool backwards;		/* a sequence went back: read again without merging */
+	bool in_seq;
+	uint64_t seen;
+	bool pending;
+	uint64_t addr;
+	struct dwarf_line_row row;
+};
+
+static inline void put_row(struct dwarf_line_table *t, uint64_t addr, struct dwarf_line_row row)
+{
+	if (t->nr_rows >= t->alloc_rows)
+		dwarf_line_reserve(t, t->nr_rows + 1);
+	t->addrs[t->nr_rows] = addr;
+	t->rows[t->nr_rows++] = row;
+}
+
+static inline void add_row(struct dwarf_line_table *t, struct merge *m, uint64_t addr,
+			   uint64_t file, int64_t line, bool end)
+{
+	struct dwarf_line_row r;
+
+	r.file = end ? DWARF_LINE_END : file >= DWARF_LINE_END ? DWARF_LINE_END - 1 : (uint32_t)file;
+	r.line = line < 0 || line > INT32_MAX ? 0 : (int32_t)line;
+	if (m->on) {
+		if (m->in_seq && addr < m->seen)
+			m->backwards = true;
+		/* an end at a row left out: the row sorts after it, so it stays */
+		if (end && m->pending && m->addr == addr)
+			put_row(t, m->addr, m->row);
+		m->in_seq = !end;
+		m->seen = addr;
+		if (!end && t->nr_rows && t->rows[t->nr_rows - 1].file != DWARF_LINE_END) {
+			struct dwarf_line_row *last = &t->rows[t->nr_rows - 1];
+
+			/* a row at the address of the one before: that one is never the last there */
+			if (t->addrs[t->nr_rows - 1] == addr) {
+				*last = r;
+				m->pending = false;
+				return;
+			}
+			if (last->file == r.file && last->line == r.line) {
+				m->pending = true;
+				m->addr = addr;
+				m->row = r;
+				return;
+			}
+		}
+		m->pending = false;
+	}
+	put_row(t, addr, r);
 }
 
 /* The line number program from c to its end. */
-static int run_program(struct dwarf_line_table *t, struct cursor *c, int addr_size,
+static int run_program(struct dwarf_line_table *t, struct dwarf_cursor *c, int addr_size,
 		       unsigned min_insn, unsigned max_ops, int line_base, unsigned line_range,
 		       unsigned opcode_base, const unsigned char *std_lengths,
-		       const char **dirs, size_t nr_dirs)
+		       const char **dirs, size_t nr_dirs, struct merge *m)
 {
 	uint64_t addr = 0, file = 1, op_index = 0;
 	int64_t line = 1;
-	while (c->p < c->end && !c->bad) {
-		unsigned op = (unsigned)rd_n(c, 1);
+	/*
+	 * What each special opcode adds to the address and the line, worked
+	 * out once: most rows come from them, and the divisions of the
+	 * standard's formula cost more than the rest of a row. Only without
+	 * VLIW operation indices (max_ops 1), as every producer but Itanium's.
+	 */
+	uint32_t sp_addr[256];
+	int16_t sp_line[256];
 
-		if (op >= opcode_base) {
+	if (max_ops == 1) {
+		for (unsigned op = opcode_base; op < 256; op++) {
 			unsigned adj = op - opcode_base;
-			uint64_t adv = adj / line_range;
 
-			addr += min_insn * ((op_index + adv) / max_ops);
-			op_index = (op_index + adv) % max_ops;
-			line += line_base + (int)(adj % line_range);
-			add_row(t, addr, file, line, false);
+			sp_addr[op] = min_insn * (adj / line_range);
+			sp_line[op] = (int16_t)(line_base + (int)(adj % line_range));
+		}
+	}
+	while (c->p < c->end && !c->bad) {
+		const unsigned char *p = c->p, *end = c->end;
+		unsigned op;
+
+		/*
+		 * What most of a table is, as GCC writes them (a column
+		 * before nearly every row, is_stmt toggles, special opcodes
+		 * and copies), run with the position in a register: through
+		 * the cursor, each row stored would make it read it again.
+		 */
+		while (p < end) {
+			op = *p;
+			if (op >= opcode_base && max_ops == 1) {
+				p++;
+				addr += sp_addr[op];
+				line += sp_line[op];
+				add_row(t, m, addr, file, line, false);
+			} else if (op == 5) {	/* DW_LNS_set_column */
+				for (p++; p < end && (*p & 0x80); p++)
+					;
+				if (p++ >= end)
+					return -1;
+			} else if (op == 6) {	/* DW_LNS_negate_stmt */
+				p++;
+			} else if (op == 1) {	/* DW_LNS_copy */
+				p++;
+				add_row(t, m, addr, file, line, false);
+			} else {
+				break;
+			}
+		}
+		c->p = p;
+		if (p >= end)
+			break;
+		op = *c->p++;
+		if (op >= opcode_base) {
+			if (max_ops == 1) {
+				addr += sp_addr[op];
+				line += sp_line[op];
+			} else {
+				unsigned adj = op - opcode_base;
+				uint64_t adv = adj / line_range;
+
+				addr += min_insn * ((op_index + adv) / max_ops);
+				op_index = (op_index + adv) % max_ops;
+				line += line_base + (int)(adj % line_range);
+			}
+			add_row(t, m, addr, file, line, false);
 			continue;
 		}
 		switch (op) {
 		case 0: {	/* extended */
-			uint64_t len = rd_uleb(c);
+			uint64_t len = dc_uleb(c);
 			const unsigned char *next;
 			unsigned sub;
 
 			if (c->bad || !len || len > (uint64_t)(c->end - c->p))
 				return -1;
 			next = c->p + len;
-			sub = (unsigned)rd_n(c, 1);
+			sub = (unsigned)dc_u(c, 1);
 			switch (sub) {
 			case 1:		/* DW_LNE_end_sequence */
-				add_row(t, addr, file, line, true);
+				add_row(t, m, addr, file, line, true);
 				addr = 0;
 				op_index = 0;
 				file = 1;
@@ -290,13 +311,13 @@ static int run_program(struct dwarf_line_table *t, struct cursor *c, int addr_si
 			case 2:		/* DW_LNE_set_address */
 				if (len - 1 != (uint64_t)addr_size)
 					return -1;
-				addr = rd_n(c, (size_t)addr_size);
+				addr = dc_u(c, (size_t)addr_size);
 				op_index = 0;
 				break;
 			case 3: {	/* DW_LNE_define_file, DWARF 2-4 */
-				struct cursor fc = { c->p, next, c->big_endian, false };
-				const char *name = rd_str(&fc);
-				uint64_t dir = rd_uleb(&fc);
+				struct dwarf_cursor fc = { c->p, next, c->big_endian, false };
+				const char *name = dc_str(&fc);
+				uint64_t dir = dc_uleb(&fc);
 
 				if (fc.bad || dir >= nr_dirs || t->version >= 5)
 					return -1;
@@ -312,17 +333,17 @@ static int run_program(struct dwarf_line_table *t, struct cursor *c, int addr_si
 			break;
 		}
 		case 1:		/* DW_LNS_copy */
-			add_row(t, addr, file, line, false);
+			add_row(t, m, addr, file, line, false);
 			break;
 		case 2: {	/* DW_LNS_advance_pc */
-			uint64_t adv = rd_uleb(c);
+			uint64_t adv = dc_uleb(c);
 
 			addr += min_insn * ((op_index + adv) / max_ops);
 			op_index = (op_index + adv) % max_ops;
 			break;
 		}
 		case 3: {	/* DW_LNS_advance_line */
-			int64_t adv = rd_sleb(c);
+			int64_t adv = dc_sleb(c);
 
 			/* line stays within +-2^32 (below), so this cannot overflow */
 			if (adv > (int64_t)INT32_MAX * 4 || adv < -(int64_t)INT32_MAX * 4)
@@ -331,10 +352,10 @@ static int run_program(struct dwarf_line_table *t, struct cursor *c, int addr_si
 			break;
 		}
 		case 4:		/* DW_LNS_set_file */
-			file = rd_uleb(c);
+			file = dc_uleb(c);
 			break;
 		case 5:		/* DW_LNS_set_column */
-			rd_uleb(c);
+			dc_uleb(c);
 			break;
 		case 6:		/* DW_LNS_negate_stmt */
 		case 7:		/* DW_LNS_set_basic_block */
@@ -349,28 +370,35 @@ static int run_program(struct dwarf_line_table *t, struct cursor *c, int addr_si
 			break;
 		}
 		case 9:		/* DW_LNS_fixed_advance_pc */
-			addr += rd_n(c, 2);
+			addr += dc_u(c, 2);
 			op_index = 0;
 			break;
 		case 12:	/* DW_LNS_set_isa */
-			rd_uleb(c);
+			dc_uleb(c);
 			break;
 		default:	/* an opcode of a later standard: skip its operands */
 			for (unsigned i = 0; i < std_lengths[op - 1]; i++)
-				rd_uleb(c);
+				dc_uleb(c);
 			break;
 		}
 		/* a line that runs far out of range is not a real table */
 		if (line < -(int64_t)INT32_MAX || line > (int64_t)INT32_MAX * 2)
 			return -1;
 	}
-	return c->bad ? -1 : 0;
+	if (c->bad)
+		return -1;
+	/* the table's last row is kept: the caller makes it the unit's end */
+	if (m->pending)
+		put_row(t, m->addr, m->row);
+	return 0;
 }
 
 int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections *sec,
-		    uint64_t offset, int addr_size)
+		    uint64_t offset, int addr_size, unsigned flags)
 {
-	struct cursor c = { 0 }, hc;
+	struct merge m = { .on = flags & DWARF_LINE_MERGE };
+	size_t nr_files;
+	struct dwarf_cursor c = { 0 }, hc;
 	uint64_t unit_len, header_len;
 	const unsigned char *unit_end, *program;
 	/* the operand counts of the standard opcodes this reader runs */
@@ -383,16 +411,17 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 	size_t nr_dirs = 0, alloc_dirs = 0;
 
 	t->version = 0;
+	t->merged = false;
 	t->nr_files = t->nr_rows = 0;
 	if (!sec->line || offset >= sec->line_size || (addr_size != 4 && addr_size != 8))
 		return -1;
 	c.p = sec->line + offset;
 	c.end = sec->line + sec->line_size;
 	c.big_endian = sec->big_endian;
-	unit_len = rd_n(&c, 4);
+	unit_len = dc_u(&c, 4);
 	if (unit_len == 0xffffffff) {
 		dwarf64 = true;
-		unit_len = rd_n(&c, 8);
+		unit_len = dc_u(&c, 8);
 	} else if (unit_len >= 0xfffffff0) {
 		return -1;
 	}
@@ -400,28 +429,28 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 		return -1;
 	unit_end = c.p + unit_len;
 	c.end = unit_end;
-	t->version = (int)rd_n(&c, 2);
+	t->version = (int)dc_u(&c, 2);
 	if (t->version < 2 || t->version > 5)
 		goto out;
 	if (t->version >= 5) {
-		int as = (int)rd_n(&c, 1);
+		int as = (int)dc_u(&c, 1);
 
-		if (rd_n(&c, 1) || as != addr_size)	/* segment selectors: none */
+		if (dc_u(&c, 1) || as != addr_size)	/* segment selectors: none */
 			goto out;
 	}
-	header_len = rd_n(&c, dwarf64 ? 8 : 4);
+	header_len = dc_u(&c, dwarf64 ? 8 : 4);
 	if (c.bad || header_len > (uint64_t)(c.end - c.p))
 		goto out;
 	program = c.p + header_len;
 	hc = c;
 	hc.end = program;
-	min_insn = (unsigned)rd_n(&hc, 1);
+	min_insn = (unsigned)dc_u(&hc, 1);
 	if (t->version >= 4)
-		max_ops = (unsigned)rd_n(&hc, 1);
-	rd_n(&hc, 1);	/* default_is_stmt: every row counts, as for addr2line */
-	line_base = (int)(int8_t)rd_n(&hc, 1);
-	line_range = (unsigned)rd_n(&hc, 1);
-	opcode_base = (unsigned)rd_n(&hc, 1);
+		max_ops = (unsigned)dc_u(&hc, 1);
+	dc_u(&hc, 1);	/* default_is_stmt: every row counts, as for addr2line */
+	line_base = (int)(int8_t)dc_u(&hc, 1);
+	line_range = (unsigned)dc_u(&hc, 1);
+	opcode_base = (unsigned)dc_u(&hc, 1);
 	if (hc.bad || !line_range || !max_ops || !opcode_base || (size_t)(hc.end - hc.p) < opcode_base - 1)
 		goto out;
 	std_lengths = hc.p;
@@ -437,7 +466,7 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 		dirs[nr_dirs++] = "";	/* directory 0: the compilation directory */
 		add_file(t, "", "");	/* file 0: none */
 		for (;;) {
-			const char *d = rd_str(&hc);
+			const char *d = dc_str(&hc);
 
 			if (hc.bad || !*d)
 				break;
@@ -447,14 +476,14 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 			dirs[nr_dirs++] = d;
 		}
 		for (;;) {
-			const char *name = rd_str(&hc);
+			const char *name = dc_str(&hc);
 			uint64_t dir;
 
 			if (hc.bad || !*name)
 				break;
-			dir = rd_uleb(&hc);
-			rd_uleb(&hc);	/* mtime */
-			rd_uleb(&hc);	/* length */
+			dir = dc_uleb(&hc);
+			dc_uleb(&hc);	/* mtime */
+			dc_uleb(&hc);	/* length */
 			if (hc.bad || dir >= nr_dirs || t->nr_files >= MAX_ENTRIES)
 				goto out;
 			add_file(t, dirs[dir], name);
@@ -463,9 +492,24 @@ int dwarf_line_read(struct dwarf_line_table *t, const struct dwarf_line_sections
 	if (hc.bad)
 		goto out;
 	c.p = program;
+	/* a row takes a byte of the program at least; most take three or four */
+	dwarf_line_reserve(t, (size_t)(c.end - program) < (4u << 20) ?
+			      (size_t)(c.end - program) / 2 + 16 : (2u << 20));
+	nr_files = t->nr_files;
 	if (run_program(t, &c, addr_size, min_insn, max_ops, line_base, line_range,
-			opcode_base, std_lengths, dirs, nr_dirs))
+			opcode_base, std_lengths, dirs, nr_dirs, &m))
 		goto out;
+	if (m.backwards) {
+		/* merging is only right for ascending sequences: all rows then */
+		t->nr_rows = 0;
+		t->nr_files = nr_files;
+		c.p = program;
+		m = (struct merge){ .on = false };
+		if (run_program(t, &c, addr_size, min_insn, max_ops, line_base, line_range,
+				opcode_base, std_lengths, dirs, nr_dirs, &m))
+			goto out;
+	}
+	t->merged = m.on;
 	ret = 0;
 out:
 	free(dirs);
@@ -474,9 +518,23 @@ out:
 	return ret;
 }
 
+size_t dwarf_line_detach_rows(struct dwarf_line_table *t, uint64_t **addrs,
+			      struct dwarf_line_row **rows)
+{
+	size_t n = t->nr_rows;
+
+	*addrs = xrealloc(t->addrs, (n ? n : 1) * sizeof(**addrs));
+	*rows = xrealloc(t->rows, (n ? n : 1) * sizeof(**rows));
+	t->addrs = NULL;
+	t->rows = NULL;
+	t->nr_rows = t->alloc_rows = 0;
+	return n;
+}
+
 void dwarf_line_table_release(struct dwarf_line_table *t)
 {
 	free(t->files);
+	free(t->addrs);
 	free(t->rows);
 	memset(t, 0, sizeof(*t));
 }

@@ -2,9 +2,10 @@
  * symbolize.c: addresses to names, source lines and inline chains (see
  * symbolize.h). libdwfl only finds the files (the ELF file, its separate
  * debug file by build id or .gnu_debuglink); the tables are then read once
- * with libelf and libdw into sorted arrays: per DSO the symbols and the
- * compilation units' address ranges, per compilation unit (on first use) its
- * line table and the address ranges of its functions and inlined calls.
+ * into sorted arrays: per DSO the symbols (libelf) and the compilation
+ * units' address ranges (libdw), per compilation unit (on first use) its
+ * line table (dwarf-line.c) and the address ranges of its functions and
+ * inlined calls (dwarf-info.c), libdw reading what those two do not.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 
 #include "util.h"
 #include "strbuf.h"
+#include "dwarf-info.h"
 #include "dwarf-line.h"
 #include "hindex.h"
 #include "intern.h"
@@ -33,25 +35,50 @@
 #define NONE UINT32_MAX
 /* Deeper DIE nesting than this is treated as broken DWARF. */
 #define MAX_DIE_DEPTH 256
+/* More function ranges than this in one unit is broken DWARF (96 MiB of them). */
+#define MAX_UNIT_RANGES (4u << 20)
 /* /proc/kallsyms is a few MiB; anything far larger is not a kallsyms file. */
 #define KALLSYMS_CAP (512u << 20)
 
 /*
  * An address range [lo, hi) of item 'item' (a symbol, a compilation unit, a
- * scope). Sorted by lo, then longest first; 'encl' is the innermost other
- * range that contains this one (NONE at the top), so the innermost range
- * holding an address is one binary search plus a walk up the nesting.
+ * scope). Sorted by lo, then longest first, then by nesting (of scopes:
+ * the outer first); once sorted, 'encl' is the innermost other range that
+ * contains this one (NONE at the top), so the innermost range holding an
+ * address is one binary search plus a walk up the nesting. Before, the
+ * field holds the nesting depth the sort needs: 24 bytes, not 32, for
+ * the tens of thousands of ranges of a unit's scopes.
  */
 struct range {
 	uint64_t lo, hi;
 	uint32_t item;
-	uint32_t depth;
-	uint32_t encl;
+	uint32_t encl;		/* until sorted: the depth */
 };
 
 struct range_index {
 	struct range *r;
 	size_t nr, alloc;
+	size_t hint;		/* the last search's answer */
+};
+
+/*
+ * Room for 'nr' items in a scratch array whose contents need not be kept:
+ * a new array, not a copy of the old (whose pages would be touched twice).
+ */
+#define SCRATCH_GROW(x, nr, alloc) do { \
+		if ((size_t)(nr) > (alloc)) { \
+			free(x); \
+			(alloc) = (size_t)(nr) > 2 * (alloc) ? (size_t)(nr) : 2 * (alloc); \
+			(x) = xmalloc((alloc) * sizeof(*(x))); \
+		} \
+	} while (0)
+
+/* What building a range index needs for a while, kept from one index to the next. */
+struct range_scratch {
+	struct range *tmp;
+	size_t alloc_tmp;
+	uint32_t *stack;
+	size_t alloc_stack;
 };
 
 /* One symbol from .symtab/.dynsym or kallsyms: [addr, end). */
@@ -61,25 +88,30 @@ struct elf_sym {
 	const char *dname;	/* demangled, computed on first use */
 };
 
-/* A row of a line table; 'order' keeps the table's order among equal addresses. */
-struct line_row {
-	uint64_t addr;
-	const char *file;
-	int line;
-	uint32_t end : 1;
-	uint32_t order : 31;
-};
+/*
+ * A unit's line rows are dwarf-line.c's: the addresses in one array, in
+ * another the line and the file (an index for cu_row_file(), LINE_END
+ * for the first address past a sequence).
+ */
+#define LINE_END DWARF_LINE_END
+#define LINE_NO_FILE (DWARF_LINE_END - 1)
 
-/* A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine). */
+/*
+ * A function (DW_TAG_subprogram) or an inlined call (DW_TAG_inlined_subroutine).
+ * Read by dwarf-info.c, its DIE is known by offset and the walk gave its
+ * origin and call site; read by libdw, its unit's dies[] holds its DIE and
+ * the call site is read with its names. The names are those of its
+ * abstract origin (else its own DIE's), in the DSO's cache of names, where
+ * all copies of an inlined function share them.
+ */
 struct scope {
-	Dwarf_Die die;
+	uint64_t off;		/* its DIE in .debug_info */
+	uint64_t origin;	/* dwarf-info.c's: DW_AT_abstract_origin's DIE, 0 none */
+	uint32_t call_file;	/* DW_AT_call_file, for cu_file(); UINT32_MAX none */
 	uint32_t parent;	/* the scope this call was inlined into, NONE for a function */
+	int32_t call_line;
+	uint32_t names;		/* index into the DSO's names, NONE until read */
 	bool inlined;
-	bool resolved;		/* the fields below are filled */
-	const char *name, *system_name;	/* NULL when the DWARF names nothing */
-	const char *call_file;
-	int call_line;
-	int decl_line;
 };
 
 struct cu {
@@ -87,19 +119,25 @@ struct cu {
 	Dwarf_Die line_die;	/* the unit holding the line table */
 	int state;		/* 0 not read yet, 1 read, -1 unreadable */
 	bool is_c;		/* written in C: no code inside types */
-	struct line_row *lines;
+	uint64_t *line_addr;		/* the line table's rows, sorted: their addresses */
+	struct dwarf_line_row *line_info;	/* and what each says */
 	size_t nr_lines;
+	size_t line_hint;		/* the last search's answer */
 	struct scope *scopes;
 	size_t nr_scopes, alloc_scopes;
+	Dwarf_Die *dies;		/* libdw's walk: each scope's DIE; NULL after dwarf-info.c's */
+	size_t alloc_dies;
 	struct range_index ranges;	/* items are scopes */
 	Dwarf_Files *files;		/* libdw's, when dwarf-line.c could not read the table */
 	struct dwarf_line_file *lfiles;	/* else dwarf-line.c's */
 	size_t nr_files;
 	const char **file_names;	/* interned on first use */
+	const char **extra_files;	/* libdw's rows: files of another table, interned */
+	size_t nr_extra_files, alloc_extra_files;
 	const char *comp_dir;		/* DW_AT_comp_dir, "" when none */
 };
 
-/* A function's names, by the DIE offset of its abstract origin. */
+/* A function's names, by the offset of the DIE they were read from (its abstract origin's, or its own). */
 struct origin {
 	Dwarf *dbg;
 	Dwarf_Off off;
@@ -143,10 +181,17 @@ struct sym_dso {
 	struct cu *cus;
 	size_t nr_cus, alloc_cus;
 	struct range_index cu_ranges;	/* items are cus */
-	struct origin_cache origins;
-	int line_sec_state;		/* 0 not looked for, 1 found, -1 not usable */
+	struct origin_cache origins;	/* the names scopes have */
+	uint32_t no_names;		/* the entry of none, NONE until needed */
+	int sec_state;			/* DWARF section bytes: 0 not looked for, 1 found, -1 none */
 	struct dwarf_line_sections line_sec;
 	struct dwarf_line_table line_scratch;	/* each unit's table is read into it */
+	uint32_t *line_order;		/* and sorted with this */
+	size_t alloc_line_order;
+	bool info_usable;		/* dwarf-info.c can walk the units' DIEs */
+	struct dwarf_info info;
+	struct dwarf_info_scopes scope_scratch;	/* each unit's scopes are read into it */
+	struct range_scratch range_scratch;	/* and their ranges indexed with it */
 };
 
 struct symbolizer {
@@ -182,8 +227,7 @@ static void range_add(struct range_index *ri, uint64_t lo, uint64_t hi,
 	ri->r[ri->nr].lo = lo;
 	ri->r[ri->nr].hi = hi;
 	ri->r[ri->nr].item = item;
-	ri->r[ri->nr].depth = depth;
-	ri->r[ri->nr].encl = NONE;
+	ri->r[ri->nr].encl = depth;
 	ri->nr++;
 }
 
@@ -195,47 +239,161 @@ static int range_cmp(const void *a_, const void *b_)
 		return a->lo < b->lo ? -1 : 1;
 	if (a->hi != b->hi)
 		return a->hi > b->hi ? -1 : 1;
-	if (a->depth != b->depth)
-		return a->depth < b->depth ? -1 : 1;
+	/* 'encl' is the depth until the table is sorted */
+	if (a->encl != b->encl)
+		return a->encl < b->encl ? -1 : 1;
 	if (a->item != b->item)
 		return a->item < b->item ? -1 : 1;
 	return 0;
 }
 
-static void range_index_build(struct range_index *ri)
+/* One stable pass of a radix sort by start: src into dst by byte 'shift / 8' of it. */
+static void range_radix_pass(const struct range *src, struct range *dst, size_t n, unsigned shift)
+{
+	size_t count[256] = { 0 }, at = 0;
+
+	for (size_t i = 0; i < n; i++)
+		count[(src[i].lo >> shift) & 0xff]++;
+	for (int b = 0; b < 256; b++) {
+		size_t c = count[b];
+
+		count[b] = at;
+		at += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[count[(src[i].lo >> shift) & 0xff]++] = src[i];
+}
+
+/*
+ * Sort as range_cmp() orders them: a radix sort by the start, one stable
+ * pass for each of its bytes that is not the same in all ranges
+ * (addresses of one program differ in two or three), then the few ranges
+ * with one start (a call inlined at the start of its caller) put in order
+ * among themselves. A unit's scopes give tens of thousands of ranges, and
+ * a qsort() calling range_cmp() for each comparison was a tenth of the
+ * time of symbolizing a program. range_cmp() is a total order (ranges
+ * equal under it are equal), so the result is qsort()'s.
+ */
+static void range_sort(struct range_index *ri, struct range_scratch *scratch)
+{
+	struct range *r = ri->r, *tmp, *src = r, *dst;
+	size_t n = ri->nr;
+	uint64_t diff = 0;
+
+	if (n >= 64) {
+		for (size_t i = 1; i < n; i++)
+			diff |= r[i].lo ^ r[0].lo;
+		SCRATCH_GROW(scratch->tmp, n, scratch->alloc_tmp);
+		tmp = scratch->tmp;
+		dst = tmp;
+		for (unsigned shift = 0; shift < 64; shift += 8) {
+			struct range *t;
+
+			if (!((diff >> shift) & 0xff))
+				continue;
+			range_radix_pass(src, dst, n, shift);
+			t = src;
+			src = dst;
+			dst = t;
+		}
+		/*
+		 * Copied back, not traded places with: the buffer is then
+		 * kept, and a unit's table is no larger than its pages
+		 * already touched.
+		 */
+		if (src != r)
+			memcpy(r, src, n * sizeof(*r));
+	}
+	/* insertion: what is left out of order is among ranges of one start */
+	for (size_t i = 1, moves = 0; i < n; i++) {
+		struct range t = r[i];
+		size_t j = i;
+
+		if (range_cmp(&r[i - 1], &t) <= 0)
+			continue;
+		for (; j > 0 && range_cmp(&r[j - 1], &t) > 0; j--) {
+			r[j] = r[j - 1];
+			/* many ranges of one start (broken DWARF): no quadratic time */
+			if (++moves > 8 * n + 1024) {
+				r[j - 1] = t;
+				qsort(r, n, sizeof(*r), range_cmp);
+				return;
+			}
+		}
+		r[j] = t;
+	}
+}
+
+static void range_index_build(struct range_index *ri, struct range_scratch *scratch)
 {
 	uint32_t *stack;
 	size_t sp = 0;
 
 	if (!ri->nr)
 		return;
-	qsort(ri->r, ri->nr, sizeof(*ri->r), range_cmp);
-	stack = xmalloc(ri->nr * sizeof(*stack));
+	range_sort(ri, scratch);
+	SCRATCH_GROW(scratch->stack, ri->nr, scratch->alloc_stack);
+	stack = scratch->stack;
 	for (size_t i = 0; i < ri->nr; i++) {
 		while (sp && ri->r[stack[sp - 1]].hi < ri->r[i].hi)
 			sp--;
 		ri->r[i].encl = sp ? stack[sp - 1] : NONE;
 		stack[sp++] = (uint32_t)i;
 	}
-	free(stack);
+}
+
+/*
+ * Of n keys (uint64_t, 'stride' bytes apart, ascending, the first at or
+ * below 'addr'), the last at or below 'addr'. Lookups come in ascending
+ * order (lib/record sorts them; so does any batch of addresses), so the
+ * search starts at the last answer, 'hint', and gallops forward; then it
+ * halves without a branch to mispredict (the compiler makes the choice a
+ * conditional move). A lookup is three such searches, and with branches
+ * from the whole table's middle they were most of its time.
+ */
+static inline size_t last_at_or_below(const void *keys, size_t stride, size_t n, uint64_t addr,
+				      size_t hint)
+{
+#define KEY(i) (*(const uint64_t *)((const char *)keys + (i) * stride))
+	size_t lo = 0, len = n;
+
+	if (hint < n && KEY(hint) <= addr) {
+		size_t step = 1;
+		int gallops = 0;
+
+		lo = hint;
+		while (step < n - lo && KEY(lo + step) <= addr) {
+			lo += step;
+			step *= 2;
+			/* far from the last answer: a plain search of the rest */
+			if (++gallops == 4) {
+				step = n - lo;
+				break;
+			}
+		}
+		len = step < n - lo ? step : n - lo;
+	} else if (hint < n) {
+		len = hint;
+	}
+	while (len > 1) {
+		size_t half = len / 2;
+
+		lo = KEY(lo + half) <= addr ? lo + half : lo;
+		len -= half;
+	}
+	return lo;
+#undef KEY
 }
 
 /* The innermost range that holds 'addr', or NULL. */
-static const struct range *range_find(const struct range_index *ri, uint64_t addr)
+static const struct range *range_find(struct range_index *ri, uint64_t addr)
 {
-	size_t lo = 0, hi = ri->nr;
 	uint32_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (ri->r[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!ri->nr || ri->r[0].lo > addr)
 		return NULL;
-	i = (uint32_t)(lo - 1);
+	ri->hint = last_at_or_below(ri->r, sizeof(*ri->r), ri->nr, addr, ri->hint);
+	i = (uint32_t)ri->hint;
 	while (i != NONE && addr >= ri->r[i].hi)
 		i = ri->r[i].encl;
 	return i == NONE ? NULL : &ri->r[i];
@@ -373,7 +531,7 @@ static void syms_build(struct sym_dso *d, struct sym_cand *c, size_t nr)
 		}
 		i = j;
 	}
-	range_index_build(&d->sym_ranges);
+	range_index_build(&d->sym_ranges, &d->range_scratch);
 }
 
 static Elf_Scn *find_section(Elf *elf, Elf64_Word type, GElf_Shdr *shdr)
@@ -945,7 +1103,7 @@ static void index_cus(struct sym_dso *d)
 	}
 	if (r < 0)
 		dwarf_broken(d, "units");
-	range_index_build(&d->cu_ranges);
+	range_index_build(&d->cu_ranges, &d->range_scratch);
 }
 
 /*
@@ -982,72 +1140,34 @@ static const char *cu_file(struct symbolizer *s, struct cu *cu, Dwarf_Word idx)
 	return cu->file_names[idx];
 }
 
-static int line_row_cmp(const void *a_, const void *b_)
+/* A file of a row: the unit's table's (as cu_file()), or one of another table libdw gave. */
+static const char *cu_row_file(struct symbolizer *s, struct cu *cu, uint32_t idx)
 {
-	const struct line_row *a = a_, *b = b_;
-
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	/* a sequence's end sorts before another starting at the same address */
-	if (a->end != b->end)
-		return a->end ? -1 : 1;
-	return a->order < b->order ? -1 : a->order > b->order;
+	if (idx < cu->nr_files)
+		return cu_file(s, cu, idx);
+	idx -= (uint32_t)cu->nr_files;
+	return idx < cu->nr_extra_files ? cu->extra_files[idx] : "";
 }
 
-static void load_lines(struct sym_dso *d, struct cu *cu)
+/*
+ * The order of a unit's rows: by address; a sequence's end before another
+ * starting at the same address; else as the table has them ('order', the
+ * index in it). Among rows at one address the last wins, as in addr2line.
+ */
+static inline int row_cmp(uint64_t a_addr, bool a_end, uint32_t a_order,
+			  uint64_t b_addr, bool b_end, uint32_t b_order)
 {
-	Dwarf_Attribute attr;
-	Dwarf_Lines *lines;
-	size_t n;
-	bool seq_start = true, skip_seq = false;
-
-	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr))
-		return;
-	if (dwarf_getsrclines(&cu->line_die, &lines, &n)) {
-		dwarf_broken(d, "line table");
-		return;
-	}
-	if (n > (1u << 31) - 1)
-		n = (1u << 31) - 1;
-	cu->lines = xmalloc((n ? n : 1) * sizeof(*cu->lines));
-	for (size_t i = 0; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Files *files;
-		size_t fidx;
-		Dwarf_Addr addr;
-		int lineno;
-		bool end;
-		struct line_row *row;
-
-		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &lineno) ||
-		    dwarf_lineendsequence(l, &end))
-			continue;
-		/* a sequence at address 0 is code the linker discarded */
-		if (seq_start)
-			skip_seq = addr == 0;
-		seq_start = end;
-		if (skip_seq)
-			continue;
-		row = &cu->lines[cu->nr_lines];
-		row->addr = addr;
-		row->line = lineno < 0 ? 0 : lineno;
-		row->end = end;
-		row->order = (uint32_t)cu->nr_lines;
-		row->file = "";
-		if (!end) {
-			if (!dwarf_line_file(l, &files, &fidx) && files == cu->files) {
-				row->file = cu_file(d->s, cu, fidx);
-			} else {
-				row->file = source_file(d->s, cu, dwarf_linesrc(l, NULL, NULL));
-			}
-		}
-		cu->nr_lines++;
-	}
+	if (a_addr != b_addr)
+		return a_addr < b_addr ? -1 : 1;
+	if (a_end != b_end)
+		return a_end ? -1 : 1;
+	return a_order < b_order ? -1 : a_order > b_order;
 }
 
-/* A sequence of a line table: rows [lo, hi), the last its end. */
+/* A sequence of a line table: rows [lo, hi) of it, the last its end. */
 struct line_seq {
-	const struct line_row *first;
+	uint64_t addr;
+	bool end;
 	size_t lo, hi;
 };
 
@@ -1055,121 +1175,355 @@ static int line_seq_cmp(const void *a_, const void *b_)
 {
 	const struct line_seq *a = a_, *b = b_;
 
-	return line_row_cmp(a->first, b->first);
+	return row_cmp(a->addr, a->end, (uint32_t)a->lo, b->addr, b->end, (uint32_t)b->lo);
+}
+
+/* A row with its order, for the rare table that needs a whole sort. */
+struct sort_row {
+	uint64_t addr;
+	struct dwarf_line_row info;
+	uint32_t order;
+};
+
+static int sort_row_cmp(const void *a_, const void *b_)
+{
+	const struct sort_row *a = a_, *b = b_;
+
+	return row_cmp(a->addr, a->info.file == LINE_END, a->order,
+		       b->addr, b->info.file == LINE_END, b->order);
 }
 
 /*
- * Sort the rows as line_row_cmp() orders them (a total order, so any sort
- * gives the one result). Rows come in sequences, each ascending, the
- * sequences in any order: sorting the sequences by their first row leaves
- * at most a few rows out of place (an empty row just before its
- * sequence's end), which an insertion pass moves; anything more disordered
- * (overlapping sequences) is sorted whole.
+ * Whether the table's rows are in order but for ends after rows at their
+ * address (an empty row just before its sequence's end, as GCC writes
+ * them), which end_first() puts right: ascending, no sequence at address
+ * 0 to leave out.
  */
-static void sort_lines(struct cu *cu)
+static bool rows_in_order(const struct dwarf_line_table *t)
 {
-	struct line_row *rows = cu->lines;
-	size_t n = cu->nr_lines, moves = 0, i;
+	const uint64_t *addr = t->addrs;
+	const struct dwarf_line_row *row = t->rows;
+	bool seq_start = true;
 
-	for (i = 1; i < n && line_row_cmp(&rows[i - 1], &rows[i]) <= 0; i++)
-		;
-	if (i >= n)
-		return;
-	{
-		struct line_seq *seq = NULL;
-		size_t nr = 0, alloc = 0, lo = 0;
-		struct line_row *sorted;
-
-		for (i = 0; i < n; i++) {
-			if (!rows[i].end && i + 1 < n)
-				continue;
-			ALLOC_GROW(seq, nr + 1, alloc);
-			seq[nr++] = (struct line_seq){ &rows[lo], lo, i + 1 };
-			lo = i + 1;
-		}
-		qsort(seq, nr, sizeof(*seq), line_seq_cmp);
-		sorted = xmalloc(n * sizeof(*sorted));
-		for (size_t k = 0, at = 0; k < nr; k++) {
-			memcpy(&sorted[at], &rows[seq[k].lo], (seq[k].hi - seq[k].lo) * sizeof(*rows));
-			at += seq[k].hi - seq[k].lo;
-		}
-		free(seq);
-		free(rows);
-		cu->lines = rows = sorted;
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		if (seq_start && !addr[i])
+			return false;
+		if (i && addr[i] < addr[i - 1])
+			return false;
+		seq_start = row[i].file == LINE_END;
 	}
-	for (i = 1; i < n; i++) {
-		for (size_t j = i; j > 0 && line_row_cmp(&rows[j - 1], &rows[j]) > 0; j--) {
-			struct line_row t = rows[j];
-
-			rows[j] = rows[j - 1];
-			rows[j - 1] = t;
-			if (++moves > n) {
-				qsort(rows, n, sizeof(*rows), line_row_cmp);
-				return;
-			}
-		}
-	}
+	return true;
 }
 
-/* The sections a line table refers to, from the file libdw read the DWARF of. */
-static int find_line_sections(struct sym_dso *d)
+/*
+ * The end at 'at' moved before the rows of its sequence at its address:
+ * it sorts before them (row_cmp()), which keep their order.
+ */
+static void end_first(uint64_t *addr, struct dwarf_line_row *row, size_t at)
 {
+	struct dwarf_line_row end = row[at];
+
+	for (; at > 0 && addr[at - 1] == addr[at] && row[at - 1].file != LINE_END; at--)
+		row[at] = row[at - 1];
+	row[at] = end;
+}
+
+/*
+ * The rows of the sequences in the order given, copied in one pass, when
+ * that order is the sorted one but for ends after rows at their address
+ * (end_first() moves them): false when a row is out of place, and nothing
+ * is kept. A row that says what the row before it says (same file and
+ * line, neither an end) is left out: the lookup that found it finds the
+ * one before, with the same answer. The last row is always kept (it
+ * becomes the unit's end).
+ */
+static bool gather_sorted(struct cu *cu, const struct dwarf_line_table *t,
+			  const struct line_seq *seq, size_t nr_seq, size_t total)
+{
+	uint64_t *addr = xmalloc((total ? total : 1) * sizeof(*addr));
+	struct dwarf_line_row *info = xmalloc((total ? total : 1) * sizeof(*info));
+	uint64_t prev_addr = 0;
+	bool prev_end = false, first = true;
+	uint32_t prev_order = 0;
+	size_t at = 0, left = total;
+
+	for (size_t k = 0; k < nr_seq; k++) {
+		for (size_t i = seq[k].lo; i < seq[k].hi; i++) {
+			uint64_t a = t->addrs[i];
+			struct dwarf_line_row r = t->rows[i];
+			bool end = r.file == LINE_END;
+
+			/* an end after rows of its sequence at its address: end_first() */
+			bool tie = end && !prev_end && a == prev_addr && i > seq[k].lo;
+
+			if (!first && !tie &&
+			    row_cmp(prev_addr, prev_end, prev_order, a, end, (uint32_t)i) > 0) {
+				free(addr);
+				free(info);
+				return false;
+			}
+			first = false;
+			if (!tie) {	/* after a tie the last row in order is still the one before */
+				prev_addr = a;
+				prev_end = end;
+				prev_order = (uint32_t)i;
+			}
+			if (--left && at && !end && info[at - 1].file == r.file &&
+			    info[at - 1].line == r.line)
+				continue;
+			addr[at] = a;
+			info[at++] = r;
+			if (end)
+				end_first(addr, info, at - 1);
+		}
+	}
+	if (at < total) {
+		addr = xrealloc(addr, (at ? at : 1) * sizeof(*addr));
+		info = xrealloc(info, (at ? at : 1) * sizeof(*info));
+	}
+	cu->line_addr = addr;
+	cu->line_info = info;
+	cu->nr_lines = at;
+	return true;
+}
+
+/*
+ * The unit's rows from a line table's (dwarf-line.c's, or libdw's in the
+ * same arrays), in the table's order: without the sequences at address 0
+ * (code the linker discarded), sorted as row_cmp() orders them (a total
+ * order, so any sort gives the one result), the last row an end (as
+ * libdw marks it: compilers may forget). Most units' tables are one
+ * sequence, in order: their arrays are taken as they are, an end after
+ * rows at its address moved before them (end_first()). Else the
+ * sequences, each ascending, are put in order by their first rows, which
+ * usually leaves the rows sorted (gather_sorted()); else (overlapping
+ * sequences) a few rows may be out of place, moved by one insertion pass,
+ * or more, and all are sorted. Those need all rows: false, and nothing
+ * done, for a table read with rows merged (DWARF_LINE_MERGE).
+ */
+static bool build_lines(struct sym_dso *d, struct cu *cu, struct dwarf_line_table *t)
+{
+	struct line_seq *seq = NULL;
+	size_t nr_seq = 0, alloc_seq = 0, total = 0, lo = 0, moves = 0, n = t->nr_rows;
+	bool seq_start = true, skip = false;
+	uint64_t *addr;
+	struct dwarf_line_row *info;
+	uint32_t *order;
+
+	if (n > (1u << 31) - 1)
+		n = t->nr_rows = (1u << 31) - 1;
+	if (rows_in_order(t)) {
+		for (size_t i = 1; i < n; i++) {
+			if (t->rows[i].file == LINE_END && t->addrs[i] == t->addrs[i - 1])
+				end_first(t->addrs, t->rows, i);
+		}
+		cu->nr_lines = dwarf_line_detach_rows(t, &cu->line_addr, &cu->line_info);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool end = t->rows[i].file == LINE_END;
+
+		if (seq_start) {
+			skip = t->addrs[i] == 0;
+			lo = i;
+		}
+		seq_start = end;
+		if (skip || (!end && i + 1 < n))
+			continue;
+		ALLOC_GROW(seq, nr_seq + 1, alloc_seq);
+		seq[nr_seq++] = (struct line_seq){ t->addrs[lo], t->rows[lo].file == LINE_END, lo, i + 1 };
+		total += i + 1 - lo;
+	}
+	for (size_t k = 1; k < nr_seq; k++) {
+		if (line_seq_cmp(&seq[k - 1], &seq[k]) > 0) {
+			qsort(seq, nr_seq, sizeof(*seq), line_seq_cmp);
+			break;
+		}
+	}
+	if (gather_sorted(cu, t, seq, nr_seq, total))
+		goto out;
+	if (t->merged) {
+		free(seq);
+		return false;
+	}
+	SCRATCH_GROW(d->line_order, total, d->alloc_line_order);
+	cu->line_addr = addr = xmalloc((total ? total : 1) * sizeof(*addr));
+	cu->line_info = info = xmalloc((total ? total : 1) * sizeof(*info));
+	order = d->line_order;
+	for (size_t k = 0, at = 0; k < nr_seq; k++) {
+		for (size_t i = seq[k].lo; i < seq[k].hi; i++, at++) {
+			addr[at] = t->addrs[i];
+			info[at] = t->rows[i];
+			order[at] = (uint32_t)i;
+		}
+	}
+	cu->nr_lines = total;
+	for (size_t i = 1; i < total; i++) {
+		for (size_t j = i; j > 0 && row_cmp(addr[j - 1], info[j - 1].file == LINE_END, order[j - 1],
+						    addr[j], info[j].file == LINE_END, order[j]) > 0; j--) {
+			uint64_t ta = addr[j];
+			struct dwarf_line_row ti = info[j];
+			uint32_t to = order[j];
+
+			addr[j] = addr[j - 1];
+			info[j] = info[j - 1];
+			order[j] = order[j - 1];
+			addr[j - 1] = ta;
+			info[j - 1] = ti;
+			order[j - 1] = to;
+			if (++moves > total)
+				goto sort_whole;
+		}
+	}
+	goto out;
+sort_whole: {
+		struct sort_row *all = xmalloc(total * sizeof(*all));
+
+		for (size_t i = 0; i < total; i++)
+			all[i] = (struct sort_row){ addr[i], info[i], order[i] };
+		qsort(all, total, sizeof(*all), sort_row_cmp);
+		for (size_t i = 0; i < total; i++) {
+			addr[i] = all[i].addr;
+			info[i] = all[i].info;
+		}
+		free(all);
+	}
+out:
+	free(seq);
+	if (cu->nr_lines)
+		cu->line_info[cu->nr_lines - 1].file = LINE_END;
+	return true;
+}
+
+static bool extra_file_eq(const void *table, size_t i, const void *key)
+{
+	return ((const struct cu *)table)->extra_files[i] == key;
+}
+
+/* The file of a libdw row that is not in the unit's table: an extra file's index. */
+static uint32_t extra_file(struct cu *cu, const char *file, struct hindex *seen)
+{
+	uint64_t hash = hash_u64(HASH_SEED, (uint64_t)(uintptr_t)file);
+	size_t slot, i;
+
+	if (!*file)
+		return LINE_NO_FILE;
+	if ((i = hindex_probe(seen, hash, extra_file_eq, cu, file, &slot)) != HINDEX_NONE)
+		return (uint32_t)(cu->nr_files + i);
+	if (cu->nr_files + cu->nr_extra_files >= LINE_NO_FILE)
+		return LINE_NO_FILE;
+	ALLOC_GROW(cu->extra_files, cu->nr_extra_files + 1, cu->alloc_extra_files);
+	cu->extra_files[cu->nr_extra_files] = file;
+	hindex_set(seen, slot, hash, cu->nr_extra_files);
+	return (uint32_t)(cu->nr_files + cu->nr_extra_files++);
+}
+
+/* The unit's line table read by libdw (dwarf_getsrclines()), for what dwarf-line.c does not read. */
+static void load_lines(struct sym_dso *d, struct cu *cu)
+{
+	struct dwarf_line_table *t = &d->line_scratch;
+	struct hindex seen = HINDEX_INIT;
+	Dwarf_Attribute attr;
+	Dwarf_Lines *lines;
+	size_t n;
+
+	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr))
+		return;
+	if (dwarf_getsrclines(&cu->line_die, &lines, &n)) {
+		dwarf_broken(d, "line table");
+		return;
+	}
+	t->nr_rows = 0;
+	t->merged = false;
+	dwarf_line_reserve(t, n);
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		struct dwarf_line_row *row;
+		Dwarf_Files *files;
+		size_t fidx;
+		Dwarf_Addr addr;
+		int lineno;
+		bool end;
+
+		if (!l || dwarf_lineaddr(l, &addr) || dwarf_lineno(l, &lineno) ||
+		    dwarf_lineendsequence(l, &end))
+			continue;
+		t->addrs[t->nr_rows] = addr;
+		row = &t->rows[t->nr_rows++];
+		row->line = lineno < 0 ? 0 : lineno;
+		row->file = end ? LINE_END : LINE_NO_FILE;
+		if (end)
+			continue;
+		if (!dwarf_line_file(l, &files, &fidx) && files == cu->files)
+			row->file = fidx < cu->nr_files ? (uint32_t)fidx : LINE_NO_FILE;
+		else
+			row->file = extra_file(cu, source_file(d->s, cu, dwarf_linesrc(l, NULL, NULL)),
+					       &seen);
+	}
+	hindex_release(&seen);
+	build_lines(d, cu, t);
+}
+
+/*
+ * The bytes of the DWARF sections the own readers read (dwarf-line.c's,
+ * dwarf-info.c's), from the file libdw read the DWARF of. A section they
+ * cannot read (still compressed, no bytes) is left out: a reader that
+ * needs it fails, and libdw is asked instead.
+ */
+static int find_dwarf_sections(struct sym_dso *d)
+{
+	static const char *const names[DWARF_NR_SECTIONS] = {
+		[DWARF_INFO] = ".debug_info", [DWARF_ABBREV] = ".debug_abbrev",
+		[DWARF_STR] = ".debug_str", [DWARF_LINE_STR] = ".debug_line_str",
+		[DWARF_STR_OFFSETS] = ".debug_str_offsets", [DWARF_ADDR] = ".debug_addr",
+		[DWARF_RANGES] = ".debug_ranges", [DWARF_RNGLISTS] = ".debug_rnglists",
+	};
 	Elf *elf = d->dw ? dwarf_getelf(d->dw) : NULL;
+	struct dwarf_info_sections sec = { 0 };
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr ehdr;
 	size_t shstrndx;
 
-	if (d->line_sec_state)
-		return d->line_sec_state > 0 ? 0 : -1;
-	d->line_sec_state = -1;
+	if (d->sec_state)
+		return d->sec_state > 0 ? 0 : -1;
+	d->sec_state = -1;
 	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx))
 		return -1;
-	d->line_sec.big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
+	sec.big_endian = ehdr.e_ident[EI_DATA] == ELFDATA2MSB;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
 		Elf_Data *data;
-		const unsigned char **bytes;
-		size_t *size;
+		int i;
 
-		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strncmp(name, ".debug_", 7))
 			continue;
-		if (!strcmp(name, ".debug_line")) {
-			bytes = &d->line_sec.line;
-			size = &d->line_sec.line_size;
-		} else if (!strcmp(name, ".debug_line_str")) {
-			bytes = &d->line_sec.line_str;
-			size = &d->line_sec.line_str_size;
-		} else if (!strcmp(name, ".debug_str")) {
-			bytes = &d->line_sec.str;
-			size = &d->line_sec.str_size;
-		} else {
-			continue;
-		}
 		/* libdw decompresses the sections it reads; one still compressed is not ours to read */
 		if ((sh.sh_flags & SHF_COMPRESSED) || sh.sh_type == SHT_NOBITS ||
 		    !(data = elf_getdata(scn, NULL)) || !data->d_buf)
-			return -1;
-		*bytes = data->d_buf;
-		*size = data->d_size;
+			continue;
+		if (!strcmp(name, ".debug_line")) {
+			d->line_sec.line = data->d_buf;
+			d->line_sec.line_size = data->d_size;
+			continue;
+		}
+		for (i = 0; i < DWARF_NR_SECTIONS && strcmp(name, names[i]); i++)
+			;
+		if (i < DWARF_NR_SECTIONS) {
+			sec.data[i] = data->d_buf;
+			sec.size[i] = data->d_size;
+		}
 	}
-	if (!d->line_sec.line)
-		return -1;
-	d->line_sec_state = 1;
+	d->line_sec.big_endian = sec.big_endian;
+	d->line_sec.line_str = sec.data[DWARF_LINE_STR];
+	d->line_sec.line_str_size = sec.size[DWARF_LINE_STR];
+	d->line_sec.str = sec.data[DWARF_STR];
+	d->line_sec.str_size = sec.size[DWARF_STR];
+	dwarf_info_init(&d->info, &sec);
+	d->info_usable = sec.data[DWARF_INFO] && sec.data[DWARF_ABBREV];
+	d->sec_state = 1;
 	return 0;
-}
-
-/* A row at the end of the unit's table (which has room for it). */
-static void add_line_row(struct cu *cu, uint64_t addr, int lineno, bool end, const char *file)
-{
-	struct line_row *row = &cu->lines[cu->nr_lines];
-
-	row->addr = addr;
-	row->line = lineno < 0 ? 0 : lineno;
-	row->end = end;
-	row->order = (uint32_t)cu->nr_lines;
-	row->file = end ? "" : file;
-	cu->nr_lines++;
 }
 
 /*
@@ -1183,51 +1537,38 @@ static int load_lines_own(struct sym_dso *d, struct cu *cu)
 	Dwarf_Word off;
 	Dwarf_Die cudie;
 	uint8_t addr_size, offset_size;
-	bool seq_start = true, skip_seq = false;
-	size_t n;
 
 	/* a split unit's files are libdw's to find (the skeleton's, or its .dwo's) */
 	if (cu->die.cu != cu->line_die.cu || dwarf_cu_getdwarf(cu->line_die.cu) != d->dw ||
-	    find_line_sections(d))
+	    find_dwarf_sections(d) || !d->line_sec.line)
 		return -1;
 	if (!dwarf_attr(&cu->line_die, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off) ||
 	    !dwarf_diecu(&cu->line_die, &cudie, &addr_size, &offset_size) ||
-	    dwarf_line_read(t, &d->line_sec, off, addr_size))
+	    dwarf_line_read(t, &d->line_sec, off, addr_size, DWARF_LINE_MERGE))
 		return -1;
 	cu->nr_files = t->nr_files;
 	cu->lfiles = xmalloc((cu->nr_files ? cu->nr_files : 1) * sizeof(*cu->lfiles));
 	memcpy(cu->lfiles, t->files, cu->nr_files * sizeof(*cu->lfiles));
 	cu->file_names = xcalloc(cu->nr_files ? cu->nr_files : 1, sizeof(*cu->file_names));
-	n = t->nr_rows > (1u << 31) - 1 ? (1u << 31) - 1 : t->nr_rows;
-	cu->lines = xmalloc((n ? n : 1) * sizeof(*cu->lines));
-	for (size_t i = 0; i < n; i++) {
-		const struct dwarf_line_row *r = &t->rows[i];
-
-		/* a sequence at address 0 is code the linker discarded */
-		if (seq_start)
-			skip_seq = r->addr == 0;
-		seq_start = r->end;
-		if (skip_seq)
-			continue;
-		add_line_row(cu, r->addr, r->line, r->end, r->end ? "" : cu_file(d->s, cu, r->file));
-	}
+	/* rows merged (a third fewer) unless the sequences overlap: then all */
+	if (!build_lines(d, cu, t) &&
+	    (dwarf_line_read(t, &d->line_sec, off, addr_size, 0) || !build_lines(d, cu, t)))
+		BUG("a line table read twice reads differently");
 	return 0;
 }
 
-static const struct line_row *line_find(const struct cu *cu, uint64_t addr)
+/* The row that holds 'addr', or -1; a search as range_find()'s. */
+static ssize_t line_find(struct cu *cu, uint64_t addr)
 {
-	size_t lo = 0, hi = cu->nr_lines;
+	size_t i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (cu->lines[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || cu->lines[lo - 1].end)
-		return NULL;
-	return &cu->lines[lo - 1];
+	if (!cu->nr_lines || cu->line_addr[0] > addr)
+		return -1;
+	i = cu->line_hint = last_at_or_below(cu->line_addr, sizeof(*cu->line_addr), cu->nr_lines,
+					     addr, cu->line_hint);
+	if (cu->line_info[i].file == LINE_END)
+		return -1;
+	return (ssize_t)i;
 }
 
 /* Record a function or inlined call that has code; NONE when it has none. */
@@ -1243,6 +1584,11 @@ static uint32_t add_scope(struct sym_dso *d, struct cu *cu, Dwarf_Die *die,
 	if (cu->nr_scopes >= NONE - 1)
 		return NONE;
 	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		/* as dwarf-info.c: DIEs sharing one range list over and over are no program's */
+		if (cu->ranges.nr >= MAX_UNIT_RANGES) {
+			dwarf_broken(d, "more function ranges than a unit has");
+			break;
+		}
 		if (lo)
 			range_add(&cu->ranges, lo, hi, idx, depth);
 	}
@@ -1251,18 +1597,24 @@ static uint32_t add_scope(struct sym_dso *d, struct cu *cu, Dwarf_Die *die,
 	if (cu->ranges.nr == before)
 		return NONE;
 	ALLOC_GROW(cu->scopes, cu->nr_scopes + 1, cu->alloc_scopes);
+	ALLOC_GROW(cu->dies, cu->nr_scopes + 1, cu->alloc_dies);
+	cu->dies[cu->nr_scopes] = *die;
 	sc = &cu->scopes[cu->nr_scopes++];
 	memset(sc, 0, sizeof(*sc));
-	sc->die = *die;
+	sc->off = dwarf_dieoffset(die);
 	sc->parent = inlined ? parent : NONE;
 	sc->inlined = inlined;
+	sc->call_file = UINT32_MAX;
+	sc->names = NONE;
 	return idx;
 }
 
 /*
- * Walk the DIE tree once: functions and inlined calls with their ranges;
- * the DIEs that may hold them (namespaces, classes, blocks) are entered,
- * the rest (types, variables, parameters) skipped.
+ * Walk the DIE tree once with libdw: functions and inlined calls with
+ * their ranges; the DIEs that may hold them (namespaces, classes, blocks)
+ * are entered, the rest (types, variables, parameters) skipped. For the
+ * units dwarf-info.c cannot read (split units, references into other
+ * files, broken DWARF), which walks them the same way.
  */
 static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 		      uint32_t scope, unsigned depth)
@@ -1319,6 +1671,46 @@ static void walk_dies(struct sym_dso *d, struct cu *cu, Dwarf_Die *parent,
 		dwarf_broken(d, "DIE tree");
 }
 
+/*
+ * The unit's scopes and their ranges read by dwarf-info.c: 0, or -1 when
+ * they cannot be (a split unit, a form or reference it does not read,
+ * broken DWARF), and libdw walks the unit.
+ */
+static int load_scopes_own(struct sym_dso *d, struct cu *cu)
+{
+	struct dwarf_info_scopes *t = &d->scope_scratch;
+	struct range_index *ri = &cu->ranges;
+
+	if (cu->die.cu != cu->line_die.cu || dwarf_cu_getdwarf(cu->die.cu) != d->dw ||
+	    find_dwarf_sections(d) || !d->info_usable ||
+	    dwarf_info_scopes(&d->info, dwarf_dieoffset(&cu->die), cu->is_c, t) ||
+	    t->nr_scopes >= NONE - 1 || t->nr_ranges >= NONE - 1)
+		return -1;
+	cu->nr_scopes = cu->alloc_scopes = t->nr_scopes;
+	cu->scopes = xmalloc((t->nr_scopes ? t->nr_scopes : 1) * sizeof(*cu->scopes));
+	for (size_t i = 0; i < t->nr_scopes; i++) {
+		const struct dwarf_info_scope *from = &t->scopes[i];
+		struct scope *sc = &cu->scopes[i];
+
+		sc->off = from->die;
+		sc->origin = from->origin;
+		sc->parent = from->parent;
+		sc->inlined = from->inlined;
+		sc->call_file = from->inlined && from->call_file < UINT32_MAX ?
+				(uint32_t)from->call_file : UINT32_MAX;
+		sc->call_line = from->inlined ? from->call_line : 0;
+		sc->names = NONE;
+	}
+	ri->nr = ri->alloc = t->nr_ranges;
+	ri->r = xmalloc((t->nr_ranges ? t->nr_ranges : 1) * sizeof(*ri->r));
+	for (size_t i = 0; i < t->nr_ranges; i++) {
+		const struct dwarf_info_range *from = &t->ranges[i];
+
+		ri->r[i] = (struct range){ from->lo, from->hi, from->scope, from->depth };
+	}
+	return 0;
+}
+
 static int cu_load(struct sym_dso *d, struct cu *cu)
 {
 	Dwarf_Attribute attr;
@@ -1339,10 +1731,6 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 					 sizeof(*cu->file_names));
 		load_lines(d, cu);
 	}
-	sort_lines(cu);
-	/* the unit's last row ends it, as libdw marks it (compilers may forget) */
-	if (cu->nr_lines)
-		cu->lines[cu->nr_lines - 1].end = 1;
 	switch (dwarf_srclang(&cu->die)) {
 	case DW_LANG_C89:
 	case DW_LANG_C:
@@ -1353,10 +1741,32 @@ static int cu_load(struct sym_dso *d, struct cu *cu)
 	default:
 		break;
 	}
-	walk_dies(d, cu, &cu->die, NONE, 0);
-	range_index_build(&cu->ranges);
+	if (load_scopes_own(d, cu))
+		walk_dies(d, cu, &cu->die, NONE, 0);
+	range_index_build(&cu->ranges, &d->range_scratch);
 	cu->state = 1;
 	return 0;
+}
+
+/*
+ * A function's names as frames give them, from its DWARF names. These
+ * point into the DWARF's string sections, which stay mapped as long as
+ * the DSO is open (until symbolizer_free()), so they are not copied;
+ * only a demangled name is made (and interned).
+ */
+static void set_names(struct symbolizer *s, const char *link, const char *name, int line,
+		      const char **namep, const char **system_namep, int *decl_linep)
+{
+	*namep = *system_namep = NULL;
+	*decl_linep = line > 0 ? line : 0;
+	if (link && *link) {
+		const char *dem = sym_demangle(s, link);
+
+		*system_namep = link;
+		*namep = dem != link || !name || !*name ? dem : name;
+	} else if (name && *name) {
+		*namep = *system_namep = name;
+	}
 }
 
 /* A function's names and declaration line, from 'die' and what it refers to. */
@@ -1367,27 +1777,34 @@ static void die_names(struct symbolizer *s, Dwarf_Die *die, const char **namep,
 	const char *link = NULL, *name = NULL;
 	int line;
 
-	*namep = *system_namep = NULL;
-	*decl_linep = 0;
 	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
 		link = dwarf_formstring(&attr);
 	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
 		name = dwarf_formstring(&attr);
-	if (link && *link) {
-		const char *dem;
+	if (dwarf_decl_line(die, &line))
+		line = 0;
+	set_names(s, link, name, line, namep, system_namep, decl_linep);
+}
 
-		*system_namep = intern(s, link);
-		dem = sym_demangle(s, *system_namep);
-		if (dem != *system_namep || !name || !*name)
-			*namep = dem;
-		else
-			*namep = intern(s, name);
-	} else if (name && *name) {
-		*namep = *system_namep = intern(s, name);
+/*
+ * The same for the DIE at 'off' of the DSO's .debug_info: read by
+ * dwarf-info.c, else by libdw. False when neither can read it.
+ */
+static bool die_names_at(struct sym_dso *d, uint64_t off, const char **namep,
+			 const char **system_namep, int *decl_linep)
+{
+	struct dwarf_info_names n;
+	Dwarf_Die die;
+
+	if (!dwarf_info_names(&d->info, off, &n)) {
+		set_names(d->s, n.linkage_name, n.name, n.decl_line, namep, system_namep, decl_linep);
+		return true;
 	}
-	if (!dwarf_decl_line(die, &line) && line > 0)
-		*decl_linep = line;
+	if (!dwarf_offdie(d->dw, off, &die))
+		return false;
+	die_names(d->s, &die, namep, system_namep, decl_linep);
+	return true;
 }
 
 static uint64_t origin_hash(const Dwarf *dbg, Dwarf_Off off)
@@ -1403,55 +1820,105 @@ static bool origin_eq(const void *table, size_t i, const void *key)
 }
 
 /*
- * The names of an abstract origin, read once and shared by all its inlined
- * copies (a helper inlined a thousand times is resolved once).
+ * The names of the DIE at 'off' of 'dbg' (which is 'die' when libdw has
+ * it already), read once: an abstract origin's are shared by all its
+ * inlined copies (a helper inlined a thousand times is resolved once).
+ * An index into d->origins.v, NONE when the DIE cannot be read.
  */
-static const struct origin *origin_get(struct sym_dso *d, Dwarf_Die *die)
+static uint32_t names_get(struct sym_dso *d, Dwarf *dbg, Dwarf_Off off, Dwarf_Die *die)
 {
 	struct origin_cache *oc = &d->origins;
-	struct origin key = { .dbg = dwarf_cu_getdwarf(die->cu), .off = dwarf_dieoffset(die) };
+	struct origin key = { .dbg = dbg, .off = off };
 	uint64_t hash = origin_hash(key.dbg, key.off);
 	struct origin *o;
 	size_t s, i;
 
 	if ((i = hindex_probe(&oc->index, hash, origin_eq, oc, &key, &s)) != HINDEX_NONE)
-		return &oc->v[i];
+		return (uint32_t)i;
+	if (oc->nr >= NONE - 1)
+		return NONE;
 	ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
 	o = &oc->v[oc->nr];
 	*o = key;
-	die_names(d->s, die, &o->name, &o->system_name, &o->decl_line);
-	hindex_set(&oc->index, s, hash, oc->nr++);
-	return o;
+	if (die)
+		die_names(d->s, die, &o->name, &o->system_name, &o->decl_line);
+	else if (!die_names_at(d, off, &o->name, &o->system_name, &o->decl_line))
+		return NONE;
+	hindex_set(&oc->index, s, hash, oc->nr);
+	return (uint32_t)oc->nr++;
+}
+
+/* The entry of no names, for a scope whose DIE cannot be read. */
+static uint32_t names_none(struct sym_dso *d)
+{
+	struct origin_cache *oc = &d->origins;
+
+	if (d->no_names == NONE) {
+		ALLOC_GROW(oc->v, oc->nr + 1, oc->alloc);
+		memset(&oc->v[oc->nr], 0, sizeof(oc->v[oc->nr]));
+		d->no_names = (uint32_t)oc->nr++;
+	}
+	return d->no_names;
+}
+
+/* A scope's names from libdw's DIE: its abstract origin's, else its own. */
+static uint32_t scope_names_libdw(struct sym_dso *d, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	uint32_t i;
+
+	if (dwarf_attr(die, DW_AT_abstract_origin, &attr) &&
+	    dwarf_formref_die(&attr, &origin) &&
+	    (i = names_get(d, dwarf_cu_getdwarf(origin.cu), dwarf_dieoffset(&origin),
+			   &origin)) != NONE)
+		return i;
+	i = names_get(d, dwarf_cu_getdwarf(die->cu), dwarf_dieoffset(die), die);
+	return i != NONE ? i : names_none(d);
 }
 
 static void scope_resolve(struct sym_dso *d, struct cu *cu, struct scope *sc)
 {
 	Dwarf_Attribute attr;
-	Dwarf_Die origin;
 	Dwarf_Word w;
+	Dwarf_Die die, *dp;
+	uint32_t i;
 
-	if (sc->resolved)
+	if (cu->dies) {
+		/* walked by libdw: everything from its DIE */
+		dp = &cu->dies[sc - cu->scopes];
+		sc->names = scope_names_libdw(d, dp);
+		if (sc->inlined) {
+			if (dwarf_attr(dp, DW_AT_call_line, &attr) &&
+			    !dwarf_formudata(&attr, &w))
+				sc->call_line = w > INT_MAX ? 0 : (int)w;
+			if (dwarf_attr(dp, DW_AT_call_file, &attr) &&
+			    !dwarf_formudata(&attr, &w))
+				sc->call_file = w < UINT32_MAX ? (uint32_t)w : UINT32_MAX;
+		}
 		return;
-	sc->resolved = true;
-	if (dwarf_attr(&sc->die, DW_AT_abstract_origin, &attr) &&
-	    dwarf_formref_die(&attr, &origin)) {
-		const struct origin *o = origin_get(d, &origin);
+	}
+	/* walked by dwarf-info.c: the call site is known, the names are read now */
+	if (sc->origin == DWARF_INFO_FOREIGN) {
+		/* an origin in another file (dwz): libdw's to follow */
+		sc->names = dwarf_offdie(d->dw, sc->off, &die) ? scope_names_libdw(d, &die)
+							      : names_none(d);
+		return;
+	}
+	if (sc->origin && (i = names_get(d, d->dw, sc->origin, NULL)) != NONE) {
+		sc->names = i;
+		return;
+	}
+	i = names_get(d, d->dw, sc->off, NULL);
+	sc->names = i != NONE ? i : names_none(d);
+}
 
-		sc->name = o->name;
-		sc->system_name = o->system_name;
-		sc->decl_line = o->decl_line;
-	} else {
-		die_names(d->s, &sc->die, &sc->name, &sc->system_name, &sc->decl_line);
-	}
-	sc->call_file = "";
-	if (sc->inlined) {
-		if (dwarf_attr(&sc->die, DW_AT_call_line, &attr) &&
-		    !dwarf_formudata(&attr, &w))
-			sc->call_line = w > INT_MAX ? 0 : (int)w;
-		if (dwarf_attr(&sc->die, DW_AT_call_file, &attr) &&
-		    !dwarf_formudata(&attr, &w))
-			sc->call_file = cu_file(d->s, cu, w);
-	}
+/* A scope's names, read on first use; valid until the next names are read. */
+static const struct origin *scope_names(struct sym_dso *d, struct cu *cu, struct scope *sc)
+{
+	if (sc->names == NONE)
+		scope_resolve(d, cu, sc);
+	return &d->origins.v[sc->names];
 }
 
 /*
@@ -1463,7 +1930,7 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 {
 	uint64_t addr = vaddr + d->dw_adjust;
 	const struct range *r = range_find(&d->cu_ranges, addr);
-	const struct line_row *row;
+	ssize_t row;
 	const char *file;
 	struct scope *sc;
 	struct cu *cu;
@@ -1475,8 +1942,8 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 	if (cu_load(d, cu))
 		return 0;
 	row = line_find(cu, addr);
-	file = row ? row->file : "";
-	line = row ? row->line : 0;
+	file = row < 0 ? "" : cu_row_file(d->s, cu, cu->line_info[row].file);
+	line = row < 0 ? 0 : cu->line_info[row].line;
 	r = range_find(&cu->ranges, addr);
 	if (!r) {
 		/* a line without a function: name it from the symbol table */
@@ -1489,20 +1956,21 @@ static int dwarf_lookup(struct sym_dso *d, uint64_t vaddr, struct elf_sym *es,
 	for (;;) {
 		struct sym_frame *f = &frames[n++];
 
-		scope_resolve(d, cu, sc);
-		f->name = sc->name;
-		f->system_name = sc->system_name;
+		const struct origin *o = scope_names(d, cu, sc);
+
+		f->name = o->name;
+		f->system_name = o->system_name;
 		if (!f->name) {
 			f->name = !sc->inlined && es ? sym_name(d, es) : unknown_name;
 			f->system_name = !sc->inlined && es ? es->name : unknown_name;
 		}
 		f->file = file;
 		f->line = line;
-		f->start_line = sc->decl_line;
+		f->start_line = o->decl_line;
 		f->inlined = sc->inlined;
 		if (!sc->inlined || n == max)
 			break;
-		file = sc->call_file;
+		file = cu_file(d->s, cu, sc->call_file);
 		line = sc->call_line;
 		if (sc->parent == NONE) {
 			/* an inlined call outside any function: end at the symbol */
@@ -1787,6 +2255,7 @@ static struct sym_dso *dso_new(struct symbolizer *s, const char *path)
 	d->path = intern(s, path);
 	d->build_id = "";
 	d->want_build_id = "";
+	d->no_names = NONE;
 	ALLOC_GROW(s->dsos, s->nr_dsos + 1, s->alloc_dsos);
 	s->dsos[s->nr_dsos++] = d;
 	return d;
@@ -1797,14 +2266,22 @@ static void dso_free(struct sym_dso *d)
 	for (size_t i = 0; i < d->nr_cus; i++) {
 		struct cu *cu = &d->cus[i];
 
-		free(cu->lines);
+		free(cu->line_addr);
+		free(cu->line_info);
+		free(cu->extra_files);
 		free(cu->scopes);
+		free(cu->dies);
 		free(cu->file_names);
 		free(cu->lfiles);
 		range_index_release(&cu->ranges);
 	}
 	free(d->cus);
 	dwarf_line_table_release(&d->line_scratch);
+	free(d->line_order);
+	dwarf_info_scopes_release(&d->scope_scratch);
+	free(d->range_scratch.tmp);
+	free(d->range_scratch.stack);
+	dwarf_info_release(&d->info);
 	range_index_release(&d->cu_ranges);
 	free(d->origins.v);
 	hindex_release(&d->origins.index);
@@ -1904,7 +2381,7 @@ static void kallsyms_index(struct sym_dso *d, struct sym_cand *c, size_t nr)
 		es->addr = c[i].addr;
 		es->end = end;
 		es->name = c[best].name;
-		ri->r[ri->nr] = (struct range){ es->addr, es->end, (uint32_t)d->nr_syms, 0, NONE };
+		ri->r[ri->nr] = (struct range){ es->addr, es->end, (uint32_t)d->nr_syms, NONE };
 		ri->nr++;
 		d->nr_syms++;
 	}
@@ -2089,7 +2566,7 @@ bool sym_dso_has_dwarf(struct sym_dso *d)
 }
 
 /* 'name' as a scope's names: the DWARF name, the linkage name, the demangled one without its parameters. */
-static bool scope_named(const struct scope *sc, const char *name)
+static bool scope_named(const struct origin *sc, const char *name)
 {
 	size_t n = strlen(name);
 
@@ -2113,16 +2590,17 @@ size_t sym_inlined_ranges(struct sym_dso *d, const char *name, struct sym_inline
 		inst = xmalloc(cu->nr_scopes * sizeof(*inst));
 		for (size_t i = 0; i < cu->nr_scopes; i++) {
 			struct scope *sc = &cu->scopes[i];
+			const struct origin *o;
 
 			inst[i] = NONE;
 			if (!sc->inlined || out->copies >= NONE - 1)
 				continue;
-			scope_resolve(d, cu, sc);
-			if (!scope_named(sc, name))
+			o = scope_names(d, cu, sc);
+			if (!scope_named(o, name))
 				continue;
 			if (!out->name) {
-				out->name = sc->name;
-				out->system_name = sc->system_name;
+				out->name = o->name;
+				out->system_name = o->system_name;
 			}
 			inst[i] = (uint32_t)out->copies++;
 		}

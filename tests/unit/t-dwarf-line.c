@@ -3,7 +3,9 @@
  * programs built here with cc (DWARF 4 and 5, include directories with
  * "..") and of this test binary itself read by dwarf_line_read() and by
  * libdw's dwarf_getsrclines(), which must give the same rows and files
- * (but for the unit's last row, which libdw marks as an end);
+ * (but for the unit's last row, which libdw marks as an end, and the
+ * file of an end, which the reader does not name); a table read with
+ * rows merged answering every lookup as the whole table;
  * and hostile tables (cut short at every length, bytes flipped, a table
  * that is only a header) that must give an error or sane rows, never a
  * crash.
@@ -209,7 +211,7 @@ static size_t check_file(const char *path)
 		assert_int_equal(dwarf_getsrclines(&cudie, &lines, &nl), 0);
 		assert_int_equal(dwarf_getsrcfiles(&cudie, &files, &nf), 0);
 		comp_dir = dwarf_formstring(dwarf_attr(&cudie, DW_AT_comp_dir, &attr));
-		if (dwarf_line_read(&t, &sec, off, asz))
+		if (dwarf_line_read(&t, &sec, off, asz, 0))
 			fail_msg("%s: unit at %#llx: dwarf_line_read failed", path, (unsigned long long)off);
 		assert_int_equal(t.version, version < 5 ? t.version : 5);
 		/* the same files, index by index (libdw's 0 in DWARF 2-4 is "???") */
@@ -234,9 +236,14 @@ static size_t check_file(const char *path)
 			assert_int_equal(dwarf_lineaddr(l, &addr), 0);
 			assert_int_equal(dwarf_lineno(l, &lineno), 0);
 			assert_int_equal(dwarf_lineendsequence(l, &end), 0);
-			a[i] = (struct row){ addr, lineno, end, xstrdup(src ? src : "") };
+			/* an end is no row of a file: the reader names none */
+			a[i] = (struct row){ addr, lineno, end, xstrdup(src && !end ? src : "") };
+			if (t.rows[i].file == DWARF_LINE_END) {
+				b[nr++] = (struct row){ t.addrs[i], t.rows[i].line, true, xstrdup("") };
+				continue;
+			}
 			assert_true(t.rows[i].file < t.nr_files);
-			b[nr++] = (struct row){ t.rows[i].addr, t.rows[i].line, t.rows[i].end,
+			b[nr++] = (struct row){ t.addrs[i], t.rows[i].line, false,
 						 ours(&t.files[t.rows[i].file], comp_dir, t.version) };
 		}
 		qsort(a, nl, sizeof(*a), row_cmp);
@@ -244,6 +251,7 @@ static size_t check_file(const char *path)
 		/* libdw marks the unit's last row as an end; the reader gives rows as they are */
 		if (nl && a[nl - 1].end && !b[nl - 1].end && a[nl - 1].addr == b[nl - 1].addr) {
 			b[nl - 1].end = true;
+			b[nl - 1].file[0] = '\0';
 			qsort(b, nl, sizeof(*b), row_cmp);
 		}
 		for (size_t i = 0; i < nl; i++) {
@@ -286,6 +294,130 @@ static void test_dwarf_line__same_as_libdw(void **state)
 	assert_true(n > 0);
 	self[n] = '\0';
 	assert_true(check_file(self) > 1);
+}
+
+/* A row with its place in the table, sorted as lib/symbolize sorts them. */
+struct srow {
+	uint64_t addr;
+	struct dwarf_line_row r;
+	size_t order;
+};
+
+static int srow_cmp(const void *a_, const void *b_)
+{
+	const struct srow *a = a_, *b = b_;
+	bool ae = a->r.file == DWARF_LINE_END, be = b->r.file == DWARF_LINE_END;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (ae != be)
+		return ae ? -1 : 1;
+	return a->order < b->order ? -1 : a->order > b->order;
+}
+
+static struct srow *sorted_rows(const struct dwarf_line_table *t)
+{
+	struct srow *v = xcalloc(t->nr_rows + 1, sizeof(*v));
+
+	for (size_t i = 0; i < t->nr_rows; i++)
+		v[i] = (struct srow){ t->addrs[i], t->rows[i], i };
+	qsort(v, t->nr_rows, sizeof(*v), srow_cmp);
+	if (t->nr_rows)
+		v[t->nr_rows - 1].r.file = DWARF_LINE_END;	/* the unit's end */
+	return v;
+}
+
+/* The last row at or before 'addr', as lib/symbolize finds it: its file and line, or -1. */
+static int64_t answer(const struct srow *v, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || v[lo - 1].r.file == DWARF_LINE_END)
+		return -1;
+	return (int64_t)v[lo - 1].r.file << 32 | (uint32_t)v[lo - 1].r.line;
+}
+
+/* Every unit's table read with rows merged answers every lookup as the whole table. */
+static size_t check_merged(const char *path, size_t *left_out)
+{
+	int fd = open(path, O_RDONLY);
+	Dwarf *dw;
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie, sub, d;
+	Dwarf_Half version;
+	uint8_t unit_type, asz, osz;
+	struct dwarf_line_sections sec;
+	struct dwarf_line_table all = DWARF_LINE_TABLE_INIT, merged = DWARF_LINE_TABLE_INIT;
+	size_t units = 0;
+
+	assert_true(fd >= 0);
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	assert_non_null(dw);
+	sections_of(dw, &sec);
+	while (dwarf_get_units(dw, cu, &cu, &version, &unit_type, &cudie, &sub) == 0) {
+		Dwarf_Attribute attr;
+		Dwarf_Word off;
+		struct srow *a, *b;
+
+		if (!dwarf_attr(&cudie, DW_AT_stmt_list, &attr) || dwarf_formudata(&attr, &off))
+			continue;
+		assert_non_null(dwarf_diecu(&cudie, &d, &asz, &osz));
+		assert_int_equal(dwarf_line_read(&all, &sec, off, asz, 0), 0);
+		assert_int_equal(dwarf_line_read(&merged, &sec, off, asz, DWARF_LINE_MERGE), 0);
+		assert_false(all.merged);
+		assert_true(merged.nr_rows <= all.nr_rows);
+		*left_out += all.nr_rows - merged.nr_rows;
+		a = sorted_rows(&all);
+		b = sorted_rows(&merged);
+		for (size_t i = 0; i < all.nr_rows; i++) {
+			for (int delta = -1; delta <= 1; delta++) {
+				uint64_t x = all.addrs[i] + (uint64_t)(int64_t)delta;
+
+				if (answer(a, all.nr_rows, x) != answer(b, merged.nr_rows, x))
+					fail_msg("%s: unit at %#llx: address %#llx answers differently merged",
+						 path, (unsigned long long)off, (unsigned long long)x);
+			}
+		}
+		free(a);
+		free(b);
+		units++;
+	}
+	dwarf_line_table_release(&all);
+	dwarf_line_table_release(&merged);
+	dwarf_end(dw);
+	close(fd);
+	return units;
+}
+
+static void test_dwarf_line__merged_same_answers(void **state)
+{
+	static const char *progs[] = { "p5", "p4", "p2" };
+	size_t left_out = 0, units = 0;
+	char self[4096];
+	ssize_t n;
+
+	SKIP_IF_UNABLE();
+	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
+		char *path = xstrfmt("%s/build/%s", tmpdir, progs[i]);
+
+		if (!access(path, R_OK))
+			units += check_merged(path, &left_out);
+		free(path);
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	assert_true(n > 0);
+	self[n] = '\0';
+	units += check_merged(self, &left_out);
+	print_message("%zu units, %zu rows left out merged\n", units, left_out);
+	assert_true(left_out > 0);
 }
 
 /* The first unit's table of 'path' as bytes of its own, with the sections. */
@@ -345,7 +477,7 @@ static void test_dwarf_line__hostile(void **state)
 	cut = sec;
 	cut.line = (const unsigned char *)bytes.buf;
 	cut.line_size = bytes.len;
-	assert_int_equal(dwarf_line_read(&t, &cut, 0, asz), 0);
+	assert_int_equal(dwarf_line_read(&t, &cut, 0, asz, 0), 0);
 	assert_true(t.nr_rows > 10);
 
 	/* cut short at every length: the unit length no longer fits, an error */
@@ -355,20 +487,20 @@ static void test_dwarf_line__hostile(void **state)
 		memcpy(copy, bytes.buf, len);
 		cut.line = copy;
 		cut.line_size = len;
-		assert_int_equal(dwarf_line_read(&t, &cut, 0, asz), -1);
+		assert_int_equal(dwarf_line_read(&t, &cut, 0, asz, 0), -1);
 		assert_int_equal(t.nr_rows, 0);
 		free(copy);
 	}
 	/* offsets past the end, odd address sizes */
 	cut.line = (const unsigned char *)bytes.buf;
 	cut.line_size = bytes.len;
-	assert_int_equal(dwarf_line_read(&t, &cut, bytes.len, asz), -1);
-	assert_int_equal(dwarf_line_read(&t, &cut, UINT64_MAX, asz), -1);
-	assert_int_equal(dwarf_line_read(&t, &cut, 0, 3), -1);
+	assert_int_equal(dwarf_line_read(&t, &cut, bytes.len, asz, 0), -1);
+	assert_int_equal(dwarf_line_read(&t, &cut, UINT64_MAX, asz, 0), -1);
+	assert_int_equal(dwarf_line_read(&t, &cut, 0, 3, 0), -1);
 	/* no string sections: DWARF 5's names point nowhere */
 	cut.line_str = cut.str = NULL;
 	cut.line_str_size = cut.str_size = 0;
-	assert_int_equal(dwarf_line_read(&t, &cut, 0, asz), -1);
+	assert_int_equal(dwarf_line_read(&t, &cut, 0, asz, 0), -1);
 	cut = sec;
 	/* bytes flipped: an error or sane rows */
 	for (int round = 0; round < 3000; round++) {
@@ -381,7 +513,7 @@ static void test_dwarf_line__hostile(void **state)
 		}
 		cut.line = copy;
 		cut.line_size = bytes.len;
-		if (!dwarf_line_read(&t, &cut, 0, asz)) {
+		if (!dwarf_line_read(&t, &cut, 0, asz, 0)) {
 			check_sane(&t);
 			ok++;
 		}
@@ -395,7 +527,7 @@ static void test_dwarf_line__hostile(void **state)
 
 		cut.line = big;
 		cut.line_size = sizeof(big);
-		assert_int_equal(dwarf_line_read(&t, &cut, 0, 8), -1);
+		assert_int_equal(dwarf_line_read(&t, &cut, 0, 8, 0), -1);
 	}
 	dwarf_line_table_release(&t);
 	strbuf_release(&bytes);
@@ -408,6 +540,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dwarf_line__same_as_libdw),
+		cmocka_unit_test(test_dwarf_line__merged_same_answers),
 		cmocka_unit_test(test_dwarf_line__hostile),
 	};
 
