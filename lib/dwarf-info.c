@@ -587,13 +587,37 @@ static int val_ref(const struct dwarf_info_unit *u, const struct val *v, uint64_
  * Ready a unit: its abbreviations, and from its DIE the bases its
  * attributes are read against, as libdw finds them. 0 or -1.
  */
+/*
+ * The attributes hotloop reads of the DIE at 'die' in unit u (abbreviations
+ * t), the first of each name kept: 0, or -1 when the DIE cannot be read.
+ */
+static int read_die(const struct dwarf_info *di, const struct dwarf_info_unit *u,
+		    const struct dwarf_info_abbrevs *t, uint64_t die, bool have[A_NR], struct val vals[A_NR])
+{
+	const unsigned char *info = di->sec.data[DWARF_INFO];
+	struct dwarf_cursor c = { info + die, info + u->end, di->sec.big_endian, false };
+	const struct abbrev *a = abbrev_find(t, dc_uleb(&c));
+
+	if (c.bad || !a)
+		return -1;
+	for (uint32_t k = 0; k < a->nr && !c.bad; k++) {
+		const struct abbrev_attr *at = &t->attrs[a->first + k];
+		struct val v;
+
+		read_val(&c, u, at, &v);
+		if (at->name != A_OTHER && !have[at->name]) {
+			have[at->name] = true;
+			vals[at->name] = v;
+		}
+	}
+	return c.bad ? -1 : 0;
+}
+
 static int unit_ready(struct dwarf_info *di, struct dwarf_info_unit *u)
 {
 	struct dwarf_info_abbrevs key = { 0 }, *t;
-	struct dwarf_cursor c;
 	struct val vals[A_NR];
 	bool have[A_NR] = { false };
-	const struct abbrev *a;
 	uint64_t hash, x;
 	size_t slot, i;
 
@@ -618,22 +642,7 @@ static int unit_ready(struct dwarf_info *di, struct dwarf_info_unit *u)
 		return -1;
 	u->table = (uint32_t)i;
 
-	c = (struct dwarf_cursor){ di->sec.data[DWARF_INFO] + u->die,
-				   di->sec.data[DWARF_INFO] + u->end, di->sec.big_endian, false };
-	a = abbrev_find(t, dc_uleb(&c));
-	if (c.bad || !a)
-		return -1;
-	for (uint32_t k = 0; k < a->nr && !c.bad; k++) {
-		const struct abbrev_attr *at = &t->attrs[a->first + k];
-		struct val v;
-
-		read_val(&c, u, at, &v);
-		if (at->name != A_OTHER && !have[at->name]) {
-			have[at->name] = true;
-			vals[at->name] = v;
-		}
-	}
-	if (c.bad)
+	if (read_die(di, u, t, u->die, have, vals))
 		return -1;
 	/* __libdw_cu_addr_base(): DW_AT_GNU_addr_base, else DW_AT_addr_base, else 0 */
 	if (have[A_GNU_ADDR_BASE] && val_offset(u, &vals[A_GNU_ADDR_BASE], &x))
@@ -1073,8 +1082,6 @@ int dwarf_info_names(struct dwarf_info *di, uint64_t die, struct dwarf_info_name
 	for (int hop = 0; hop < MAX_CHAIN; hop++) {
 		struct dwarf_info_unit *u = unit_of(di, die);
 		const struct dwarf_info_abbrevs *t;
-		struct dwarf_cursor c;
-		const struct abbrev *a;
 		struct val vals[A_NR];
 		bool have[A_NR] = { false };
 		const char *s;
@@ -1084,21 +1091,7 @@ int dwarf_info_names(struct dwarf_info *di, uint64_t die, struct dwarf_info_name
 		if (!u || unit_ready(di, u))
 			return -1;
 		t = &di->tables[u->table];
-		c = (struct dwarf_cursor){ info + die, info + u->end, di->sec.big_endian, false };
-		a = abbrev_find(t, dc_uleb(&c));
-		if (c.bad || !a)
-			return -1;
-		for (uint32_t k = 0; k < a->nr && !c.bad; k++) {
-			const struct abbrev_attr *at = &t->attrs[a->first + k];
-			struct val v;
-
-			read_val(&c, u, at, &v);
-			if (at->name != A_OTHER && !have[at->name]) {
-				have[at->name] = true;
-				vals[at->name] = v;
-			}
-		}
-		if (c.bad)
+		if (read_die(di, u, t, die, have, vals))
 			return -1;
 		/* each attribute from the first DIE of the chain that has it */
 		if (!found_name && have[A_NAME]) {
