@@ -166,12 +166,17 @@ static _Noreturn void guard_main(const struct child_process *cp, pid_t hotloop, 
 	sigemptyset(&wake);
 	sigaddset(&wake, SIGCHLD);
 	sigaddset(&wake, SIGHUP);
+	sigaddset(&wake, SIGUSR1);
 	for (;;) {
 		struct timespec second = { 1, 0 };
 		int status;
 		pid_t pid;
 
-		sigtimedwait(&wake, NULL, &second);
+		if (sigtimedwait(&wake, NULL, &second) == SIGUSR1) {
+			/* kill_command(): everything, the command too, as SIGKILL would */
+			kill_adopted();
+			guard_end(SIGKILL);
+		}
 		if (getppid() != hotloop) {
 			kill_adopted();
 			_exit(137);
@@ -408,6 +413,16 @@ void signal_command(const struct child_process *cp, int sig)
 {
 	if (cp->running && cp->pid > 0)
 		kill(-cp->pid, sig);
+}
+
+void kill_command(const struct child_process *cp)
+{
+	if (!cp->running || cp->pid <= 0)
+		return;
+	if (cp->guard)
+		kill(cp->pid, SIGUSR1);
+	else
+		kill(-cp->pid, SIGKILL);
 }
 
 int finish_command(struct child_process *cp)

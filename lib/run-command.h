@@ -90,6 +90,12 @@ int finish_commands(struct child_process *const *cps, size_t nr);
 int check_command(struct child_process *cp);
 /* Send 'sig' to cp's process group (a guard passes it by: see 'guard'). */
 void signal_command(const struct child_process *cp, int sig);
+/*
+ * Kill cp and everything it started, now: a guard is told to (SIGUSR1), so
+ * what left the group dies too and the guard ends as killed by SIGKILL;
+ * else its group gets SIGKILL.
+ */
+void kill_command(const struct child_process *cp);
 /* start_command() then finish_command(). */
 int run_command(struct child_process *cp);
 

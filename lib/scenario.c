@@ -568,7 +568,7 @@ static bool stop_child(struct run *run, struct child_process *cp, int sig, doubl
 		double last = timeline_now(&run->r->tl);
 
 		if (now_ns() >= deadline) {
-			signal_command(cp, SIGKILL);
+			kill_command(cp);
 			finish_command(cp);
 			return true;
 		}
@@ -911,7 +911,6 @@ int scenario_run(const struct scenario_spec *s, struct scenario_result *r)
 	csv = xstrfmt("%s/timeline.csv", r->dir);
 	run.csv = fopen(csv, "we");
 	free(csv);
-	adopt_orphans();
 	if (pick_port(&run))
 		goto out;
 	run.env_port = xstrfmt("HOTLOOP_PORT=%s", run.port);
@@ -935,7 +934,6 @@ out_stop:
 	timeline_sample(&r->tl);
 	for (size_t i = 0; i < run.nr_tails; i++)
 		tail_read(&run.tails[i], on_line, &run);
-	kill_adopted();
 out:
 	r->wall_s = (double)(now_ns() - t0) / 1e9;
 	r->hotloop_cpu_s = own_cpu_s() - cpu0;

@@ -10,6 +10,7 @@
 test_expect_success 'setup: a service in git judged by its scenario' '
 	mkdir repo && cd repo &&
 	svc_project 40000 &&
+	printf "#!/bin/sh\ni=0\nwhile [ \$i -lt 20000 ]\ndo i=\$((i+1))\ndone\necho done\n" >spin.sh && chmod +x spin.sh &&
 	cat >hotloop.conf <<-\EOF &&
 	[project]
 		build = make -s
@@ -23,6 +24,8 @@ test_expect_success 'setup: a service in git judged by its scenario' '
 	[workload "service"]
 		scenario = pressure
 		primary = yes
+	[workload "spin"]
+		run = ./spin.sh
 	[metric "events"]
 		better = higher
 		tolerance = 10%
@@ -42,12 +45,13 @@ test_expect_success 'setup: a service in git judged by its scenario' '
 	jq -e ".workloads[0].scenario == \"pressure\" and .scenarios[0].runs == 6" ../conf.json >/dev/null
 '
 
-test_expect_success 'compare --base/--cand judges the workload by its scenario' '
+test_expect_success 'compare --base/--cand judges the workload by its scenario, a command workload beside it' '
 	cd repo &&
 	hotloop compare --base base --cand faster --json >../cmp.json 2>../cmp.err &&
 	svc_none_left &&
 	jq -e "(.verdict == \"keep\") and (.primary.workload == \"service\") and (.primary.pairs == 6) and
-		(.primary.change_pct < -20) and (.metrics[0].name == \"events\") and .metrics[0].ok" ../cmp.json >/dev/null &&
+		(.primary.change_pct < -20) and (.metrics[0].name == \"events\") and .metrics[0].ok and
+		(.guards[0].workload == \"spin\") and (.guards[0].pairs == 6)" ../cmp.json >/dev/null &&
 	ls -d .hotloop/scenarios/pressure/*-gate/base-1 >/dev/null
 '
 

@@ -367,6 +367,34 @@ static void test_run_command__guard_status_and_signals(void **state)
 	free(marker);
 }
 
+/* kill_command(): a guarded command that ignores TERM, and its daemon, go at once; the status says SIGKILL. */
+static void test_run_command__guard_kill_command(void **state)
+{
+	struct child_process cp = CHILD_PROCESS_INIT;
+	char *marker = xstrfmt("sleep 37.%ld", (long)getpid()), *cmd;
+
+	cmd = xstrfmt("trap '' TERM; setsid %s & while :; do sleep 0.05; done", marker);
+	cp.guard = true;
+	cp.shell = cmd;
+	assert_int_equal(start_command(&cp), 0);
+	for (int i = 0; i < 200 && !marker_running(marker); i++)
+		usleep(20000);
+	assert_true(marker_running(marker));
+	signal_command(&cp, SIGTERM);
+	usleep(200000);
+	assert_int_equal(check_command(&cp), 0);	/* TERM is ignored */
+	kill_command(&cp);
+	for (int i = 0; i < 200 && !check_command(&cp); i++)
+		usleep(20000);
+	assert_false(cp.running);
+	assert_true(WIFSIGNALED(cp.status));
+	assert_int_equal(WTERMSIG(cp.status), SIGKILL);
+	assert_false(marker_running(marker));
+	child_process_release(&cp);
+	free(cmd);
+	free(marker);
+}
+
 /* hotloop killed with SIGKILL: what it started under a guard goes too, daemons included. */
 static void test_run_command__guard_outlives_no_sigkilled_parent(void **state)
 {
@@ -465,6 +493,7 @@ int main(void)
 		cmocka_unit_test(test_run_command__orphans_adopted_and_killed),
 		cmocka_unit_test(test_run_command__guard_status_and_signals),
 		cmocka_unit_test(test_run_command__guard_outlives_no_sigkilled_parent),
+		cmocka_unit_test(test_run_command__guard_kill_command),
 		cmocka_unit_test(test_git__run_and_rev_parse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
