@@ -16,7 +16,7 @@ CFLAGS    ?= -O2 -g
 CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
              -Wshadow -Wstrict-prototypes -fno-omit-frame-pointer \
              -Ilib -I$(B)/gen -DHOTLOOP_VERSION='"$(VERSION)"'
-LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -linih -lz -liberty -lcapstone -lsqlite3 -lcurl -lcrypto -lpthread -lm
+LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -linih -lz -liberty -lcapstone -lsqlite3 -lmicrohttpd -lcurl -lcrypto -lpthread -lm
 ifeq ($(V),1)
 Q :=
 QUIET = @:
@@ -35,7 +35,7 @@ endif
 LIB_SRC   := $(wildcard lib/*.c)
 CMD_SRC   := $(wildcard src/*.c)
 GEN_SRC   := $(B)/gen/profile.pb-c.c
-WEB_GEN   := $(patsubst web/%,$(B)/gen/%.h,$(wildcard web/*.js web/*.css))
+WEB_GEN   := $(patsubst web/%,$(B)/gen/%.h,$(wildcard web/*.js web/*.css web/*.html))
 LIB_OBJ   := $(LIB_SRC:%.c=$(B)/%.o) $(B)/gen/profile.pb-c.o
 CMD_OBJ   := $(CMD_SRC:%.c=$(B)/%.o)
 UNIT_SRC  := $(wildcard tests/unit/t-*.c)

@@ -32,12 +32,14 @@ enum event_kind {
 	EV_LOOP_ENDED,		/* loop: loop (kept, stop reason, best) */
 	EV_SCENARIO_PHASE,	/* scenario: a phase began (phase; message says what runs) */
 	EV_SCENARIO_SAMPLE,	/* scenario: the timeline took a sample (phase, point) */
+	EV_PROFILED,		/* loop: the best so far profiled (round, commit, workload, run); the last kind */
 };
 
 struct attempt;
 struct tl_point;
 struct loop_result;
 struct gate_result;
+struct run_outcome;
 
 struct event {
 	enum event_kind kind;
@@ -57,6 +59,7 @@ struct event {
 	const struct attempt *attempt;
 	const struct loop_result *loop;
 	const struct gate_result *gate;
+	const struct run_outcome *run;	/* EV_PROFILED: its directory, profile and brief */
 };
 
 /* A subscriber: notify() is called for every event, in order, on the engine's thread. */

@@ -380,7 +380,7 @@ static int setup_base(struct loop *l)
 
 /* ---- the current best, profiled ------------------------------------------ */
 
-static int profile_best(struct loop *l, const char *round_dir)
+static int profile_best(struct loop *l, long round, const char *round_dir)
 {
 	const struct config *cf = &l->p->cf;
 	struct run_request rq = { 0 };
@@ -399,6 +399,13 @@ static int profile_best(struct loop *l, const char *round_dir)
 	rq.obs = l->spec->obs;
 	if (run_workload(&rq, &out))
 		goto out;	/* its error names the step */
+	{
+		struct event ev = { .kind = EV_PROFILED, .source = "loop", .round = round,
+				    .commit = l->r->best, .workload = rq.workload->name,
+				    .loop = l->r, .run = &out };
+
+		emit(l->spec->obs, &ev);
+	}
 	free(l->brief_md);
 	l->brief_md = strbuf_detach(&out.brief_md, NULL);
 	for (size_t i = 0; i < out.brief.nr_hotspots; i++) {
@@ -909,7 +916,7 @@ static int round_run(struct loop *l, long round, bool *stop)
 		error("cannot create '%s': %s", round_dir, strerror(errno));
 		goto out;
 	}
-	if (profile_best(l, round_dir))
+	if (profile_best(l, round, round_dir))
 		goto out;
 	/* the best ran outside the sandbox */
 	kill_orphans(l, "the best's workload");

@@ -12,6 +12,7 @@
 #include "gate.h"
 #include "loop.h"
 #include "project.h"
+#include "run.h"
 #include "store-feed.h"
 #include "store.h"
 #include "util.h"
@@ -141,6 +142,64 @@ static int add_compare(struct store_feed *f, const struct attempt *a, int64_t at
 	return ret;
 }
 
+/*
+ * The best so far, profiled at a round's start: a baseline run with its
+ * profile and brief, and its top hotspots as the summary (the dashboard's
+ * "where the time goes now").
+ */
+static void profiled(struct store_feed *f, const struct event *ev)
+{
+	const struct run_outcome *o = ev->run;
+	struct store_run r = STORE_RUN_INIT;
+	json_t *doc = json_object(), *hot = json_array();
+	char *profile = xstrfmt("%s/profile.pb.gz", o->dir);
+	char *brief = xstrfmt("%s/brief.md", o->dir), *summary;
+	int64_t id;
+
+	/* the brief's hotspots: files relative to the project, tags, snippets */
+	if (o->brief_json) {
+		json_t *h;
+		size_t i;
+
+		json_array_foreach(json_object_get(o->brief_json, "hotspots"), i, h) {
+			json_t *keep = json_object();
+			static const char *const keys[] = { "rank", "function", "file", "line", "self_pct",
+				"total_pct", "attributed_pct", "tags", "snippet" };
+
+			if (i == 10)
+				break;
+			for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+				if (json_object_get(h, keys[k]))
+					json_object_set(keep, keys[k], json_object_get(h, keys[k]));
+			json_array_append_new(hot, keep);
+		}
+	}
+	json_object_set_new(doc, "round", json_integer(ev->round));
+	json_object_set_new(doc, "samples", json_integer(o->have_brief ? (json_int_t)o->brief.total : 0));
+	json_object_set_new(doc, "sample_type", o->have_brief && o->brief.sample_type ?
+			    json_string(o->brief.sample_type) : json_null());
+	json_object_set_new(doc, "hotspots", hot);
+	summary = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	json_decref(doc);
+	r.loop_id = f->loop_id;
+	r.kind = STORE_RUN_BASELINE;
+	r.commit_sha = ev->commit;
+	r.workload = ev->workload;
+	r.metric = "cpu";
+	r.finished_at = store_now();
+	r.profile_path = profile;
+	r.brief_path = o->have_brief ? brief : NULL;
+	r.summary_json = summary;
+	if (store_run_add(f->store, &r, &id))
+		failed(f, "the round's profile");
+	else
+		note(f, STORE_INFO, "profiled", "round %ld: %s profiled at %.12s", ev->round,
+		     ev->workload, ev->commit);
+	free(summary);
+	free(profile);
+	free(brief);
+}
+
 static void attempt_done(struct store_feed *f, const struct attempt *a)
 {
 	struct store_attempt sa = STORE_ATTEMPT_INIT;
@@ -205,6 +264,9 @@ static void notify(const struct event *ev, void *data)
 		break;
 	case EV_ATTEMPT:
 		attempt_done(f, a);
+		break;
+	case EV_PROFILED:
+		profiled(f, ev);
 		break;
 	case EV_LOOP_ENDED:
 		if (store_loop_end(f->store, f->loop_id, r->finished ? STORE_LOOP_FINISHED : STORE_LOOP_STOPPED,

@@ -778,6 +778,41 @@ out_free:
 	return -1;
 }
 
+int store_open_readonly(const char *path, struct store **out)
+{
+	struct store *s = xcalloc(1, sizeof(*s));
+	int64_t version;
+	int rc;
+
+	*out = NULL;
+	s->path = xstrdup(path);
+	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL);
+	if (rc != SQLITE_OK) {
+		error("cannot open '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+		goto out_free;
+	}
+	sqlite3_extended_result_codes(s->db, 1);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	if (identify(s, store_nr_migrations, &version) || check_size(s))
+		goto out_free;
+	s->version = s->version_found = (int)version;
+	if ((size_t)version != store_nr_migrations) {
+		error("cannot read '%s': schema %" PRId64 " is older than this hotloop's %zu; "
+		      "run 'hotloop store' once to bring it up to date", path, version,
+		      store_nr_migrations);
+		goto out_free;
+	}
+	if (prepare_all(s))
+		goto out_free;
+	*out = s;
+	return 0;
+out_free:
+	store_close(s);
+	return -1;
+}
+
 int store_open(const char *path, struct store **out)
 {
 	return store_open_migrations(path, store_migrations, store_nr_migrations, out);

@@ -58,6 +58,12 @@ int store_open(const char *path, struct store **out);
 /* The same with another list of migrations (tests: a fake next version). */
 int store_open_migrations(const char *path, const struct store_migration *migrations,
 			  size_t nr, struct store **out);
+/*
+ * Open an existing, up-to-date store for reading only (the dashboard):
+ * nothing is created, migrated or written; an older schema is refused
+ * with what to run. 0 and *out, or -1 with an error.
+ */
+int store_open_readonly(const char *path, struct store **out);
 void store_close(struct store *s);
 
 const char *store_path(const struct store *s);
@@ -97,7 +103,7 @@ enum store_loop_status {
 };
 
 enum store_run_kind {
-	STORE_RUN_BASELINE,	/* the loop's starting point, profiled */
+	STORE_RUN_BASELINE,	/* the best so far, profiled as a round starts (round 1: the start) */
 	STORE_RUN_CANDIDATE,	/* a candidate's build, profiled or measured */
 	STORE_RUN_FINAL,	/* the best commit at the end, profiled */
 	STORE_RUN_RUN,		/* `hotloop run` outside a loop */

@@ -124,7 +124,7 @@ void hl_cancel_reset(void)
 	cancelled = 0;
 }
 
-static char last_msg[1024];
+static __thread char last_msg[1024];	/* per thread: the server answers on several */
 
 static void default_report(const char *prefix, const char *msg)
 {

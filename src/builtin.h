@@ -30,6 +30,7 @@ DECLARE_CMD(scale);
 DECLARE_CMD(scenario);
 DECLARE_CMD(kb);
 DECLARE_CMD(store);
+DECLARE_CMD(serve);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 

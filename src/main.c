@@ -44,6 +44,7 @@ static const struct cmd commands[] = {
 	{ "scenario", cmd_scenario, CMD_JSON, "a service under load: phases, resource timeline, metrics", usage_scenario },
 	{ "kb",      cmd_kb,      CMD_JSON, "the knowledge base of attempts: list, show, search", usage_kb },
 	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },
+	{ "serve",   cmd_serve,   0,        "the live dashboard of the loop's store, or a static copy", usage_serve },
 };
 
 static const struct cmd *find_cmd(const char *name)

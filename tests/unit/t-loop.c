@@ -139,7 +139,7 @@ static void test_loop__commit_message_and_no_candidate(void **state)
 /* ---- the engine ---------------------------------------------------------- */
 
 struct seen {
-	size_t kinds[EV_LOOP_ENDED + 1];
+	size_t kinds[EV_PROFILED + 1];
 	enum event_kind order[64];
 	size_t nr;
 };
@@ -284,13 +284,14 @@ static void test_loop__rejects_at_each_stage(void **state)
 		assert_false(r.have_total);
 		assert_int_equal(a->measured, cases[i].stage == GATE_STAGE_COMPARE);
 		/* the events of one round, in order */
-		assert_int_equal(seen.nr, 6);
+		assert_int_equal(seen.nr, 7);
 		assert_int_equal(seen.order[0], EV_LOOP_STARTED);
-		assert_int_equal(seen.order[1], EV_ROUND_STARTED);
-		assert_int_equal(seen.order[2], EV_AGENT_FINISHED);
-		assert_int_equal(seen.order[3], EV_VERDICT);
-		assert_int_equal(seen.order[4], EV_ATTEMPT);
-		assert_int_equal(seen.order[5], EV_LOOP_ENDED);
+		assert_int_equal(seen.order[1], EV_PROFILED);
+		assert_int_equal(seen.order[2], EV_ROUND_STARTED);
+		assert_int_equal(seen.order[3], EV_AGENT_FINISHED);
+		assert_int_equal(seen.order[4], EV_VERDICT);
+		assert_int_equal(seen.order[5], EV_ATTEMPT);
+		assert_int_equal(seen.order[6], EV_LOOP_ENDED);
 		assert_int_equal(seen.kinds[EV_KEPT], 0);
 		loop_result_release(&r);
 		free(cmd);
