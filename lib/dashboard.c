@@ -1270,32 +1270,61 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 		add_path(paths, nr, &alloc, xstrdup(fixed[i]));
 	if (s) {
 		json_t *list = rows(s, "SELECT id FROM attempts ORDER BY id", 0, NULL);
-		json_t *prof = rows(s, "SELECT id, workload FROM runs WHERE profile_path IS NOT NULL "
-				       "ORDER BY workload, id", 0, NULL);
-		const char *prev_w = NULL;
-		json_int_t prev = 0;
+		json_t *prof = rows(s, "SELECT id, workload, commit_sha FROM runs "
+				       "WHERE profile_path IS NOT NULL ORDER BY workload, id", 0, NULL);
+		json_t *firsts = json_array();	/* of the workload being read: one per commit */
+		size_t j;
 
 		if (!list || !prof) {
 			json_decref(list);
 			json_decref(prof);
+			json_decref(firsts);
 			return -1;
 		}
 		json_array_foreach(list, i, v)
 			add_path(paths, nr, &alloc, xstrfmt("/api/attempts/%" JSON_INTEGER_FORMAT,
 							    json_integer_value(json_object_get(v, "id"))));
-		json_array_foreach(prof, i, v) {
-			json_int_t id = json_integer_value(json_object_get(v, "id"));
-			const char *w = json_string_value(json_object_get(v, "workload"));
+		/*
+		 * Every profile drawn; the differences the page offers first:
+		 * each commit's first profile against the one before, and the
+		 * first against the last, per workload.
+		 */
+		for (i = 0; i <= json_array_size(prof); i++) {
+			json_t *p = json_array_get(prof, i), *f;
+			const char *w = json_string_value(json_object_get(p, "workload"));
+			const char *c = json_string_value(json_object_get(p, "commit_sha"));
+			const char *fw = json_string_value(json_object_get(json_array_get(firsts, 0), "workload"));
+			bool seen = false;
 
-			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/flame.svg", id));
-			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/top", id));
-			/* each profile against the one before it of the same workload */
-			if (prev && w && prev_w && !strcmp(w, prev_w))
-				add_path(paths, nr, &alloc, xstrfmt("/api/flame-diff/%" JSON_INTEGER_FORMAT
-								    "/%" JSON_INTEGER_FORMAT ".svg", prev, id));
-			prev = id;
-			prev_w = w;
+			if (!p || !w || !fw || strcmp(w, fw)) {
+				size_t n = json_array_size(firsts);
+
+				for (j = 1; j < n; j++)
+					add_path(paths, nr, &alloc, xstrfmt("/api/flame-diff/%" JSON_INTEGER_FORMAT
+						"/%" JSON_INTEGER_FORMAT ".svg",
+						json_integer_value(json_object_get(json_array_get(firsts, j - 1), "id")),
+						json_integer_value(json_object_get(json_array_get(firsts, j), "id"))));
+				if (n > 2)
+					add_path(paths, nr, &alloc, xstrfmt("/api/flame-diff/%" JSON_INTEGER_FORMAT
+						"/%" JSON_INTEGER_FORMAT ".svg",
+						json_integer_value(json_object_get(json_array_get(firsts, 0), "id")),
+						json_integer_value(json_object_get(json_array_get(firsts, n - 1), "id"))));
+				json_array_clear(firsts);
+			}
+			if (!p)
+				break;
+			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/flame.svg",
+							    json_integer_value(json_object_get(p, "id"))));
+			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/top",
+							    json_integer_value(json_object_get(p, "id"))));
+			json_array_foreach(firsts, j, f)
+				if (c && json_string_value(json_object_get(f, "commit_sha")) &&
+				    !strcmp(c, json_string_value(json_object_get(f, "commit_sha"))))
+					seen = true;
+			if (!seen && w)
+				json_array_append(firsts, p);
 		}
+		json_decref(firsts);
 		json_decref(list);
 		json_decref(prof);
 	}

@@ -817,7 +817,7 @@ int serve_snapshot(struct dash *d, const char *dir, struct serve_snapshot_result
 	struct store *s = NULL;
 	char **paths = NULL, *tmp = NULL, *old = NULL, *text = NULL;
 	size_t nr = 0;
-	json_t *data = json_object();
+	json_t *data = json_object(), *assets_list = json_array();
 	struct strbuf sb = STRBUF_INIT;
 	const char *mark = strstr(page_html, SNAPSHOT_MARK);
 	bool was_sanitizing = d->sanitize;
@@ -853,9 +853,13 @@ int serve_snapshot(struct dash *d, const char *dir, struct serve_snapshot_result
 		} else if (write_under(tmp, paths[i] + 1, rep.body.buf, rep.body.len, r)) {
 			dash_reply_release(&rep);
 			goto out_tmp;
+		} else {
+			json_array_append_new(assets_list, json_string(paths[i]));
 		}
 		dash_reply_release(&rep);
 	}
+	/* the files drawn, so the page offers only what the copy holds */
+	json_object_set(data, "/api/assets", assets_list);
 	text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
 	if (!text) {
 		error("cannot write the snapshot's data: out of memory");
@@ -898,6 +902,7 @@ out:
 	free(tmp);
 	free(old);
 	json_decref(data);
+	json_decref(assets_list);
 	strbuf_release(&sb);
 	store_close(s);
 	return ret;
