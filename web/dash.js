@@ -336,18 +336,47 @@
 			h("span", { text: a.message }));
 	}
 
+	/* the lanes of the timeline, top to bottom: kept, then the stage that turned it down */
+	var LANES = ["kept", "tournament", "compare", "fingerprint", "test", "build", "integrity", "protected", "diff", "agent", "commit"];
+
+	function lane(a) {
+		if (a.kept)
+			return 0;
+		var i = LANES.indexOf(a.stage || "agent");
+
+		return i < 0 ? LANES.length - 1 : i;
+	}
+
 	function viewAttempts(d) {
 		var list = d.attempts || [];
-		var strip = h("div", { "class": "strip", id: "strip" });
+		var used = {}, lanes, strip, w;
 
-		list.forEach(function (a) {
-			strip.appendChild(h("a", { href: "#attempts/" + a.id, "class": "tick v-" + (a.verdict || "none"),
+		list.forEach(function (a) { used[lane(a)] = true; });
+		lanes = LANES.map(function (n, i) { return i; }).filter(function (i) { return used[i]; });
+		w = Math.max(3, Math.min(14, Math.floor(1000 / Math.max(1, list.length))));
+		strip = h("div", { "class": "strip", id: "strip" });
+		strip.style.height = (lanes.length * 18) + "px";
+		strip.style.width = (list.length * (w + 1)) + "px";
+		lanes.forEach(function (l, row) {
+			var label = h("span", { "class": "lane-label", text: l ? "at " + LANES[l] : "kept" });
+
+			label.style.top = (row * 18) + "px";
+			strip.appendChild(label);
+		});
+		list.forEach(function (a, i) {
+			var t = h("a", { href: "#attempts/" + a.id, "class": "tick v-" + (a.verdict || "none"),
 				"data-id": a.id, title: "#" + a.id + " round " + a.round + ": " + (a.verdict || "running") +
-				(a.stage ? " at " + a.stage : "") + (a.function ? " (" + a.function + ")" : "") }));
+				(a.stage ? " at " + a.stage : "") + (a.function ? " (" + a.function + ")" : "") +
+				(a.change_pct != null ? " " + pct(a.change_pct) : "") });
+
+			t.style.left = (i * (w + 1)) + "px";
+			t.style.top = (lanes.indexOf(lane(a)) * 18 + 2) + "px";
+			t.style.width = w + "px";
+			strip.appendChild(t);
 		});
 		return [
 			section("Every attempt, in the order they ran (" + list.length + (d.total > list.length ? " of " + d.total : "") + ")",
-				list.length ? strip : empty("no attempt yet"),
+				list.length ? h("div", { "class": "timeline" }, strip) : empty("no attempt yet"),
 				h("div", { "class": "legend" }, ["keep", "reject", "inconclusive", "error", "no-candidate"].map(function (v) {
 					return h("span", { "class": "legend-item" }, h("span", { "class": "swatch v-" + v }), v);
 				}))),
