@@ -448,6 +448,60 @@ static json_t *loops_json(struct store *s, size_t limit)
 }
 
 /*
+ * The verdict's estimate and interval for each guard workload of each
+ * keep, from its compare run's summary (the "guards" of verdict.c's JSON).
+ */
+static int guard_intervals(struct store *s, json_t *series)
+{
+	static const char *const keys[][2] = { { "change_pct", "estimate_pct" },
+		{ "ci_low_pct", "ci_low_pct" }, { "ci_high_pct", "ci_high_pct" } };
+	json_t *runs = rows(s, "SELECT r.id, r.summary_json FROM runs r JOIN attempts a "
+			       "ON r.attempt_id = a.id AND r.kind = 'compare' "
+			       "WHERE a.commit_sha IS NOT NULL", 0, NULL);
+	json_t *by_run = json_object(), *run, *se, *p;
+	size_t i, j;
+	char key[32];
+
+	if (!runs) {
+		json_decref(by_run);
+		return -1;
+	}
+	json_array_foreach(runs, i, run) {
+		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(run, "id")));
+		json_object_set(by_run, key, json_object_get(json_object_get(run, "summary"), "guards"));
+	}
+	json_array_foreach(series, i, se) {
+		const char *w = json_string_value(json_object_get(se, "workload"));
+
+		json_array_foreach(json_object_get(se, "points"), j, p) {
+			json_t *guards, *g;
+			size_t k;
+
+			if (json_is_true(json_object_get(p, "primary")))
+				continue;
+			snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(json_object_get(p, "run_id")));
+			guards = json_object_get(by_run, key);
+			json_array_foreach(guards, k, g) {
+				const char *gw = json_string_value(json_object_get(g, "workload"));
+
+				if (!gw || !w || strcmp(gw, w))
+					continue;
+				for (size_t m = 0; m < 3; m++) {
+					json_t *v = json_object_get(g, keys[m][0]);
+
+					if (json_is_number(v))
+						json_object_set(p, keys[m][1], v);
+				}
+			}
+		}
+	}
+	json_decref(runs);
+	json_decref(by_run);
+	return 0;
+}
+
+/*
  * Each workload's gain over the kept changes, in the order they were
  * kept: a point per kept attempt with its change (median against median
  * of the pairs that decided it) and the gain so far (their product).
@@ -512,7 +566,8 @@ static json_t *gains_json(struct store *s)
 				json_object_set_new(p, "base_runs", json_integer((json_int_t)w[i].base.nr));
 				json_object_set_new(p, "cand_runs", json_integer((json_int_t)w[i].cand.nr));
 				json_object_set_new(p, "change_pct", real_or_null(change));
-				/* the verdict's interval belongs to the primary workload */
+				/* the verdict's interval of the primary; a guard's comes from the run's summary */
+				json_object_set_new(p, "estimate_pct", real_or_null(primary ? cur.change : NAN));
 				json_object_set_new(p, "ci_low_pct", real_or_null(primary ? cur.lo : NAN));
 				json_object_set_new(p, "ci_high_pct", real_or_null(primary ? cur.hi : NAN));
 				json_object_set_new(p, "total_pct", real_or_null(100.0 * (total - 1)));
@@ -569,7 +624,12 @@ static json_t *gains_json(struct store *s)
 	sqlite3_finalize(st);
 	free(w);
 	json_decref(by_name);
+	if (guard_intervals(s, out))
+		goto fail_out;
 	return out;
+fail_out:
+	json_decref(out);
+	return NULL;
 fail:
 	sqlite3_finalize(st);
 	free(w);
