@@ -455,35 +455,33 @@ static int guard_intervals(struct store *s, json_t *series)
 {
 	static const char *const keys[][2] = { { "change_pct", "estimate_pct" },
 		{ "ci_low_pct", "ci_low_pct" }, { "ci_high_pct", "ci_high_pct" } };
-	/* only the guards of each summary are parsed, and only a valid one */
-	json_t *runs = rows(s, "SELECT r.id, CASE WHEN json_valid(r.summary_json) THEN "
-			       "  json_extract(r.summary_json, '$.guards') END AS guards_json "
-			       "FROM attempts a CROSS JOIN runs r ON r.attempt_id = a.id AND r.kind = 'compare' "
-			       "WHERE a.commit_sha IS NOT NULL", 0, NULL);
-	json_t *by_run = json_object(), *run, *se, *p;
+	/* each guard point's run, by its id: only its guards parsed, and only from a valid summary */
+	sqlite3_stmt *st = prepare(s, "SELECT CASE WHEN json_valid(summary_json) THEN "
+				   "json_extract(summary_json, '$.guards') END FROM runs WHERE id = ?1", 0, NULL);
+	json_t *se, *p;
 	size_t i, j;
-	char key[32];
+	int rc, ret = 0;
 
-	if (!runs) {
-		json_decref(by_run);
+	if (!st)
 		return -1;
-	}
-	json_array_foreach(runs, i, run) {
-		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(run, "id")));
-		json_object_set(by_run, key, json_object_get(run, "guards"));
-	}
 	json_array_foreach(series, i, se) {
 		const char *w = json_string_value(json_object_get(se, "workload"));
 
 		json_array_foreach(json_object_get(se, "points"), j, p) {
-			json_t *guards, *g;
+			json_t *guards = NULL, *g;
 			size_t k;
 
 			if (json_is_true(json_object_get(p, "primary")))
 				continue;
-			snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT,
-				 json_integer_value(json_object_get(p, "run_id")));
-			guards = json_object_get(by_run, key);
+			sqlite3_reset(st);
+			sqlite3_bind_int64(st, 1, json_integer_value(json_object_get(p, "run_id")));
+			rc = sqlite3_step(st);
+			if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT)
+				guards = json_loads((const char *)sqlite3_column_text(st, 0), JSON_DECODE_ANY, NULL);
+			else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+				ret = error("cannot read '%s': %s", store_path(s), sqlite3_errmsg(store_sqlite(s)));
+				goto out;
+			}
 			json_array_foreach(guards, k, g) {
 				const char *gw = json_string_value(json_object_get(g, "workload"));
 
@@ -496,11 +494,12 @@ static int guard_intervals(struct store *s, json_t *series)
 						json_object_set(p, keys[m][1], v);
 				}
 			}
+			json_decref(guards);
 		}
 	}
-	json_decref(runs);
-	json_decref(by_run);
-	return 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
 }
 
 /*
