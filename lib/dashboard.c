@@ -200,7 +200,7 @@ static void reply_json(const struct dash *d, struct dash_reply *r, int status, j
 
 	if (d->sanitize)
 		dash_sanitize_json(d, doc);
-	text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	r->status = status;
 	r->type = DASH_JSON;
 	strbuf_reset(&r->body);

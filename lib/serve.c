@@ -856,7 +856,7 @@ int serve_snapshot(struct dash *d, const char *dir, struct serve_snapshot_result
 		}
 		dash_reply_release(&rep);
 	}
-	text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
+	text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 	if (!text) {
 		error("cannot write the snapshot's data: out of memory");
 		goto out_tmp;
