@@ -1215,20 +1215,24 @@ void dash_get(const struct dash *d, struct store *s, const char *path, dash_para
 		doc = attempts(s, param, ctx, &status);
 		if (!doc && status == 400)
 			return reply_error(d, out, 400, last_error());
-	} else if (!strcmp(parts[0], "attempts") && n == 2 && parse_id(parts[1], &id)) {
+	} else if (!strcmp(parts[0], "attempts") && n == 2) {
+		if (!parse_id(parts[1], &id))
+			return reply_error(d, out, 400, "malformed attempt id: a number from 1");
 		return reply_attempt(d, s, id, out);
 	} else if (!strcmp(parts[0], "benchmarks") && n == 1) {
 		doc = benchmarks(s);
 	} else if (!strcmp(parts[0], "profiles") && n == 1) {
 		doc = profiles(s);
-	} else if (!strcmp(parts[0], "profiles") && n == 3 && parse_id(parts[1], &id) &&
-		   !strcmp(parts[2], "flame.svg")) {
+	} else if (!strcmp(parts[0], "profiles") && n == 3 &&
+		   (!strcmp(parts[2], "flame.svg") || !strcmp(parts[2], "top"))) {
+		if (!parse_id(parts[1], &id))
+			return reply_error(d, out, 400, "malformed run id: a number from 1");
+		if (!strcmp(parts[2], "top"))
+			return reply_top(d, s, id, param, ctx, out);
 		return reply_flame(d, s, id, 0, out);
-	} else if (!strcmp(parts[0], "profiles") && n == 3 && parse_id(parts[1], &id) &&
-		   !strcmp(parts[2], "top")) {
-		return reply_top(d, s, id, param, ctx, out);
-	} else if (!strcmp(parts[0], "flame-diff") && n == 3 && parse_id(parts[1], &id2) &&
-		   parse_svg_id(parts[2], &id)) {
+	} else if (!strcmp(parts[0], "flame-diff") && n == 3) {
+		if (!parse_id(parts[1], &id2) || !parse_svg_id(parts[2], &id))
+			return reply_error(d, out, 400, "malformed run ids: /api/flame-diff/BASE/CAND.svg");
 		return reply_flame(d, s, id, id2, out);
 	} else if (!strcmp(parts[0], "activity") && n == 1) {
 		int64_t args[2];
