@@ -305,10 +305,10 @@ static json_t *rows(struct store *s, const char *sql, size_t nargs, const int64_
 	return a;
 }
 
-/* One integer from a query (0 when it gives none); -1 with an error. */
-static int one_int(struct store *s, const char *sql, int64_t *v)
+/* One integer from a query with its arguments (0 when it gives none); -1 with an error. */
+static int one_int(struct store *s, const char *sql, size_t nargs, const int64_t *args, int64_t *v)
 {
-	sqlite3_stmt *st = prepare(s, sql, 0, NULL);
+	sqlite3_stmt *st = prepare(s, sql, nargs, args);
 	int rc, ret = 0;
 
 	*v = 0;
@@ -538,7 +538,7 @@ static json_t *overview(const struct dash *d, struct store *s)
 	if (s) {
 		struct store_counts c;
 
-		if (store_counts(s, &c) || one_int(s, "SELECT max(id) FROM activity", &last))
+		if (store_counts(s, &c) || one_int(s, "SELECT max(id) FROM activity", 0, NULL, &last))
 			goto fail;
 		json_object_set_new(doc, "store", json_pack("{s:i, s:o}", "version", store_version(s),
 							    "counts", store_counts_json(&c)));
@@ -615,7 +615,8 @@ static json_t *attempts(struct store *s, dash_param_fn param, void *ctx, int *st
 		       "ORDER BY id", 3, args);
 	if (!list)
 		return NULL;
-	if (one_int(s, "SELECT count(*) FROM attempts", &total)) {
+	/* all of them, or all of the loop's */
+	if (one_int(s, "SELECT count(*) FROM attempts WHERE ?1 = 0 OR loop_id = ?1", 1, args, &total)) {
 		json_decref(list);
 		return NULL;
 	}
