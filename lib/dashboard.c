@@ -77,11 +77,12 @@ void dash_reply_release(struct dash_reply *r)
 
 /* ---- sanitizing ---------------------------------------------------------- */
 
+/* A character of a path as the sanitizer reads one: a '/' after one is inside a path, not its start. */
 static bool path_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '.' || c == '_' || c == '-' || c == '+' || c == '~' || c == '@' || c == '%' ||
-	       c == '/' || c == '=' || c == ',' || c >= 0x80;
+	       c == '/' || c >= 0x80;
 }
 
 static bool word_char(unsigned char c)
@@ -90,59 +91,104 @@ static bool word_char(unsigned char c)
 	       c == '_' || c == '-' || c >= 0x80;
 }
 
-/* s at i starts the word w (not inside a longer word)? */
-static bool word_at(const char *s, size_t i, const char *w)
+/* s[i..] starts the word w, not inside a longer word of s[0..n)? */
+static bool word_at(const char *s, size_t n, size_t i, const char *w)
 {
-	size_t n = strlen(w);
+	size_t len = strlen(w);
 
-	return w && !strncmp(s + i, w, n) && (i == 0 || !word_char((unsigned char)s[i - 1])) &&
-	       !word_char((unsigned char)s[i + n]);
+	return i + len <= n && !strncmp(s + i, w, len) && (i == 0 || !word_char((unsigned char)s[i - 1])) &&
+	       (i + len == n || !word_char((unsigned char)s[i + len]));
+}
+
+/* s[0..n) with the user's and the host's names as "user" and "host". */
+static void add_names(const struct dash *d, const char *s, size_t n, struct strbuf *out)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (d->user && word_at(s, n, i, d->user)) {
+			strbuf_addstr(out, "user");
+			i += strlen(d->user);
+		} else if (d->host && word_at(s, n, i, d->host)) {
+			strbuf_addstr(out, "host");
+			i += strlen(d->host);
+		} else {
+			strbuf_addch(out, s[i++]);
+		}
+	}
+}
+
+/* Does an absolute path start at s[i]: a '/' not inside a word, relative path or URL? */
+static bool path_start(const char *s, size_t i)
+{
+	if (s[i] != '/')
+		return false;
+	if (i == 0)
+		return true;
+	/* file:///x: the path after "://" */
+	if (i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':')
+		return true;
+	return !path_char((unsigned char)s[i - 1]) && s[i - 1] != ':';
+}
+
+/* s[i..] starts the directory dir (len > 1) as a whole component? */
+static bool dir_at(const char *s, size_t i, const char *dir, size_t len)
+{
+	return len > 1 && !strncmp(s + i, dir, len) &&
+	       (s[i + len] == '/' || !path_char((unsigned char)s[i + len]));
 }
 
 void dash_sanitize_text(const struct dash *d, const char *s, struct strbuf *out)
 {
-	size_t top_len = strlen(d->top), i = 0;
+	size_t top_len = strlen(d->top), home_len = d->home ? strlen(d->home) : 0, n = strlen(s), i = 0;
 
-	while (s[i]) {
-		unsigned char prev = i ? (unsigned char)s[i - 1] : ' ';
+	while (i < n) {
+		size_t end, last;
 
-		if (s[i] == '/' && !path_char(prev) && prev != ':') {
-			size_t end = i, last = i;
+		if (!path_start(s, i)) {
+			size_t j = i + 1;
 
-			while (s[end] && path_char((unsigned char)s[end]) && s[end] != ',' && s[end] != '=') {
-				if (s[end] == '/')
-					last = end;
+			/* up to the next place a path may start, names replaced */
+			while (j < n && !path_start(s, j))
+				j++;
+			add_names(d, s + i, j - i, out);
+			i = j;
+			continue;
+		}
+		/*
+		 * Inside the project: relative to its top. The top is matched
+		 * whole first: it may hold characters a path is not read with.
+		 */
+		if (dir_at(s, i, d->top, top_len)) {
+			end = i + top_len;
+			while (end < n && path_char((unsigned char)s[end]))
 				end++;
-			}
-			if (top_len > 1 && !strncmp(s + i, d->top, top_len) &&
-			    (end == i + top_len || s[i + top_len] == '/')) {
-				/* inside the project: relative to its top */
-				if (end == i + top_len)
-					strbuf_addch(out, '.');
-				else
-					strbuf_add(out, s + i + top_len + 1, end - i - top_len - 1);
-				i = end;
-				continue;
-			}
+			if (end - i - top_len > 1)
+				add_names(d, s + i + top_len + 1, end - i - top_len - 1, out);
+			else
+				strbuf_addstr(out, end > i + top_len ? "./" : ".");
+			i = end;
+			continue;
+		}
+		end = last = i;
+		while (end < n && path_char((unsigned char)s[end])) {
+			if (s[end] == '/')
+				last = end;
+			end++;
+		}
+		if (dir_at(s, i, d->home, home_len) && end == i + home_len) {
+			/* the home directory alone */
+			strbuf_addch(out, '~');
+			i = end;
+		} else if (last > i && s[i + 1] != '/') {
 			/* "/a/b...": a path outside, named by its last part */
-			if (last > i && s[i + 1] != '/' && s[i + 1]) {
-				strbuf_addstr(out, "...");
-				strbuf_add(out, s + last, end - last);
-				i = end;
-				continue;
-			}
+			strbuf_addstr(out, "...");
+			add_names(d, s + last, end - last, out);
+			i = end;
+		} else {
+			/* "/", "//", "/name": not told from text */
+			strbuf_addch(out, s[i++]);
 		}
-		if (d->user && word_at(s, i, d->user)) {
-			strbuf_addstr(out, "user");
-			i += strlen(d->user);
-			continue;
-		}
-		if (d->host && word_at(s, i, d->host)) {
-			strbuf_addstr(out, "host");
-			i += strlen(d->host);
-			continue;
-		}
-		strbuf_addch(out, s[i++]);
 	}
 }
 
