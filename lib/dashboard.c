@@ -206,25 +206,27 @@ static json_t *sanitized_string(const struct dash *d, const char *s)
 void dash_sanitize_json(const struct dash *d, json_t *doc)
 {
 	if (json_is_object(doc)) {
+		json_t *renamed = json_object(), *v;
 		const char *key;
-		json_t *v;
 		void *tmp;
 
 		json_object_foreach_safe(doc, tmp, key, v) {
 			struct strbuf sb = STRBUF_INIT;
 
-			dash_sanitize_text(d, key, &sb);
-			if (strcmp(sb.buf, key)) {
-				json_incref(v);
-				json_object_del(doc, key);
-				json_object_set_new(doc, sb.buf, v);
-			}
-			strbuf_release(&sb);
 			if (json_is_string(v))
 				json_object_set_new(doc, key, sanitized_string(d, json_string_value(v)));
 			else
 				dash_sanitize_json(d, v);
+			/* a key that changes moves after the walk: deleting frees the key */
+			dash_sanitize_text(d, key, &sb);
+			if (strcmp(sb.buf, key)) {
+				json_object_set(renamed, sb.buf, json_object_get(doc, key));
+				json_object_del(doc, key);
+			}
+			strbuf_release(&sb);
 		}
+		json_object_update(doc, renamed);
+		json_decref(renamed);
 	} else if (json_is_array(doc)) {
 		size_t i;
 		json_t *v;
