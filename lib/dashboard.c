@@ -268,6 +268,71 @@ static void reply_failed(const struct dash *d, struct dash_reply *r)
 	reply_error(d, r, 500, *last_error() ? last_error() : "the request failed");
 }
 
+/* ---- files under the served directories ---------------------------------- */
+
+/* 'path' resolved, when it lies under 'root' (both real paths); NULL and why in *why. */
+static char *under(const char *root, const char *path, const char **why)
+{
+	char *real;
+	size_t n;
+
+	*why = "not found";
+	if (!root || !path)
+		return NULL;
+	real = realpath(path, NULL);
+	if (!real)
+		return NULL;
+	n = strlen(root);
+	if (strncmp(real, root, n) || real[n] != '/') {
+		*why = "outside the served directories";
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/*
+ * The knowledge base, as kb_load() reads it, without the entries that lie
+ * outside it: an entry directory, report.md or diff.md that is a symlink
+ * to elsewhere is not the knowledge base's to show. 0, or -1 with an error.
+ */
+static int load_kb(const struct dash *d, struct kb *kb)
+{
+	static const char *const files[] = { "report.md", "diff.md" };
+	char *root;
+	size_t kept = 0;
+
+	if (kb_load(d->kb_dir, kb))
+		return -1;
+	root = realpath(d->kb_dir, NULL);
+	for (size_t i = 0; i < kb->nr; i++) {
+		struct kb_entry *e = &kb->entries[i];
+		const char *why;
+		char *real = under(root, e->dir, &why);
+		bool inside = real != NULL;
+
+		for (size_t k = 0; inside && k < ARRAY_SIZE(files); k++) {
+			char *path = xstrfmt("%s/%s", real, files[k]), *r;
+			struct stat st;
+
+			if (!lstat(path, &st)) {
+				r = under(root, path, &why);
+				inside = r != NULL;
+				free(r);
+			}
+			free(path);
+		}
+		free(real);
+		if (inside)
+			kb->entries[kept++] = *e;
+		else
+			kb_entry_release(e);
+	}
+	kb->nr = kept;
+	free(root);
+	return 0;
+}
+
 /* ---- the store ----------------------------------------------------------- */
 
 /* A column as JSON; a *_json column parsed (null when it does not parse). */
@@ -612,7 +677,7 @@ static json_t *overview(const struct dash *d, struct store *s)
 		json_object_set_new(doc, "activity", json_array());
 	}
 	json_object_set_new(doc, "last_activity_id", json_integer(last));
-	if (kb_load(d->kb_dir, &kb))
+	if (load_kb(d, &kb))
 		kb.nr = 0;
 	json_object_set_new(doc, "kb_entries", json_integer((json_int_t)kb.nr));
 	kb_release(&kb);
@@ -758,7 +823,7 @@ static void reply_attempt(const struct dash *d, struct store *s, int64_t id, str
 	/* its report in the knowledge base, when the entry is there */
 	slug = json_string_value(json_object_get(json_object_get(doc, "attempt"), "kb_slug"));
 	json_object_set_new(doc, "kb", json_null());
-	if (slug && !kb_load(d->kb_dir, &kb)) {
+	if (slug && !load_kb(d, &kb)) {
 		const struct kb_entry *e = kb_lookup(&kb, slug);
 
 		if (e) {
@@ -815,27 +880,6 @@ static json_t *profiles(struct store *s)
 		return NULL;
 	}
 	return json_pack("{s:o, s:o}", "latest", latest, "profiles", all);
-}
-
-/* 'path' resolved, when it lies under 'root' (both real paths); NULL and why in *why. */
-static char *under(const char *root, const char *path, const char **why)
-{
-	char *real;
-	size_t n;
-
-	*why = "not found";
-	if (!root || !path)
-		return NULL;
-	real = realpath(path, NULL);
-	if (!real)
-		return NULL;
-	n = strlen(root);
-	if (strncmp(real, root, n) || real[n] != '/') {
-		*why = "outside the served directories";
-		free(real);
-		return NULL;
-	}
-	return real;
 }
 
 /* The profile of run 'id', read; 1 found, 0 not (reply set), -1 error. */
@@ -1112,7 +1156,7 @@ static void reply_kb(const struct dash *d, const char *slug, dash_param_fn param
 	struct kb kb;
 	json_t *list;
 
-	if (kb_load(d->kb_dir, &kb)) {
+	if (load_kb(d, &kb)) {
 		kb_release(&kb);
 		reply_failed(d, out);
 		return;
@@ -1358,7 +1402,7 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 						    json_string_value(json_object_get(v, "scenario")),
 						    json_string_value(json_object_get(v, "run"))));
 	json_decref(doc);
-	if (!kb_load(d->kb_dir, &kb))
+	if (!load_kb(d, &kb))
 		for (i = 0; i < kb.nr; i++)
 			add_path(paths, nr, &alloc, xstrfmt("/api/kb/%s", kb.entries[i].slug));
 	kb_release(&kb);
