@@ -1063,18 +1063,45 @@ static json_t *state_json(const struct dash *d, const char *path)
 
 #define SCENARIO_RUNS_MAX 500
 
+/* The plain names in dir that lie under the state directory, as list_dir() gives them. */
+static char **list_state_dir(const struct dash *d, const char *dir, size_t *nr)
+{
+	const char *why;
+	char **names, *real = under(d->state, dir, &why);
+	size_t kept = 0;
+
+	*nr = 0;
+	if (!real)
+		return NULL;
+	names = list_dir(real, nr);
+	for (size_t i = 0; i < *nr; i++) {
+		char *path = xstrfmt("%s/%s", real, names[i]), *r = under(d->state, path, &why);
+
+		if (r)
+			names[kept++] = names[i];
+		else
+			free(names[i]);
+		free(r);
+		free(path);
+	}
+	*nr = kept;
+	free(real);
+	return names;
+}
+
 static json_t *scenarios(const struct dash *d)
 {
 	json_t *out = json_array();
 	char *root = d->state ? xstrfmt("%s/scenarios", d->state) : NULL, **names;
 	size_t nr;
 
-	names = root ? list_dir(root, &nr) : (nr = 0, NULL);
+	/* a scenario or a run linked from outside .hotloop/ is not listed */
+	names = root ? list_state_dir(d, root, &nr) : (nr = 0, NULL);
 	for (size_t i = 0; i < nr && json_array_size(out) < SCENARIO_RUNS_MAX; i++) {
 		char *dir = xstrfmt("%s/%s", root, names[i]), **stamps;
 		size_t ns;
 
-		stamps = list_dir(dir, &ns);
+		stamps = list_state_dir(d, dir, &ns);
 		for (size_t j = 0; j < ns && json_array_size(out) < SCENARIO_RUNS_MAX; j++) {
 			char *path = xstrfmt("%s/%s/summary.json", dir, stamps[j]);
 			json_t *sum = state_json(d, path), *phases = json_array(), *p;
