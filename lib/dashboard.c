@@ -533,18 +533,22 @@ static json_t *gains_json(struct store *s)
 		if (rc != SQLITE_ROW || sqlite3_column_int64(st, 0) != attempt) {
 			/* the attempt read so far becomes one point per workload */
 			for (size_t i = 0; i < nr; i++) {
-				json_t *series = json_object_get(by_name, w[i].name), *points, *p;
+				/* a name that is not UTF-8 is no key: its JSON string is */
+				json_t *name = json_text(w[i].name), *points, *p;
+				const char *key = json_string_value(name);
+				json_t *series = json_object_get(by_name, key);
 				double b = side_median(&w[i].base), c = side_median(&w[i].cand);
 				double change = b > 0 && isfinite(c) ? 100.0 * (c / b - 1) : NAN;
 				double total;
 				bool primary = cur.primary && !strcmp(cur.primary, w[i].name);
 
 				if (!series) {
-					series = json_pack("{s:o, s:s?, s:[], s:f}", "workload", json_text(w[i].name),
-							   "metric", cur.metric, "points", "total_factor", 1.0);
-					json_object_set_new(by_name, w[i].name, series);
-					json_array_append(out, series);
+					series = json_pack("{s:O, s:o, s:[], s:f}", "workload", name,
+							   "metric", json_text(cur.metric), "points", "total_factor", 1.0);
+					json_object_set(by_name, key, series);
+					json_array_append_new(out, series);
 				}
+				json_decref(name);
 				points = json_object_get(series, "points");
 				total = json_real_value(json_object_get(series, "total_factor"));
 				if (isfinite(change))
