@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "dashboard.h"
+#include "json.h"
 #include "serve.h"
 #include "store.h"
 #include "strbuf.h"
@@ -395,9 +396,9 @@ static char *activity_message(sqlite3_stmt *st, int64_t *id)
 	json_object_set_new(o, "at", json_real(sqlite3_column_double(st, 1)));
 	json_object_set_new(o, "loop_id", sqlite3_column_type(st, 2) == SQLITE_NULL ? json_null() :
 			    json_integer(sqlite3_column_int64(st, 2)));
-	json_object_set_new(o, "level", json_string((const char *)sqlite3_column_text(st, 3)));
-	json_object_set_new(o, "kind", json_string((const char *)sqlite3_column_text(st, 4)));
-	json_object_set_new(o, "message", json_string((const char *)sqlite3_column_text(st, 5)));
+	json_object_set_new(o, "level", json_text((const char *)sqlite3_column_text(st, 3)));
+	json_object_set_new(o, "kind", json_text((const char *)sqlite3_column_text(st, 4)));
+	json_object_set_new(o, "message", json_text((const char *)sqlite3_column_text(st, 5)));
 	data = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	text = xstrfmt("id: %" PRId64 "\nevent: activity\ndata: %s\n\n", *id, data ? data : "{}");
