@@ -521,14 +521,25 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 	bool from_query;
 
 	if (!*req) {
-		/* the headers are in; a body is refused once it starts */
+		/*
+		 * The headers are in. Refuse now what is refused whatever it
+		 * asks for: a response can be queued only before a body is
+		 * read, or after all of it.
+		 */
+		const char *len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							      MHD_HTTP_HEADER_CONTENT_LENGTH);
+
 		*req = (void *)1;
+		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return send_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+					  "the dashboard is read-only: GET and HEAD only");
+		if ((len && strcmp(len, "0")) ||
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+			return send_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body here");
 		return MHD_YES;
 	}
 	if (*upload_size)
-		return send_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body here");
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return send_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "the dashboard is read-only: GET and HEAD only");
+		return MHD_NO;	/* a body no header announced: not HTTP we answer */
 	if (!serve_host_allowed(sv, host))
 		return send_error(conn, MHD_HTTP_MISDIRECTED_REQUEST,
 				  "the Host header names neither this machine nor its address");
