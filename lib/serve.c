@@ -796,7 +796,9 @@ static int snapshot_target_ok(const char *dir)
 	}
 	if (!rmdir(dir))
 		goto out;	/* it was empty */
-	if (read_file(&sb, data, 1u << 30) || strncmp(sb.buf, SNAPSHOT_HEAD, strlen(SNAPSHOT_HEAD)))
+	/* no data.js is no snapshot: said once, below */
+	if (access(data, F_OK) || read_file(&sb, data, 1u << 30) ||
+	    strncmp(sb.buf, SNAPSHOT_HEAD, strlen(SNAPSHOT_HEAD)))
 		ret = error("'%s' holds files and is not a dashboard snapshot: name a new or empty "
 			    "directory", dir);
 out:
