@@ -128,7 +128,10 @@ static bool path_start(const char *s, size_t i)
 	/* file:///x: the path after "://" */
 	if (i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':')
 		return true;
-	return !path_char((unsigned char)s[i - 1]) && s[i - 1] != ':';
+	/* after ':' a path ("PATH=/a:/b"), unless it is a URL's "://" */
+	if (s[i - 1] == ':')
+		return s[i + 1] != '/';
+	return !path_char((unsigned char)s[i - 1]);
 }
 
 /* s[i..] starts the directory dir (len > 1) as a whole component? */
@@ -160,11 +163,16 @@ void dash_sanitize_text(const struct dash *d, const char *s, struct strbuf *out)
 		 * whole first: it may hold characters a path is not read with.
 		 */
 		if (dir_at(s, i, d->top, top_len)) {
-			end = i + top_len;
+			size_t rel = i + top_len;
+
+			end = rel;
 			while (end < n && path_char((unsigned char)s[end]))
 				end++;
-			if (end - i - top_len > 1)
-				add_names(d, s + i + top_len + 1, end - i - top_len - 1, out);
+			/* "top//a" is "a", not "/a" */
+			while (rel < end && s[rel] == '/')
+				rel++;
+			if (rel < end)
+				add_names(d, s + rel, end - rel, out);
 			else
 				strbuf_addstr(out, end > i + top_len ? "./" : ".");
 			i = end;
