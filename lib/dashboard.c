@@ -278,6 +278,22 @@ static void reply_failed(const struct dash *d, struct dash_reply *r)
 
 /* ---- files under the served directories ---------------------------------- */
 
+/*
+ * The state directory's real path, as found at the start or made since
+ * (the first loop makes it while the server runs); NULL: none yet.
+ */
+static char *state_root(const struct dash *d)
+{
+	char *path, *real;
+
+	if (d->state)
+		return xstrdup(d->state);
+	path = xstrfmt("%s/.hotloop", d->top);
+	real = realpath(path, NULL);
+	free(path);
+	return real;
+}
+
 /* 'path' resolved, when it lies under 'root' (both real paths); NULL and why in *why. */
 static char *under(const char *root, const char *path, const char **why)
 {
@@ -900,7 +916,7 @@ static int load_profile(const struct dash *d, struct store *s, int64_t id, struc
 {
 	struct store_run r;
 	const char *why;
-	char *path;
+	char *path, *state;
 	struct stat st;
 	int found = store_run_get(s, id, &r);
 
@@ -912,7 +928,9 @@ static int load_profile(const struct dash *d, struct store *s, int64_t id, struc
 		reply_error(d, out, 404, "no such profile");
 		return 0;
 	}
-	path = under(d->state, r.profile_path, &why);
+	state = state_root(d);
+	path = under(state, r.profile_path, &why);
+	free(state);
 	if (!path || stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > PROFILE_MAX) {
 		reply_error(d, out, 404, path ? "the profile is not a file hotloop can draw" : why);
 		free(path);
@@ -1059,11 +1077,11 @@ static void free_names(char **names, size_t nr)
 }
 
 /* A JSON file under the state directory, read; NULL when it is missing or not JSON. */
-static json_t *state_json(const struct dash *d, const char *path)
+static json_t *state_json(const char *state, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *why;
-	char *real = under(d->state, path, &why);
+	char *real = under(state, path, &why);
 	json_t *v = NULL;
 
 	if (real && !read_file(&sb, real, SCENARIO_FILE_MAX))
@@ -1076,10 +1094,10 @@ static json_t *state_json(const struct dash *d, const char *path)
 #define SCENARIO_RUNS_MAX 500
 
 /* The plain names in dir that lie under the state directory, as list_dir() gives them. */
-static char **list_state_dir(const struct dash *d, const char *dir, size_t *nr)
+static char **list_state_dir(const char *state, const char *dir, size_t *nr)
 {
 	const char *why;
-	char **names, *real = under(d->state, dir, &why);
+	char **names, *real = under(state, dir, &why);
 	size_t kept = 0;
 
 	*nr = 0;
@@ -1087,7 +1105,7 @@ static char **list_state_dir(const struct dash *d, const char *dir, size_t *nr)
 		return NULL;
 	names = list_dir(real, nr);
 	for (size_t i = 0; i < *nr; i++) {
-		char *path = xstrfmt("%s/%s", real, names[i]), *r = under(d->state, path, &why);
+		char *path = xstrfmt("%s/%s", real, names[i]), *r = under(state, path, &why);
 
 		if (r)
 			names[kept++] = names[i];
@@ -1104,19 +1122,19 @@ static char **list_state_dir(const struct dash *d, const char *dir, size_t *nr)
 static json_t *scenarios(const struct dash *d)
 {
 	json_t *out = json_array();
-	char *root = d->state ? xstrfmt("%s/scenarios", d->state) : NULL, **names;
+	char *state = state_root(d), *root = state ? xstrfmt("%s/scenarios", state) : NULL, **names;
 	size_t nr;
 
 	/* a scenario or a run linked from outside .hotloop/ is not listed */
-	names = root ? list_state_dir(d, root, &nr) : (nr = 0, NULL);
+	names = root ? list_state_dir(state, root, &nr) : (nr = 0, NULL);
 	for (size_t i = 0; i < nr && json_array_size(out) < SCENARIO_RUNS_MAX; i++) {
 		char *dir = xstrfmt("%s/%s", root, names[i]), **stamps;
 		size_t ns;
 
-		stamps = list_state_dir(d, dir, &ns);
+		stamps = list_state_dir(state, dir, &ns);
 		for (size_t j = 0; j < ns && json_array_size(out) < SCENARIO_RUNS_MAX; j++) {
 			char *path = xstrfmt("%s/%s/summary.json", dir, stamps[j]);
-			json_t *sum = state_json(d, path), *phases = json_array(), *p;
+			json_t *sum = state_json(state, path), *phases = json_array(), *p;
 			size_t k;
 
 			json_array_foreach(json_object_get(sum, "phases"), k, p)
@@ -1137,6 +1155,7 @@ static json_t *scenarios(const struct dash *d)
 	}
 	free_names(names, nr);
 	free(root);
+	free(state);
 	return json_pack("{s:o}", "runs", out);
 }
 
@@ -1152,15 +1171,16 @@ static size_t count_scenario_runs(const struct dash *d)
 static void reply_scenario(const struct dash *d, const char *name, const char *run,
 			   struct dash_reply *out)
 {
-	char *dir = d->state ? xstrfmt("%s/scenarios/%s/%s", d->state, name, run) : NULL;
+	char *state = state_root(d);
+	char *dir = state ? xstrfmt("%s/scenarios/%s/%s", state, name, run) : NULL;
 	char *sp = dir ? xstrfmt("%s/summary.json", dir) : NULL;
 	char *tp = dir ? xstrfmt("%s/timeline.json", dir) : NULL;
-	json_t *sum = sp ? state_json(d, sp) : NULL;
+	json_t *sum = sp ? state_json(state, sp) : NULL;
 
 	if (!sum) {
 		reply_error(d, out, 404, "no such scenario run");
 	} else {
-		json_t *tl = state_json(d, tp);
+		json_t *tl = state_json(state, tp);
 
 		reply_json(d, out, 200, json_pack("{s:s, s:s, s:o, s:o}", "scenario", name, "run", run,
 						  "summary", sum, "timeline", tl ? tl : json_null()));
@@ -1168,6 +1188,7 @@ static void reply_scenario(const struct dash *d, const char *name, const char *r
 	free(dir);
 	free(sp);
 	free(tp);
+	free(state);
 }
 
 /* ---- /api/kb ------------------------------------------------------------- */
