@@ -1605,6 +1605,36 @@ static void test_dashboard__no_store(void **state)
 	free(top);
 }
 
+/* A server started before the first loop: what the loop writes later is shown. */
+static void test_dashboard__state_made_later(void **state)
+{
+	char *top = xstrfmt("%s/later", E.tmp);
+	struct dash d;
+	struct store *s;
+	struct dash_reply r;
+	json_t *doc;
+
+	assert_int_equal(mkdir_p(top), 0);
+	dash_init(&d, top, NULL, NULL);
+	assert_null(d.state);
+	fx_build(top, FX_DEFAULT_ATTEMPTS);
+	assert_int_equal(store_open_readonly(d.db, &s), 0);
+	get_from(&d, s, "/api/profiles/1/flame.svg", &r);
+	assert_int_equal(r.status, 200);
+	dash_reply_release(&r);
+	get_from(&d, s, "/api/scenarios", &r);
+	doc = json_loads(r.body.buf, 0, NULL);
+	assert_int_equal(json_array_size(jarr(doc, "runs")), 2);
+	json_decref(doc);
+	dash_reply_release(&r);
+	get_from(&d, s, "/api/scenarios/pressure/20240501-130000", &r);
+	assert_int_equal(r.status, 200);
+	dash_reply_release(&r);
+	store_close(s);
+	dash_release(&d);
+	free(top);
+}
+
 /* ---- sanitizing ------------------------------------------------------------------ */
 
 static void sanitize_dash(struct dash *d, const char *top)
@@ -1625,6 +1655,8 @@ static void test_dashboard__sanitize_text(void **state)
 		/* the project's top becomes relative */
 		{ "/tmp/x/proj/src/a.c:12", "src/a.c:12" },
 		{ "/tmp/x/proj", "." },
+		{ "/tmp/x/proj/", "./" },
+		{ "/tmp/x/proj//usr/lib/x.so", "usr/lib/x.so" },
 		{ "in /tmp/x/proj/src/a.c, line 3", "in src/a.c, line 3" },
 		{ "\"/tmp/x/proj/kb/e\"", "\"kb/e\"" },
 		/* a longer name that starts like it is another directory */
@@ -1635,6 +1667,8 @@ static void test_dashboard__sanitize_text(void **state)
 		{ "--db=/srv/data/p.db", "--db=.../p.db" },
 		{ "a,/srv/data/q", "a,.../q" },
 		{ "file:///srv/data/x.html", "file://.../x.html" },
+		{ "PATH=/usr/bin:/home/alice/bin:/opt/x", "PATH=.../bin:.../bin:.../x" },
+		{ "C:/srv/x", "C:.../x" },
 		/* the home directory, alone too */
 		{ "cd /home/alice && make", "cd ~ && make" },
 		{ "/home/alice/.cache/hotloop/x/tree/src/w.c", ".../w.c" },
@@ -1998,6 +2032,7 @@ int main(void)
 		cmocka_unit_test(test_dashboard__not_found),
 		cmocka_unit_test(test_dashboard__malformed),
 		cmocka_unit_test(test_dashboard__no_store),
+		cmocka_unit_test(test_dashboard__state_made_later),
 		cmocka_unit_test(test_dashboard__sanitize_text),
 		cmocka_unit_test(test_dashboard__sanitize_json),
 		cmocka_unit_test(test_dashboard__sanitized_answers),
