@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,68 @@
 #define LIST_MAX	10000		/* rows in one answer at most */
 #define LIST_DEFAULT	1000
 
+/*
+ * The knowledge base, read once and again only when its directory
+ * changed (kb_add() renames each entry into it and rewrites index.md):
+ * 10,000 entries are 10,000 files to parse, too many for each request.
+ */
+struct dash_cache {
+	pthread_mutex_t lock;
+	bool have;
+	struct stat st;		/* of the kb directory when it was read */
+	struct kb kb;
+};
+
+static struct dash_cache *cache_new(void)
+{
+	struct dash_cache *c = xcalloc(1, sizeof(*c));
+
+	pthread_mutex_init(&c->lock, NULL);
+	c->kb = (struct kb)KB_INIT;
+	return c;
+}
+
+static void cache_free(struct dash_cache *c)
+{
+	if (!c)
+		return;
+	kb_release(&c->kb);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int load_kb(const struct dash *d, struct kb *kb);
+
+/* The knowledge base, with the cache's lock held until kb_done(); NULL (unlocked) with an error. */
+static const struct kb *kb_get(const struct dash *d)
+{
+	struct dash_cache *c = d->cache;
+	struct stat st;
+
+	pthread_mutex_lock(&c->lock);
+	if (stat(d->kb_dir, &st))
+		memset(&st, 0, sizeof(st));
+	if (!c->have || st.st_ino != c->st.st_ino || st.st_dev != c->st.st_dev ||
+	    st.st_mtim.tv_sec != c->st.st_mtim.tv_sec || st.st_mtim.tv_nsec != c->st.st_mtim.tv_nsec ||
+	    st.st_nlink != c->st.st_nlink) {
+		kb_release(&c->kb);
+		c->have = false;
+		if (load_kb(d, &c->kb)) {
+			kb_release(&c->kb);
+			pthread_mutex_unlock(&c->lock);
+			return NULL;
+		}
+		c->st = st;
+		c->have = true;
+	}
+	return &c->kb;
+}
+
+static void kb_done(const struct dash *d)
+{
+	pthread_mutex_unlock(&d->cache->lock);
+}
+
 void dash_init(struct dash *d, const char *top, const char *db, const char *kb_dir)
 {
 	char *state = xstrfmt("%s/.hotloop", top);
@@ -56,6 +119,7 @@ void dash_init(struct dash *d, const char *top, const char *db, const char *kb_d
 		d->host = xstrdup(host);
 	if (getenv("HOME") && *getenv("HOME") == '/' && strlen(getenv("HOME")) > 1)
 		d->home = xstrdup(getenv("HOME"));
+	d->cache = cache_new();
 }
 
 void dash_release(struct dash *d)
@@ -67,6 +131,7 @@ void dash_release(struct dash *d)
 	free(d->user);
 	free(d->host);
 	free(d->home);
+	cache_free(d->cache);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -74,6 +139,7 @@ void dash_reply_release(struct dash_reply *r)
 {
 	strbuf_release(&r->body);
 }
+
 
 /* ---- sanitizing ---------------------------------------------------------- */
 
@@ -524,6 +590,60 @@ static json_t *loops_json(struct store *s, size_t limit)
 }
 
 /*
+ * The verdict's estimate and interval for each guard workload of each
+ * keep, from its compare run's summary (the "guards" of verdict.c's JSON).
+ */
+static int guard_intervals(struct store *s, json_t *series)
+{
+	static const char *const keys[][2] = { { "change_pct", "estimate_pct" },
+		{ "ci_low_pct", "ci_low_pct" }, { "ci_high_pct", "ci_high_pct" } };
+	json_t *runs = rows(s, "SELECT r.id, r.summary_json FROM runs r JOIN attempts a "
+			       "ON r.attempt_id = a.id AND r.kind = 'compare' "
+			       "WHERE a.commit_sha IS NOT NULL", 0, NULL);
+	json_t *by_run = json_object(), *run, *se, *p;
+	size_t i, j;
+	char key[32];
+
+	if (!runs) {
+		json_decref(by_run);
+		return -1;
+	}
+	json_array_foreach(runs, i, run) {
+		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(run, "id")));
+		json_object_set(by_run, key, json_object_get(json_object_get(run, "summary"), "guards"));
+	}
+	json_array_foreach(series, i, se) {
+		const char *w = json_string_value(json_object_get(se, "workload"));
+
+		json_array_foreach(json_object_get(se, "points"), j, p) {
+			json_t *guards, *g;
+			size_t k;
+
+			if (json_is_true(json_object_get(p, "primary")))
+				continue;
+			snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(json_object_get(p, "run_id")));
+			guards = json_object_get(by_run, key);
+			json_array_foreach(guards, k, g) {
+				const char *gw = json_string_value(json_object_get(g, "workload"));
+
+				if (!gw || !w || strcmp(gw, w))
+					continue;
+				for (size_t m = 0; m < 3; m++) {
+					json_t *v = json_object_get(g, keys[m][0]);
+
+					if (json_is_number(v))
+						json_object_set(p, keys[m][1], v);
+				}
+			}
+		}
+	}
+	json_decref(runs);
+	json_decref(by_run);
+	return 0;
+}
+
+/*
  * Each workload's gain over the kept changes, in the order they were
  * kept: a point per kept attempt with its change (median against median
  * of the pairs that decided it) and the gain so far (their product).
@@ -592,7 +712,8 @@ static json_t *gains_json(struct store *s)
 				json_object_set_new(p, "base_runs", json_integer((json_int_t)w[i].base.nr));
 				json_object_set_new(p, "cand_runs", json_integer((json_int_t)w[i].cand.nr));
 				json_object_set_new(p, "change_pct", real_or_null(change));
-				/* the verdict's interval belongs to the primary workload */
+				/* the verdict's interval of the primary; a guard's comes from the run's summary */
+				json_object_set_new(p, "estimate_pct", real_or_null(primary ? cur.change : NAN));
 				json_object_set_new(p, "ci_low_pct", real_or_null(primary ? cur.lo : NAN));
 				json_object_set_new(p, "ci_high_pct", real_or_null(primary ? cur.hi : NAN));
 				json_object_set_new(p, "total_pct", real_or_null(100.0 * (total - 1)));
@@ -649,7 +770,12 @@ static json_t *gains_json(struct store *s)
 	sqlite3_finalize(st);
 	free(w);
 	json_decref(by_name);
+	if (guard_intervals(s, out))
+		goto fail_out;
 	return out;
+fail_out:
+	json_decref(out);
+	return NULL;
 fail:
 	sqlite3_finalize(st);
 	free(w);
@@ -673,7 +799,7 @@ static size_t count_scenario_runs(const struct dash *d);
 static json_t *overview(const struct dash *d, struct store *s)
 {
 	json_t *doc = json_object(), *v;
-	struct kb kb;
+	const struct kb *kb;
 	int64_t last = 0;
 
 	if (s) {
@@ -705,10 +831,10 @@ static json_t *overview(const struct dash *d, struct store *s)
 		json_object_set_new(doc, "activity", json_array());
 	}
 	json_object_set_new(doc, "last_activity_id", json_integer(last));
-	if (load_kb(d, &kb))
-		kb.nr = 0;
-	json_object_set_new(doc, "kb_entries", json_integer((json_int_t)kb.nr));
-	kb_release(&kb);
+	kb = kb_get(d);
+	json_object_set_new(doc, "kb_entries", json_integer(kb ? (json_int_t)kb->nr : 0));
+	if (kb)
+		kb_done(d);
 	json_object_set_new(doc, "scenario_runs", json_integer((json_int_t)count_scenario_runs(d)));
 	return doc;
 fail:
@@ -819,7 +945,7 @@ static json_t *pairs_json(struct store *s, int64_t run)
 static void reply_attempt(const struct dash *d, struct store *s, int64_t id, struct dash_reply *out)
 {
 	json_t *doc = NULL, *list, *runs, *run;
-	struct kb kb = KB_INIT;
+	const struct kb *kb;
 	const char *slug;
 	size_t i;
 
@@ -851,8 +977,8 @@ static void reply_attempt(const struct dash *d, struct store *s, int64_t id, str
 	/* its report in the knowledge base, when the entry is there */
 	slug = json_string_value(json_object_get(json_object_get(doc, "attempt"), "kb_slug"));
 	json_object_set_new(doc, "kb", json_null());
-	if (slug && !load_kb(d, &kb)) {
-		const struct kb_entry *e = kb_lookup(&kb, slug);
+	if (slug && (kb = kb_get(d))) {
+		const struct kb_entry *e = kb_lookup(kb, slug);
 
 		if (e) {
 			struct strbuf report = STRBUF_INIT;
@@ -865,8 +991,8 @@ static void reply_attempt(const struct dash *d, struct store *s, int64_t id, str
 			strbuf_release(&report);
 			free(path);
 		}
+		kb_done(d);
 	}
-	kb_release(&kb);
 	reply_json(d, out, 200, doc);
 	return;
 fail:
@@ -1159,13 +1285,27 @@ static json_t *scenarios(const struct dash *d)
 	return json_pack("{s:o}", "runs", out);
 }
 
+/* The scenario runs there are: their directories, nothing read. */
 static size_t count_scenario_runs(const struct dash *d)
 {
-	json_t *doc = scenarios(d);
-	size_t n = json_array_size(json_object_get(doc, "runs"));
+	char *state = state_root(d), *root = state ? xstrfmt("%s/scenarios", state) : NULL, **names;
+	size_t nr, total = 0;
 
-	json_decref(doc);
-	return n;
+	/* as scenarios() lists them: not those linked from outside */
+	names = root ? list_state_dir(state, root, &nr) : (nr = 0, NULL);
+	for (size_t i = 0; i < nr; i++) {
+		char *dir = xstrfmt("%s/%s", root, names[i]), **runs;
+		size_t n;
+
+		runs = list_state_dir(state, dir, &n);
+		total += n;
+		free_names(runs, n);
+		free(dir);
+	}
+	free_names(names, nr);
+	free(root);
+	free(state);
+	return total;
 }
 
 static void reply_scenario(const struct dash *d, const char *name, const char *run,
@@ -1213,16 +1353,15 @@ static size_t split_words(char *q, const char **words, size_t max)
 static void reply_kb(const struct dash *d, const char *slug, dash_param_fn param, void *ctx,
 		     struct dash_reply *out)
 {
-	struct kb kb;
+	const struct kb *kb = kb_get(d);
 	json_t *list;
 
-	if (load_kb(d, &kb)) {
-		kb_release(&kb);
+	if (!kb) {
 		reply_failed(d, out);
 		return;
 	}
 	if (slug) {
-		const struct kb_entry *e = kb_lookup(&kb, slug);
+		const struct kb_entry *e = kb_lookup(kb, slug);
 		char *root = realpath(d->kb_dir, NULL), *real;
 		const char *why = "no such kb entry";
 
@@ -1251,18 +1390,18 @@ static void reply_kb(const struct dash *d, const char *slug, dash_param_fn param
 		char *copy = xstrdup(q ? q : "");
 		const char *words[16];
 		size_t nw = split_words(copy, words, 16), n;
-		const struct kb_entry **hits = xcalloc(kb.nr + 1, sizeof(*hits));
+		const struct kb_entry **hits = xcalloc(kb->nr + 1, sizeof(*hits));
 
-		n = kb_find(&kb, NULL, words, nw, hits, kb.nr);
+		n = kb_find(kb, NULL, words, nw, hits, kb->nr);
 		list = json_array();
-		for (size_t i = 0; i < n && i < kb.nr; i++)
+		for (size_t i = 0; i < n && i < kb->nr; i++)
 			json_array_append_new(list, kb_entry_to_json(hits[i], NULL));
 		reply_json(d, out, 200, json_pack("{s:o, s:I, s:o}", "entries", list,
-						  "total", (json_int_t)kb.nr, "query", json_text(q)));
+						  "total", (json_int_t)kb->nr, "query", json_text(q)));
 		free(hits);
 		free(copy);
 	}
-	kb_release(&kb);
+	kb_done(d);
 }
 
 /* ---- routing ------------------------------------------------------------- */
@@ -1418,7 +1557,7 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 		"/api/benchmarks", "/api/profiles", "/api/scenarios", "/api/kb", "/api/activity" };
 	size_t alloc = 0;
 	json_t *doc, *v;
-	struct kb kb;
+	const struct kb *kb;
 	size_t i;
 
 	*paths = NULL;
@@ -1427,32 +1566,61 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 		add_path(paths, nr, &alloc, xstrdup(fixed[i]));
 	if (s) {
 		json_t *list = rows(s, "SELECT id FROM attempts ORDER BY id", 0, NULL);
-		json_t *prof = rows(s, "SELECT id, workload FROM runs WHERE profile_path IS NOT NULL "
-				       "ORDER BY workload, id", 0, NULL);
-		const char *prev_w = NULL;
-		json_int_t prev = 0;
+		json_t *prof = rows(s, "SELECT id, workload, commit_sha FROM runs "
+				       "WHERE profile_path IS NOT NULL ORDER BY workload, id", 0, NULL);
+		json_t *firsts = json_array();	/* of the workload being read: one per commit */
+		size_t j;
 
 		if (!list || !prof) {
 			json_decref(list);
 			json_decref(prof);
+			json_decref(firsts);
 			return -1;
 		}
 		json_array_foreach(list, i, v)
 			add_path(paths, nr, &alloc, xstrfmt("/api/attempts/%" JSON_INTEGER_FORMAT,
 							    json_integer_value(json_object_get(v, "id"))));
-		json_array_foreach(prof, i, v) {
-			json_int_t id = json_integer_value(json_object_get(v, "id"));
-			const char *w = json_string_value(json_object_get(v, "workload"));
+		/*
+		 * Every profile drawn; the differences the page offers first:
+		 * each commit's first profile against the one before, and the
+		 * first against the last, per workload.
+		 */
+		for (i = 0; i <= json_array_size(prof); i++) {
+			json_t *p = json_array_get(prof, i), *f;
+			const char *w = json_string_value(json_object_get(p, "workload"));
+			const char *c = json_string_value(json_object_get(p, "commit_sha"));
+			const char *fw = json_string_value(json_object_get(json_array_get(firsts, 0), "workload"));
+			bool seen = false;
 
-			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/flame.svg", id));
-			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/top", id));
-			/* each profile against the one before it of the same workload */
-			if (prev && w && prev_w && !strcmp(w, prev_w))
-				add_path(paths, nr, &alloc, xstrfmt("/api/flame-diff/%" JSON_INTEGER_FORMAT
-								    "/%" JSON_INTEGER_FORMAT ".svg", prev, id));
-			prev = id;
-			prev_w = w;
+			if (!p || !w || !fw || strcmp(w, fw)) {
+				size_t n = json_array_size(firsts);
+
+				for (j = 1; j < n; j++)
+					add_path(paths, nr, &alloc, xstrfmt("/api/flame-diff/%" JSON_INTEGER_FORMAT
+						"/%" JSON_INTEGER_FORMAT ".svg",
+						json_integer_value(json_object_get(json_array_get(firsts, j - 1), "id")),
+						json_integer_value(json_object_get(json_array_get(firsts, j), "id"))));
+				if (n > 2)
+					add_path(paths, nr, &alloc, xstrfmt("/api/flame-diff/%" JSON_INTEGER_FORMAT
+						"/%" JSON_INTEGER_FORMAT ".svg",
+						json_integer_value(json_object_get(json_array_get(firsts, 0), "id")),
+						json_integer_value(json_object_get(json_array_get(firsts, n - 1), "id"))));
+				json_array_clear(firsts);
+			}
+			if (!p)
+				break;
+			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/flame.svg",
+							    json_integer_value(json_object_get(p, "id"))));
+			add_path(paths, nr, &alloc, xstrfmt("/api/profiles/%" JSON_INTEGER_FORMAT "/top",
+							    json_integer_value(json_object_get(p, "id"))));
+			json_array_foreach(firsts, j, f)
+				if (c && json_string_value(json_object_get(f, "commit_sha")) &&
+				    !strcmp(c, json_string_value(json_object_get(f, "commit_sha"))))
+					seen = true;
+			if (!seen && w)
+				json_array_append(firsts, p);
 		}
+		json_decref(firsts);
 		json_decref(list);
 		json_decref(prof);
 	}
@@ -1462,9 +1630,10 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 						    json_string_value(json_object_get(v, "scenario")),
 						    json_string_value(json_object_get(v, "run"))));
 	json_decref(doc);
-	if (!load_kb(d, &kb))
-		for (i = 0; i < kb.nr; i++)
-			add_path(paths, nr, &alloc, xstrfmt("/api/kb/%s", kb.entries[i].slug));
-	kb_release(&kb);
+	if ((kb = kb_get(d))) {
+		for (i = 0; i < kb->nr; i++)
+			add_path(paths, nr, &alloc, xstrfmt("/api/kb/%s", kb->entries[i].slug));
+		kb_done(d);
+	}
 	return 0;
 }

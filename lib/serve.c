@@ -619,6 +619,26 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
 	return 0;
 }
 
+/* Everything serve_start() made, once the daemon and the watcher are gone. */
+static void destroy(struct serve *sv)
+{
+	for (size_t i = 0; i < sv->pool.nr; i++)
+		store_close(sv->pool.conns[i]);
+	for (size_t i = 0; i < SERVE_EVENTS_KEPT; i++)
+		free(sv->ring[i].text);
+	pthread_mutex_destroy(&sv->lock);
+	pthread_cond_destroy(&sv->wake);
+	pthread_mutex_destroy(&sv->pool.lock);
+	pthread_cond_destroy(&sv->pool.freed);
+	free(sv->pool.conns);
+	free(sv->pool.busy);
+	free(sv->token);
+	free(sv->bind_host);
+	free(sv->hostname);
+	free(sv->url_host);
+	free(sv);
+}
+
 int serve_start(struct dash *d, const struct serve_options *o, struct serve **out)
 {
 	struct serve *sv = xcalloc(1, sizeof(*sv));
@@ -699,12 +719,8 @@ int serve_start(struct dash *d, const struct serve_options *o, struct serve **ou
 	*out = sv;
 	return 0;
 fail_locks:
-	pthread_mutex_destroy(&sv->lock);
-	pthread_cond_destroy(&sv->wake);
-	pthread_mutex_destroy(&sv->pool.lock);
-	pthread_cond_destroy(&sv->pool.freed);
-	free(sv->pool.conns);
-	free(sv->pool.busy);
+	destroy(sv);
+	return -1;
 fail:
 	free(sv->token);
 	free(sv->bind_host);
@@ -758,21 +774,7 @@ void serve_stop(struct serve *sv)
 		usleep(10000);
 	}
 	MHD_stop_daemon(sv->mhd);
-	for (size_t i = 0; i < sv->pool.nr; i++)
-		store_close(sv->pool.conns[i]);
-	for (size_t i = 0; i < SERVE_EVENTS_KEPT; i++)
-		free(sv->ring[i].text);
-	pthread_mutex_destroy(&sv->lock);
-	pthread_cond_destroy(&sv->wake);
-	pthread_mutex_destroy(&sv->pool.lock);
-	pthread_cond_destroy(&sv->pool.freed);
-	free(sv->pool.conns);
-	free(sv->pool.busy);
-	free(sv->token);
-	free(sv->bind_host);
-	free(sv->hostname);
-	free(sv->url_host);
-	free(sv);
+	destroy(sv);
 }
 
 /* ---- the static copy ----------------------------------------------------- */
@@ -831,7 +833,7 @@ int serve_snapshot(struct dash *d, const char *dir, struct serve_snapshot_result
 	struct store *s = NULL;
 	char **paths = NULL, *tmp = NULL, *old = NULL, *text = NULL;
 	size_t nr = 0;
-	json_t *data = json_object();
+	json_t *data = json_object(), *assets_list = json_array();
 	struct strbuf sb = STRBUF_INIT;
 	const char *mark = strstr(page_html, SNAPSHOT_MARK);
 	bool was_sanitizing = d->sanitize;
@@ -867,9 +869,13 @@ int serve_snapshot(struct dash *d, const char *dir, struct serve_snapshot_result
 		} else if (write_under(tmp, paths[i] + 1, rep.body.buf, rep.body.len, r)) {
 			dash_reply_release(&rep);
 			goto out_tmp;
+		} else {
+			json_array_append_new(assets_list, json_string(paths[i]));
 		}
 		dash_reply_release(&rep);
 	}
+	/* the files drawn, so the page offers only what the copy holds */
+	json_object_set(data, "/api/assets", assets_list);
 	text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 	if (!text) {
 		error("cannot write the snapshot's data: out of memory");
@@ -912,6 +918,7 @@ out:
 	free(tmp);
 	free(old);
 	json_decref(data);
+	json_decref(assets_list);
 	strbuf_release(&sb);
 	store_close(s);
 	return ret;

@@ -375,14 +375,15 @@ test_expect_success '--snapshot DIR: the page, data.js, the assets and the SVGs'
 	expect_grep "^wrote snap: [0-9]* answers in [0-9]* files" out &&
 	for f in index.html data.js dash.js dash.css; do test -s snap/$f || return 1; done &&
 	ls snap/api/profiles/*/flame.svg >svgs && test "$(wc -l <svgs)" = 9 &&
-	ls snap/api/flame-diff/*/*.svg >diffs && test "$(wc -l <diffs)" = 8 &&
+	ls snap/api/flame-diff/*/*.svg >diffs && test "$(wc -l <diffs)" = 3 &&
 	grep -q "<script src=\"data.js\"></script>" snap/index.html &&
 	head -n 1 snap/data.js | grep -q "^/\* hotloop dashboard snapshot \*/$" &&
 	sed -n "2s/^window.HOTLOOP_SNAPSHOT = \(.*\);$/\1/p" snap/data.js >data.json &&
-	# each JSON answer: 8 lists, 9 attempts, 9 tops, 2 scenario runs, 9 kb entries
+	# each JSON answer: 8 lists, 9 attempts, 9 tops, 2 scenario runs, 9 kb entries; the assets list
 
 	jq -e "(.[\"/api/overview\"].store.counts.attempts == 9) and (.[\"/api/attempts/1\"].attempt.diff |
-		type == \"string\") and (keys | length == 37)" data.json >/dev/null &&
+		type == \"string\") and (keys | length == 38) and
+		(.[\"/api/assets\"] | length == 12)" data.json >/dev/null &&
 	expect_grep "the snapshot goes without /api/profiles/[0-9]*/flame.svg: .*outside the served" err &&
 	store_state >state.snap && cmp state.before state.snap
 '

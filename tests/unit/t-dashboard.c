@@ -1293,8 +1293,9 @@ static void test_dashboard__gains(void **state)
 	p = json_array_get(jarr(small, "points"), 0);
 	assert_true(json_is_false(json_object_get(p, "primary")));
 	assert_near(jnum(p, "change_pct"), -25);
-	/* the interval is the primary's */
-	assert_true(json_is_null(json_object_get(p, "ci_low_pct")));
+	/* a guard's interval is the one its compare summary gives */
+	assert_near(jnum(p, "ci_low_pct"), -27);
+	assert_near(jnum(p, "ci_high_pct"), -23);
 	p = json_array_get(jarr(small, "points"), 1);
 	assert_near(jnum(p, "base_median"), 0.15);
 	assert_near(jnum(p, "cand_median"), 0.14);
@@ -1881,8 +1882,12 @@ static void test_dashboard__snapshot_paths(void **state)
 	assert_int_equal(attempts, FX_DEFAULT_ATTEMPTS);
 	assert_int_equal(flames, FX_DEFAULT_ATTEMPTS + 2);
 	assert_int_equal(tops, FX_DEFAULT_ATTEMPTS + 2);
-	/* each profile of big against the one before it; linked and dotdot are alone */
-	assert_int_equal(diffs, FX_DEFAULT_ATTEMPTS - 1);
+	/*
+	 * big's profiles are of three commits (the start, each keep): each
+	 * commit's first against the one before, and the first against the
+	 * last; linked and dotdot are alone
+	 */
+	assert_int_equal(diffs, 3);
 	assert_int_equal(kb, FX_DEFAULT_ATTEMPTS);
 	assert_int_equal(scenarios, 2);
 	assert_int_equal(failed, 4);
