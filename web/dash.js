@@ -348,8 +348,8 @@
 		return [
 			section("Every attempt, in the order they ran (" + list.length + (d.total > list.length ? " of " + d.total : "") + ")",
 				list.length ? strip : empty("no attempt yet"),
-				h("div", { "class": "legend" }, ["keep", "reject", "inconclusive", "error", "no-candidate"].map(function (v) {
-					return h("span", { "class": "legend-item" }, h("span", { "class": "swatch v-" + v }), v);
+				h("div", { "class": "legend" }, ["keep", "reject", "inconclusive", "error", "no-candidate", "none"].map(function (v) {
+					return h("span", { "class": "legend-item" }, h("span", { "class": "swatch v-" + v }), v === "none" ? "running" : v);
 				}))),
 			section("Attempts", table(["#", "loop", "round", "lens", "function", "verdict", "change", "interval", "why"],
 				list.slice().reverse().map(function (a) {
