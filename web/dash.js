@@ -116,9 +116,9 @@
 	}
 
 	function kib(v) {
-		if (v == null)
+		if (v == null || !isFinite(v))
 			return "-";
-		return v >= 10240 ? (v / 1024).toFixed(1) + " MiB" : v + " KiB";
+		return Math.abs(v) >= 10240 ? (v / 1024).toFixed(1) + " MiB" : Math.round(v) + " KiB";
 	}
 
 	function short(c) {
