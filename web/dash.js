@@ -177,9 +177,12 @@
 		x0 = Math.min.apply(null, xs); x1 = Math.max.apply(null, xs);
 		y0 = Math.min.apply(null, ys); y1 = Math.max.apply(null, ys);
 		if (x1 === x0) { x0 -= 1; x1 += 1; }
+		/* values none of which is below 0 (times, CPU, memory, counts) get no axis below it */
+		var floor = y0 >= 0 ? 0 : -Infinity;
 		if (y1 === y0) { y0 -= Math.abs(y0) * 0.1 + 1; y1 += Math.abs(y1) * 0.1 + 1; }
 		var pad = (y1 - y0) * 0.06;
-		y0 -= pad; y1 += pad;
+		y0 = Math.max(floor, y0 - pad);
+		y1 += pad;
 		function X(x) { return L + (x - x0) / (x1 - x0) * (W - L - R); }
 		function Y(y) { return T + (y1 - y) / (y1 - y0) * (H - T - B); }
 		for (i = 0; i <= 4; i++) {
@@ -195,9 +198,10 @@
 		xs.forEach(function (x) { ticks[x] = 1; });
 		var tk = Object.keys(ticks).map(Number).sort(function (a, b) { return a - b; });
 		var step = Math.max(1, Math.ceil(tk.length / 8));
+		/* the last label ends at the right edge instead of running past it */
 		for (i = 0; i < tk.length; i += step)
-			svg.appendChild(s("text", { x: X(tk[i]), y: H - 10, "text-anchor": "middle", "class": "tick",
-				text: o.xLabel ? o.xLabel(tk[i]) : String(tk[i]) }));
+			svg.appendChild(s("text", { x: X(tk[i]), y: H - 10, "text-anchor": X(tk[i]) > W - R - 40 ? "end" : "middle",
+				"class": "tick", text: o.xLabel ? o.xLabel(tk[i]) : String(tk[i]) }));
 		series.forEach(function (se, k) {
 			var color = se.color || COLORS[k % COLORS.length];
 			var band = (se.band || []).filter(function (b) { return isFinite(b[1]) && isFinite(b[2]); });
