@@ -156,7 +156,8 @@
 
 	/*
 	 * A line chart: series [{name, points: [[x, y]], band: [[x, lo, hi]]}],
-	 * o.xLabel(x) for ticks, o.yFmt(y), o.zero to include 0.
+	 * o.xLabel(x) for ticks, o.yFmt(y), o.zero to include 0. A y that is
+	 * not a number (null: not measured) is left out, not taken for 0.
 	 */
 	function lineChart(series, o) {
 		var W = 720, H = 220, L = 64, R = 12, T = 12, B = 30;
@@ -165,8 +166,8 @@
 		var x0, x1, y0, y1, i;
 
 		series.forEach(function (se) {
-			se.points.forEach(function (p) { if (isFinite(p[1])) { xs.push(p[0]); ys.push(p[1]); } });
-			(se.band || []).forEach(function (b) { if (isFinite(b[1]) && isFinite(b[2])) { ys.push(b[1]); ys.push(b[2]); } });
+			se.points.forEach(function (p) { if (Number.isFinite(p[1])) { xs.push(p[0]); ys.push(p[1]); } });
+			(se.band || []).forEach(function (b) { if (Number.isFinite(b[1]) && Number.isFinite(b[2])) { ys.push(b[1]); ys.push(b[2]); } });
 		});
 		if (!xs.length) {
 			svg.appendChild(s("text", { x: W / 2, y: H / 2, "text-anchor": "middle", "class": "none", text: "no data yet" }));
@@ -204,14 +205,14 @@
 				"class": "tick", text: o.xLabel ? o.xLabel(tk[i]) : String(tk[i]) }));
 		series.forEach(function (se, k) {
 			var color = se.color || COLORS[k % COLORS.length];
-			var band = (se.band || []).filter(function (b) { return isFinite(b[1]) && isFinite(b[2]); });
+			var band = (se.band || []).filter(function (b) { return Number.isFinite(b[1]) && Number.isFinite(b[2]); });
 
 			if (band.length) {
 				var d = band.map(function (b, j) { return (j ? "L" : "M") + X(b[0]) + "," + Y(b[2]); }).join("") +
 					band.slice().reverse().map(function (b) { return "L" + X(b[0]) + "," + Y(b[1]); }).join("") + "Z";
 				svg.appendChild(s("path", { d: d, fill: color, "class": "band" }));
 			}
-			var pts = se.points.filter(function (p) { return isFinite(p[1]); });
+			var pts = se.points.filter(function (p) { return Number.isFinite(p[1]); });
 			if (pts.length > 1 && !se.dots)
 				svg.appendChild(s("path", { d: pts.map(function (p, j) { return (j ? "L" : "M") + X(p[0]) + "," + Y(p[1]); }).join(""),
 					stroke: color, "class": "series", "data-name": se.name }));
