@@ -642,11 +642,15 @@
 			return;
 		}
 		var es = new EventSource("/api/events");
-		var pending = null;
+		var pending = null, lost = false;
 
 		es.addEventListener("hello", function () {
 			liveEl.textContent = "live";
 			liveEl.className = "live on";
+			/* back after a break: what changed meanwhile came as no event */
+			if (lost)
+				render(true);
+			lost = false;
 		});
 		es.addEventListener("activity", function (ev) {
 			var a = JSON.parse(ev.data), list = document.getElementById("activity");
@@ -662,6 +666,7 @@
 		});
 		es.addEventListener("reset", function () { render(true); });
 		es.onerror = function () {
+			lost = true;
 			liveEl.textContent = "reconnecting";
 			liveEl.className = "live off";
 		};
