@@ -10,6 +10,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,66 @@
 #define LIST_MAX	10000		/* rows in one answer at most */
 #define LIST_DEFAULT	1000
 
+/*
+ * The knowledge base, read once and again only when its directory
+ * changed (kb_add() renames each entry into it and rewrites index.md):
+ * 10,000 entries are 10,000 files to parse, too many for each request.
+ */
+struct dash_cache {
+	pthread_mutex_t lock;
+	bool have;
+	struct stat st;		/* of the kb directory when it was read */
+	struct kb kb;
+};
+
+static struct dash_cache *cache_new(void)
+{
+	struct dash_cache *c = xcalloc(1, sizeof(*c));
+
+	pthread_mutex_init(&c->lock, NULL);
+	c->kb = (struct kb)KB_INIT;
+	return c;
+}
+
+static void cache_free(struct dash_cache *c)
+{
+	if (!c)
+		return;
+	kb_release(&c->kb);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+/* The knowledge base, with the cache's lock held until kb_done(); NULL (unlocked) with an error. */
+static const struct kb *kb_get(const struct dash *d)
+{
+	struct dash_cache *c = d->cache;
+	struct stat st;
+
+	pthread_mutex_lock(&c->lock);
+	if (stat(d->kb_dir, &st))
+		memset(&st, 0, sizeof(st));
+	if (!c->have || st.st_ino != c->st.st_ino || st.st_dev != c->st.st_dev ||
+	    st.st_mtim.tv_sec != c->st.st_mtim.tv_sec || st.st_mtim.tv_nsec != c->st.st_mtim.tv_nsec ||
+	    st.st_nlink != c->st.st_nlink) {
+		kb_release(&c->kb);
+		c->have = false;
+		if (kb_load(d->kb_dir, &c->kb)) {
+			kb_release(&c->kb);
+			pthread_mutex_unlock(&c->lock);
+			return NULL;
+		}
+		c->st = st;
+		c->have = true;
+	}
+	return &c->kb;
+}
+
+static void kb_done(const struct dash *d)
+{
+	pthread_mutex_unlock(&d->cache->lock);
+}
+
 void dash_init(struct dash *d, const char *top, const char *db, const char *kb_dir)
 {
 	char *state = xstrfmt("%s/.hotloop", top);
@@ -54,8 +115,7 @@ void dash_init(struct dash *d, const char *top, const char *db, const char *kb_d
 	if (!gethostname(host, sizeof(host)) && (host[sizeof(host) - 1] = 0, strlen(host) >= 3) &&
 	    strcmp(host, "localhost"))
 		d->host = xstrdup(host);
-	if (getenv("HOME") && *getenv("HOME") == '/' && strlen(getenv("HOME")) > 1)
-		d->home = xstrdup(getenv("HOME"));
+	d->cache = cache_new();
 }
 
 void dash_release(struct dash *d)
@@ -66,7 +126,7 @@ void dash_release(struct dash *d)
 	free(d->kb_dir);
 	free(d->user);
 	free(d->host);
-	free(d->home);
+	cache_free(d->cache);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -74,6 +134,7 @@ void dash_reply_release(struct dash_reply *r)
 {
 	strbuf_release(&r->body);
 }
+
 
 /* ---- sanitizing ---------------------------------------------------------- */
 
@@ -387,6 +448,60 @@ static json_t *loops_json(struct store *s, size_t limit)
 }
 
 /*
+ * The verdict's estimate and interval for each guard workload of each
+ * keep, from its compare run's summary (the "guards" of verdict.c's JSON).
+ */
+static int guard_intervals(struct store *s, json_t *series)
+{
+	static const char *const keys[][2] = { { "change_pct", "estimate_pct" },
+		{ "ci_low_pct", "ci_low_pct" }, { "ci_high_pct", "ci_high_pct" } };
+	json_t *runs = rows(s, "SELECT r.id, r.summary_json FROM runs r JOIN attempts a "
+			       "ON r.attempt_id = a.id AND r.kind = 'compare' "
+			       "WHERE a.commit_sha IS NOT NULL", 0, NULL);
+	json_t *by_run = json_object(), *run, *se, *p;
+	size_t i, j;
+	char key[32];
+
+	if (!runs) {
+		json_decref(by_run);
+		return -1;
+	}
+	json_array_foreach(runs, i, run) {
+		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(run, "id")));
+		json_object_set(by_run, key, json_object_get(json_object_get(run, "summary"), "guards"));
+	}
+	json_array_foreach(series, i, se) {
+		const char *w = json_string_value(json_object_get(se, "workload"));
+
+		json_array_foreach(json_object_get(se, "points"), j, p) {
+			json_t *guards, *g;
+			size_t k;
+
+			if (json_is_true(json_object_get(p, "primary")))
+				continue;
+			snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT,
+				 json_integer_value(json_object_get(p, "run_id")));
+			guards = json_object_get(by_run, key);
+			json_array_foreach(guards, k, g) {
+				const char *gw = json_string_value(json_object_get(g, "workload"));
+
+				if (!gw || !w || strcmp(gw, w))
+					continue;
+				for (size_t m = 0; m < 3; m++) {
+					json_t *v = json_object_get(g, keys[m][0]);
+
+					if (json_is_number(v))
+						json_object_set(p, keys[m][1], v);
+				}
+			}
+		}
+	}
+	json_decref(runs);
+	json_decref(by_run);
+	return 0;
+}
+
+/*
  * Each workload's gain over the kept changes, in the order they were
  * kept: a point per kept attempt with its change (median against median
  * of the pairs that decided it) and the gain so far (their product).
@@ -451,7 +566,8 @@ static json_t *gains_json(struct store *s)
 				json_object_set_new(p, "base_runs", json_integer((json_int_t)w[i].base.nr));
 				json_object_set_new(p, "cand_runs", json_integer((json_int_t)w[i].cand.nr));
 				json_object_set_new(p, "change_pct", real_or_null(change));
-				/* the verdict's interval belongs to the primary workload */
+				/* the verdict's interval of the primary; a guard's comes from the run's summary */
+				json_object_set_new(p, "estimate_pct", real_or_null(primary ? cur.change : NAN));
 				json_object_set_new(p, "ci_low_pct", real_or_null(primary ? cur.lo : NAN));
 				json_object_set_new(p, "ci_high_pct", real_or_null(primary ? cur.hi : NAN));
 				json_object_set_new(p, "total_pct", real_or_null(100.0 * (total - 1)));
@@ -508,7 +624,12 @@ static json_t *gains_json(struct store *s)
 	sqlite3_finalize(st);
 	free(w);
 	json_decref(by_name);
+	if (guard_intervals(s, out))
+		goto fail_out;
 	return out;
+fail_out:
+	json_decref(out);
+	return NULL;
 fail:
 	sqlite3_finalize(st);
 	free(w);
@@ -532,7 +653,7 @@ static size_t count_scenario_runs(const struct dash *d);
 static json_t *overview(const struct dash *d, struct store *s)
 {
 	json_t *doc = json_object(), *v;
-	struct kb kb;
+	const struct kb *kb;
 	int64_t last = 0;
 
 	if (s) {
@@ -564,10 +685,10 @@ static json_t *overview(const struct dash *d, struct store *s)
 		json_object_set_new(doc, "activity", json_array());
 	}
 	json_object_set_new(doc, "last_activity_id", json_integer(last));
-	if (kb_load(d->kb_dir, &kb))
-		kb.nr = 0;
-	json_object_set_new(doc, "kb_entries", json_integer((json_int_t)kb.nr));
-	kb_release(&kb);
+	kb = kb_get(d);
+	json_object_set_new(doc, "kb_entries", json_integer(kb ? (json_int_t)kb->nr : 0));
+	if (kb)
+		kb_done(d);
 	json_object_set_new(doc, "scenario_runs", json_integer((json_int_t)count_scenario_runs(d)));
 	return doc;
 fail:
@@ -677,7 +798,7 @@ static json_t *pairs_json(struct store *s, int64_t run)
 static void reply_attempt(const struct dash *d, struct store *s, int64_t id, struct dash_reply *out)
 {
 	json_t *doc = NULL, *list, *runs, *run;
-	struct kb kb = KB_INIT;
+	const struct kb *kb;
 	const char *slug;
 	size_t i;
 
@@ -709,8 +830,8 @@ static void reply_attempt(const struct dash *d, struct store *s, int64_t id, str
 	/* its report in the knowledge base, when the entry is there */
 	slug = json_string_value(json_object_get(json_object_get(doc, "attempt"), "kb_slug"));
 	json_object_set_new(doc, "kb", json_null());
-	if (slug && !kb_load(d->kb_dir, &kb)) {
-		const struct kb_entry *e = kb_lookup(&kb, slug);
+	if (slug && (kb = kb_get(d))) {
+		const struct kb_entry *e = kb_lookup(kb, slug);
 
 		if (e) {
 			struct strbuf report = STRBUF_INIT;
@@ -723,8 +844,8 @@ static void reply_attempt(const struct dash *d, struct store *s, int64_t id, str
 			strbuf_release(&report);
 			free(path);
 		}
+		kb_done(d);
 	}
-	kb_release(&kb);
 	reply_json(d, out, 200, doc);
 	return;
 fail:
@@ -1008,13 +1129,25 @@ static json_t *scenarios(const struct dash *d)
 	return json_pack("{s:o}", "runs", out);
 }
 
+/* The scenario runs there are: their directories, nothing read. */
 static size_t count_scenario_runs(const struct dash *d)
 {
-	json_t *doc = scenarios(d);
-	size_t n = json_array_size(json_object_get(doc, "runs"));
+	char *root = d->state ? xstrfmt("%s/scenarios", d->state) : NULL, **names;
+	size_t nr, total = 0;
 
-	json_decref(doc);
-	return n;
+	names = root ? list_dir(root, &nr) : (nr = 0, NULL);
+	for (size_t i = 0; i < nr; i++) {
+		char *dir = xstrfmt("%s/%s", root, names[i]), **runs;
+		size_t n;
+
+		runs = list_dir(dir, &n);
+		total += n;
+		free_names(runs, n);
+		free(dir);
+	}
+	free_names(names, nr);
+	free(root);
+	return total;
 }
 
 static void reply_scenario(const struct dash *d, const char *name, const char *run,
@@ -1060,16 +1193,15 @@ static size_t split_words(char *q, const char **words, size_t max)
 static void reply_kb(const struct dash *d, const char *slug, dash_param_fn param, void *ctx,
 		     struct dash_reply *out)
 {
-	struct kb kb;
+	const struct kb *kb = kb_get(d);
 	json_t *list;
 
-	if (kb_load(d->kb_dir, &kb)) {
-		kb_release(&kb);
+	if (!kb) {
 		reply_failed(d, out);
 		return;
 	}
 	if (slug) {
-		const struct kb_entry *e = kb_lookup(&kb, slug);
+		const struct kb_entry *e = kb_lookup(kb, slug);
 		char *root = realpath(d->kb_dir, NULL), *real;
 		const char *why = "no such kb entry";
 
@@ -1098,18 +1230,18 @@ static void reply_kb(const struct dash *d, const char *slug, dash_param_fn param
 		char *copy = xstrdup(q ? q : "");
 		const char *words[16];
 		size_t nw = split_words(copy, words, 16), n;
-		const struct kb_entry **hits = xcalloc(kb.nr + 1, sizeof(*hits));
+		const struct kb_entry **hits = xcalloc(kb->nr + 1, sizeof(*hits));
 
-		n = kb_find(&kb, NULL, words, nw, hits, kb.nr);
+		n = kb_find(kb, NULL, words, nw, hits, kb->nr);
 		list = json_array();
-		for (size_t i = 0; i < n && i < kb.nr; i++)
+		for (size_t i = 0; i < n && i < kb->nr; i++)
 			json_array_append_new(list, kb_entry_to_json(hits[i], NULL));
 		reply_json(d, out, 200, json_pack("{s:o, s:I, s:o}", "entries", list,
-						  "total", (json_int_t)kb.nr, "query", json_text(q)));
+						  "total", (json_int_t)kb->nr, "query", json_text(q)));
 		free(hits);
 		free(copy);
 	}
-	kb_release(&kb);
+	kb_done(d);
 }
 
 /* ---- routing ------------------------------------------------------------- */
@@ -1261,7 +1393,7 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 		"/api/benchmarks", "/api/profiles", "/api/scenarios", "/api/kb", "/api/activity" };
 	size_t alloc = 0;
 	json_t *doc, *v;
-	struct kb kb;
+	const struct kb *kb;
 	size_t i;
 
 	*paths = NULL;
@@ -1334,9 +1466,10 @@ int dash_snapshot_paths(const struct dash *d, struct store *s, char ***paths, si
 						    json_string_value(json_object_get(v, "scenario")),
 						    json_string_value(json_object_get(v, "run"))));
 	json_decref(doc);
-	if (!kb_load(d->kb_dir, &kb))
-		for (i = 0; i < kb.nr; i++)
-			add_path(paths, nr, &alloc, xstrfmt("/api/kb/%s", kb.entries[i].slug));
-	kb_release(&kb);
+	if ((kb = kb_get(d))) {
+		for (i = 0; i < kb->nr; i++)
+			add_path(paths, nr, &alloc, xstrfmt("/api/kb/%s", kb->entries[i].slug));
+		kb_done(d);
+	}
 	return 0;
 }

@@ -19,6 +19,7 @@
 
 struct store;
 struct json_t;
+struct dash_cache;
 
 struct dash {
 	char *db;		/* the store's file */
@@ -26,7 +27,8 @@ struct dash {
 	char *state;		/* <top>/.hotloop, its real path (NULL: none yet) */
 	char *kb_dir;		/* the knowledge base */
 	bool sanitize;		/* for a snapshot: no absolute paths, user or host names */
-	char *user, *host, *home;	/* what sanitizing takes out (NULL: nothing) */
+	char *user, *host;	/* what sanitizing takes out (NULL: nothing) */
+	struct dash_cache *cache;	/* private: the knowledge base as last read */
 };
 
 /*

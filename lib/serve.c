@@ -607,6 +607,26 @@ static int resolve(const char *host, int port, struct sockaddr_storage *ss, sock
 	return 0;
 }
 
+/* Everything serve_start() made, once the daemon and the watcher are gone. */
+static void destroy(struct serve *sv)
+{
+	for (size_t i = 0; i < sv->pool.nr; i++)
+		store_close(sv->pool.conns[i]);
+	for (size_t i = 0; i < SERVE_EVENTS_KEPT; i++)
+		free(sv->ring[i].text);
+	pthread_mutex_destroy(&sv->lock);
+	pthread_cond_destroy(&sv->wake);
+	pthread_mutex_destroy(&sv->pool.lock);
+	pthread_cond_destroy(&sv->pool.freed);
+	free(sv->pool.conns);
+	free(sv->pool.busy);
+	free(sv->token);
+	free(sv->bind_host);
+	free(sv->hostname);
+	free(sv->url_host);
+	free(sv);
+}
+
 int serve_start(struct dash *d, const struct serve_options *o, struct serve **out)
 {
 	struct serve *sv = xcalloc(1, sizeof(*sv));
@@ -687,12 +707,8 @@ int serve_start(struct dash *d, const struct serve_options *o, struct serve **ou
 	*out = sv;
 	return 0;
 fail_locks:
-	pthread_mutex_destroy(&sv->lock);
-	pthread_cond_destroy(&sv->wake);
-	pthread_mutex_destroy(&sv->pool.lock);
-	pthread_cond_destroy(&sv->pool.freed);
-	free(sv->pool.conns);
-	free(sv->pool.busy);
+	destroy(sv);
+	return -1;
 fail:
 	free(sv->token);
 	free(sv->bind_host);
@@ -746,21 +762,7 @@ void serve_stop(struct serve *sv)
 		usleep(10000);
 	}
 	MHD_stop_daemon(sv->mhd);
-	for (size_t i = 0; i < sv->pool.nr; i++)
-		store_close(sv->pool.conns[i]);
-	for (size_t i = 0; i < SERVE_EVENTS_KEPT; i++)
-		free(sv->ring[i].text);
-	pthread_mutex_destroy(&sv->lock);
-	pthread_cond_destroy(&sv->wake);
-	pthread_mutex_destroy(&sv->pool.lock);
-	pthread_cond_destroy(&sv->pool.freed);
-	free(sv->pool.conns);
-	free(sv->pool.busy);
-	free(sv->token);
-	free(sv->bind_host);
-	free(sv->hostname);
-	free(sv->url_host);
-	free(sv);
+	destroy(sv);
 }
 
 /* ---- the static copy ----------------------------------------------------- */

@@ -708,6 +708,22 @@ out:
 	return ret;
 }
 
+/* The connection to s->path, set up as every one is; -1 with an error. */
+static int db_connect(struct store *s, int flags)
+{
+	int rc = sqlite3_open_v2(s->path, &s->db, flags, NULL);
+
+	if (rc != SQLITE_OK)
+		return error("cannot open '%s': %s", s->path,
+			     s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+	sqlite3_extended_result_codes(s->db, 1);
+	/* the file may come from anywhere: no schema tricks, no risky SQL in it */
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
+	return 0;
+}
+
 int store_open_migrations(const char *path, const struct store_migration *migrations,
 			  size_t nr, struct store **out)
 {
@@ -715,7 +731,7 @@ int store_open_migrations(const char *path, const struct store_migration *migrat
 	int64_t version;
 	struct stat st;
 	char *lock_path = xstrfmt("%s.lock", path);
-	int rc, lock = -1;
+	int lock = -1;
 
 	*out = NULL;
 	s->path = xstrdup(path);
@@ -741,18 +757,8 @@ int store_open_migrations(const char *path, const struct store_migration *migrat
 		      (long long)st.st_size);
 		goto out_free;
 	}
-	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-	if (rc != SQLITE_OK) {
-		error("cannot open '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-		goto out_free;
-	}
-	sqlite3_extended_result_codes(s->db, 1);
-	/* the file may come from anywhere: no schema tricks, no risky SQL in it */
-	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
-
-	if (identify(s, nr, &version) || check_size(s))
+	if (db_connect(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) ||
+	    identify(s, nr, &version) || check_size(s))
 		goto out_free;
 	s->version = s->version_found = (int)version;
 	/*
@@ -782,20 +788,11 @@ int store_open_readonly(const char *path, struct store **out)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
 	int64_t version;
-	int rc;
 
 	*out = NULL;
 	s->path = xstrdup(path);
-	rc = sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READONLY, NULL);
-	if (rc != SQLITE_OK) {
-		error("cannot open '%s': %s", path, s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
-		goto out_free;
-	}
-	sqlite3_extended_result_codes(s->db, 1);
-	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	sqlite3_busy_timeout(s->db, STORE_BUSY_MS);
-	if (identify(s, store_nr_migrations, &version) || check_size(s))
+	if (db_connect(s, SQLITE_OPEN_READONLY) || identify(s, store_nr_migrations, &version) ||
+	    check_size(s))
 		goto out_free;
 	s->version = s->version_found = (int)version;
 	if ((size_t)version != store_nr_migrations) {

@@ -341,18 +341,47 @@
 			h("span", { text: a.message }));
 	}
 
+	/* the lanes of the timeline, top to bottom: kept, then the stage that turned it down */
+	var LANES = ["kept", "tournament", "compare", "fingerprint", "test", "build", "integrity", "protected", "diff", "agent", "commit"];
+
+	function lane(a) {
+		if (a.kept)
+			return 0;
+		var i = LANES.indexOf(a.stage || "agent");
+
+		return i < 0 ? LANES.length - 1 : i;
+	}
+
 	function viewAttempts(d) {
 		var list = d.attempts || [];
-		var strip = h("div", { "class": "strip", id: "strip" });
+		var used = {}, lanes, strip, w;
 
-		list.forEach(function (a) {
-			strip.appendChild(h("a", { href: "#attempts/" + a.id, "class": "tick v-" + (a.verdict || "none"),
+		list.forEach(function (a) { used[lane(a)] = true; });
+		lanes = LANES.map(function (n, i) { return i; }).filter(function (i) { return used[i]; });
+		w = Math.max(3, Math.min(14, Math.floor(1000 / Math.max(1, list.length))));
+		strip = h("div", { "class": "strip", id: "strip" });
+		strip.style.height = (lanes.length * 18) + "px";
+		strip.style.width = (list.length * (w + 1)) + "px";
+		lanes.forEach(function (l, row) {
+			var label = h("span", { "class": "lane-label", text: l ? "at " + LANES[l] : "kept" });
+
+			label.style.top = (row * 18) + "px";
+			strip.appendChild(label);
+		});
+		list.forEach(function (a, i) {
+			var t = h("a", { href: "#attempts/" + a.id, "class": "tick v-" + (a.verdict || "none"),
 				"data-id": a.id, title: "#" + a.id + " round " + a.round + ": " + (a.verdict || "running") +
-				(a.stage ? " at " + a.stage : "") + (a.function ? " (" + a.function + ")" : "") }));
+				(a.stage ? " at " + a.stage : "") + (a.function ? " (" + a.function + ")" : "") +
+				(a.change_pct != null ? " " + pct(a.change_pct) : "") });
+
+			t.style.left = (i * (w + 1)) + "px";
+			t.style.top = (lanes.indexOf(lane(a)) * 18 + 2) + "px";
+			t.style.width = w + "px";
+			strip.appendChild(t);
 		});
 		return [
 			section("Every attempt, in the order they ran (" + list.length + (d.total > list.length ? " of " + d.total : "") + ")",
-				list.length ? strip : empty("no attempt yet"),
+				list.length ? h("div", { "class": "timeline" }, strip) : empty("no attempt yet"),
 				h("div", { "class": "legend" }, ["keep", "reject", "inconclusive", "error", "no-candidate", "none"].map(function (v) {
 					return h("span", { "class": "legend-item" }, h("span", { "class": "swatch v-" + v }), v === "none" ? "running" : v);
 				}))),
@@ -431,7 +460,7 @@
 
 			out.push(section("Workload " + w.workload + " (" + (w.metric || "metric") + ", median of the measured runs)",
 				lineChart([{ name: w.workload, points: vals, band: band }], { xLabel: label }),
-				h("p", { "class": "note", text: "the band is each keep's confidence interval (on the loop's primary workload)" }),
+				h("p", { "class": "note", text: "the band: each keep's confidence interval of its change, on the value before it" }),
 				lineChart([{ name: "peak RSS", points: [[0, first ? first.base_rss_kib : NaN]].concat(pts.map(function (p, i) { return [i + 1, p.cand_rss_kib]; })) }],
 					{ xLabel: label, yFmt: kib }),
 				table(["keep", "commit", "function", "before", "after", "change", "interval", "so far", "peak RSS"], pts.map(function (p, i) {

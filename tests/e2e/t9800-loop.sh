@@ -167,6 +167,19 @@ test_expect_success 'NO CANDIDATE ends the loop' '
 	jq -e ".rounds == 1 and .stop_reason == \"the agent said NO CANDIDATE\" and .attempts[0].verdict == \"no-candidate\"" nothing.json
 '
 
+# The dashboard watches the store while the loop of the next test runs in
+# another process: its events are read as they come.
+test_expect_success 'setup: the dashboard listens' '
+	(cd proj && exec "$HOTLOOP" serve --port 0 --quiet) >serve.out 2>serve.err &
+	echo $! >serve.pid &&
+	for i in $(seq 100); do test -s serve.out && break; sleep 0.1; done &&
+	url=$(sed -n 2p serve.out) && case "$url" in http://127.0.0.1:*) ;; *) cat serve.out serve.err; false;; esac &&
+	echo "$url" >serve.url &&
+	{ curl -sN --max-time 600 "${url}api/events" >events.txt 2>/dev/null & echo $! >curl.pid; } &&
+	for i in $(seq 100); do grep -q "^event: hello" events.txt && break; sleep 0.1; done &&
+	expect_grep "^event: hello" events.txt
+'
+
 test_expect_success 'a real improvement is kept: a commit on hotloop/<date>' '
 	loop good &&
 	jq -e ".kept == 1 and .attempts[0].verdict == \"keep\" and .attempts[0].change_pct < -30 and
@@ -176,6 +189,26 @@ test_expect_success 'a real improvement is kept: a commit on hotloop/<date>' '
 	(cd proj && git log -1 --format=%s "$branch") >subject &&
 	expect_grep "^perf: spin: a third of the loop (main -[0-9.]*%)$" subject &&
 	(cd proj && git show --stat "$branch" | grep -q "spin.c")
+'
+
+test_expect_success 'the dashboard showed the loop as it ran' '
+	test_when_finished "kill \$(cat serve.pid) \$(cat curl.pid)" &&
+	for i in $(seq 50); do grep -q "\"kind\":\"loop-end\"" events.txt && break; sleep 0.1; done &&
+	kill $(cat curl.pid) 2>/dev/null; url=$(cat serve.url) &&
+	for k in loop-start profiled round-start agent-done verdict kept loop-end; do
+		expect_grep "^data: {\"id\":[0-9]*,.*\"kind\":\"$k\"" events.txt || exit 1
+	done &&
+	expect_grep "^event: change" events.txt &&
+	commit=$(jq -r .attempts[0].commit good.json) &&
+	curl -sf --max-time 20 "${url}api/attempts?limit=1" >last.json &&
+	jq -e --arg c "$commit" ".attempts[0].commit_sha == \$c and .attempts[0].verdict == \"keep\"" last.json &&
+	id=$(jq .attempts[0].id last.json) &&
+	curl -sf --max-time 20 "${url}api/attempts/$id" >one.json &&
+	jq -e ".runs[0].workloads | length >= 1 and (.[0].pairs | length) >= 2" one.json &&
+	curl -sf --max-time 20 "${url}api/benchmarks" >bench.json &&
+	jq -e --arg c "$commit" "[.workloads[].points[] | select(.commit == \$c)] | length >= 1" bench.json &&
+	curl -sf --max-time 20 "${url}api/profiles" >prof.json &&
+	jq -e ".latest | length >= 1" prof.json
 '
 
 test_expect_success 'every attempt is in the knowledge base and the store' '
