@@ -489,16 +489,22 @@
 			out.push(empty("No profile yet: the loop profiles the best so far as each round starts."));
 		(d.latest || []).forEach(function (p) {
 			var top = h("div", { "class": "top", "data-run": p.id }, h("p", { "class": "note", text: "loading the top functions..." }));
+			var flame = h("div", { "class": "flame-holder" });
 
 			out.push(section("Latest profile: " + p.workload + " at " + short(p.commit_sha) + " (" + when(p.finished_at) + ")",
-				flameFrame("/api/profiles/" + p.id + "/flame.svg", "flame graph of " + p.workload), top));
+				flame, top));
+			/* the flame graph once the profile is known to be readable: a missing one is said, not framed */
 			api("/api/profiles/" + p.id + "/top").then(function (t) {
+				flame.appendChild(flameFrame("/api/profiles/" + p.id + "/flame.svg", "flame graph of " + p.workload));
 				top.textContent = "";
 				top.appendChild(table(["function", "self", "total", "where"], (t.rows || []).map(function (r) {
 					return h("tr", null, td(h("code", { text: r.name })), td(num(r.self_pct) + "%", "num"), td(num(r.total_pct) + "%", "num"),
 						td((r.file || r.dso || "") + (r.line ? ":" + r.line : "")));
 				}), "list top-table"));
-			}, function (e) { top.textContent = e.message; });
+			}, function (e) {
+				top.textContent = "";
+				flame.appendChild(empty("cannot draw this profile: " + e.message));
+			});
 		});
 		Object.keys(byW).forEach(function (w) {
 			/* the first profile of each commit: one per kept change */
