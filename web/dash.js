@@ -574,6 +574,8 @@
 		return out;
 	}
 
+	var kbQuery = "";	/* what the search field holds: a redraw while a loop runs keeps it */
+
 	function viewKb(d, args) {
 		var input = h("input", { type: "search", id: "kb-search", placeholder: "search: words in the title, function, hypothesis or reasons" });
 		var holder = h("div");
@@ -591,7 +593,8 @@
 					td(h("a", { href: "#kb/" + e.slug, text: e.title || e.slug })), td(e.change || ""));
 			})) : empty(entries.length ? "nothing matches" : "the knowledge base is empty"));
 		};
-		input.addEventListener("input", fill);
+		input.value = kbQuery;
+		input.addEventListener("input", function () { kbQuery = input.value; fill(); });
 		fill();
 		return [section("Knowledge base (" + entries.length + " entries)", input, holder)];
 	}
@@ -644,14 +647,23 @@
 			a.classList.toggle("here", a.getAttribute("data-page") === r.page);
 		});
 		views[r.page](r.args).then(function (nodes) {
+			var focused = document.activeElement && document.activeElement.id, f;
+
 			if (mine !== drawing)
 				return;
 			main.textContent = "";
 			append(main, nodes);
 			main.setAttribute("data-page", r.page);
 			main.setAttribute("data-ready", String(mine));
-			if (again)
+			if (again) {
 				window.scrollTo(0, y);
+				/* typing goes on in the field it went to */
+				if (focused && (f = document.getElementById(focused)) && main.contains(f)) {
+					f.focus();
+					if (f.setSelectionRange)
+						f.setSelectionRange(f.value.length, f.value.length);
+				}
+			}
 		}, function (e) {
 			if (mine !== drawing)
 				return;
