@@ -629,8 +629,13 @@
 	};
 
 	function route() {
-		var parts = (location.hash || "#overview").slice(1).split("/").map(decodeURIComponent);
+		var parts;
 
+		try {
+			parts = (location.hash || "#overview").slice(1).split("/").map(decodeURIComponent);
+		} catch (e) {
+			parts = ["overview"];	/* a malformed %-escape (URIError) */
+		}
 		if (!views[parts[0]])
 			parts = ["overview"];
 		return { page: parts[0], args: parts.slice(1) };
