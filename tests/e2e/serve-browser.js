@@ -53,6 +53,7 @@ async function tab(browser, allowed) {
 			problems.push('console ' + m.type() + ': ' + m.text() +
 				(m.location() && m.location().url ? ' (' + m.location().url + ')' : ''));
 	});
+	page.on('dialog', d => { problems.push('dialog: ' + d.message()); d.dismiss(); });
 	page.on('pageerror', e => problems.push('page error: ' + (e && e.message ? e.message : e)));
 	page.on('requestfailed', r => {
 		// the event stream is cut when the tab closes: not a failure of the page
@@ -247,6 +248,9 @@ const pages = [
 		check(w + ': nothing matches', (await count(p, 'tr.kb-entry')) === 0 && (await count(p, 'p.empty')) === 1, 'rows left');
 		await p.$eval('#kb-search', i => { i.value = ''; i.dispatchEvent(new Event('input')); });
 	}],
+	['bad-address', 'kb/%E0%A4%A', 'overview', async (p, w) => {
+		ok(w + ': a malformed address shows the overview');
+	}],
 	['kb-entry', 'kb/' + X.kb.slug, 'kb', async (p, w) => {
 		const h1 = await texts(p, 'h1');
 		check(w + ': the heading is the title', h1[0] && h1[0].startsWith(X.kb.title), h1.join('|'));
@@ -412,6 +416,20 @@ async function live() {
 		check('live: the line says what was written', /agent-done round 100: the agent is done$/.test(line[0]), line[0]);
 		await shot(page, 'live-overview-updated');
 		console.log('commit to DOM, ms: ' + times.join(' '));
+
+		// the search field of the knowledge base keeps what is typed while the page is redrawn
+		await page.evaluate(() => { location.hash = 'kb'; });
+		ready = await drawn(page, 'kb');
+		await page.type('#kb-search', X.kb.word);
+		const hits = await count(page, 'tr.kb-entry');
+		await commit("INSERT INTO activity (at, loop_id, level, kind, message) VALUES (" + NOW + ", " + loop +
+			", 'info', 'round-start', 'round 102: 1 agent');");
+		await drawn(page, 'kb', ready);
+		await page.type('#kb-search', ' ');
+		const field = await page.$eval('#kb-search', i => ({ value: i.value, focused: document.activeElement === i }));
+		check('live: the kb search keeps its words and the focus through a redraw',
+			field.value === X.kb.word + ' ' && field.focused && (await count(page, 'tr.kb-entry')) === hits,
+			JSON.stringify(field));
 
 		// the server stops and comes back: what was written meanwhile shows once the page is back
 		await page.evaluate(() => { location.hash = 'attempts'; });
