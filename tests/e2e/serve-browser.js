@@ -34,7 +34,7 @@ async function launch() {
 	return puppeteer.launch({
 		executablePath: cfg.browser,
 		headless: 'shell',
-		args: ['--no-sandbox', '--disable-gpu', '--no-first-run',
+		args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-dev-shm-usage',
 			'--user-data-dir=' + cfg.profile],
 		defaultViewport: { width: 1280, height: 900 },
 		protocolTimeout: 60000,
