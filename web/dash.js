@@ -461,6 +461,7 @@
 			out.push(section("Workload " + w.workload + " (" + (w.metric || "metric") + ", median of the measured runs)",
 				lineChart([{ name: w.workload, points: vals, band: band }], { xLabel: label }),
 				h("p", { "class": "note", text: "the band: each keep's confidence interval of its change, on the value before it" }),
+				h("h3", { text: "Peak RSS" }),
 				lineChart([{ name: "peak RSS", points: [[0, first ? first.base_rss_kib : NaN]].concat(pts.map(function (p, i) { return [i + 1, p.cand_rss_kib]; })) }],
 					{ xLabel: label, yFmt: kib }),
 				table(["keep", "commit", "function", "before", "after", "change", "interval", "so far", "peak RSS"], pts.map(function (p, i) {
