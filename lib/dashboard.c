@@ -597,8 +597,10 @@ static int guard_intervals(struct store *s, json_t *series)
 {
 	static const char *const keys[][2] = { { "change_pct", "estimate_pct" },
 		{ "ci_low_pct", "ci_low_pct" }, { "ci_high_pct", "ci_high_pct" } };
-	json_t *runs = rows(s, "SELECT r.id, r.summary_json FROM runs r JOIN attempts a "
-			       "ON r.attempt_id = a.id AND r.kind = 'compare' "
+	/* only the guards of each summary are parsed, and only a valid one */
+	json_t *runs = rows(s, "SELECT r.id, CASE WHEN json_valid(r.summary_json) THEN "
+			       "  json_extract(r.summary_json, '$.guards') END AS guards_json "
+			       "FROM attempts a CROSS JOIN runs r ON r.attempt_id = a.id AND r.kind = 'compare' "
 			       "WHERE a.commit_sha IS NOT NULL", 0, NULL);
 	json_t *by_run = json_object(), *run, *se, *p;
 	size_t i, j;
@@ -610,7 +612,7 @@ static int guard_intervals(struct store *s, json_t *series)
 	}
 	json_array_foreach(runs, i, run) {
 		snprintf(key, sizeof(key), "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(run, "id")));
-		json_object_set(by_run, key, json_object_get(json_object_get(run, "summary"), "guards"));
+		json_object_set(by_run, key, json_object_get(run, "guards"));
 	}
 	json_array_foreach(series, i, se) {
 		const char *w = json_string_value(json_object_get(se, "workload"));
@@ -647,6 +649,8 @@ static int guard_intervals(struct store *s, json_t *series)
  * Each workload's gain over the kept changes, in the order they were
  * kept: a point per kept attempt with its change (median against median
  * of the pairs that decided it) and the gain so far (their product).
+ * The kept attempts lead the join (CROSS JOIN keeps that order): led by
+ * the measurements, it would look up the run and attempt of every one.
  */
 static json_t *gains_json(struct store *s)
 {
@@ -654,8 +658,8 @@ static json_t *gains_json(struct store *s)
 		"SELECT a.id, a.loop_id, a.round, a.finished_at, a.commit_sha, a.function, "
 		"  a.change_pct, a.ci_low_pct, a.ci_high_pct, r.id, r.metric, r.workload, "
 		"  m.workload, m.side, m.value, m.max_rss_kib "
-		"FROM attempts a JOIN runs r ON r.attempt_id = a.id AND r.kind = 'compare' "
-		"JOIN measurements m ON m.run_id = r.id AND m.warmup = 0 AND m.side IS NOT NULL "
+		"FROM attempts a CROSS JOIN runs r ON r.attempt_id = a.id AND r.kind = 'compare' "
+		"CROSS JOIN measurements m ON m.run_id = r.id AND m.warmup = 0 AND m.side IS NOT NULL "
 		"WHERE a.commit_sha IS NOT NULL ORDER BY a.id, m.workload, m.id";
 	sqlite3_stmt *st = prepare(s, sql, 0, NULL);
 	json_t *by_name = json_object(), *out = json_array();

@@ -5,7 +5,7 @@
  * data_version a few times a second and, when another process committed,
  * turns the new activity rows into events for every live client: a
  * client with nothing to read is suspended, not polled, and resumed when
- * there is something.
+ * there is something, or when its peer has gone.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -73,6 +73,7 @@ struct client {
 	struct strbuf out;	/* what is formatted and not sent yet */
 	size_t sent;
 	bool suspended;
+	bool gone;		/* its peer closed while it was suspended */
 	struct client *link;
 };
 
@@ -292,6 +293,34 @@ static void resume_all(struct serve *sv)
 		}
 }
 
+/*
+ * MHD watches no suspended socket, so a page closed while its stream
+ * waited would keep its place among the live clients until a write
+ * failed: two pings later, as the first write to a closed peer succeeds.
+ * Each of them whose peer has sent its end (or reset) is resumed to end
+ * its stream (sv->lock held).
+ */
+static void release_gone(struct serve *sv)
+{
+	for (struct client *c = sv->clients; c; c = c->link) {
+		const union MHD_ConnectionInfo *ci;
+		char byte;
+		ssize_t n;
+
+		if (!c->suspended)
+			continue;
+		ci = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci)
+			continue;
+		n = recv(ci->connect_fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			c->gone = true;
+			c->suspended = false;
+			MHD_resume_connection(c->conn);
+		}
+	}
+}
+
 static ssize_t events_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	struct client *c = cls;
@@ -299,6 +328,10 @@ static ssize_t events_read(void *cls, uint64_t pos, char *buf, size_t max)
 	ssize_t n;
 
 	pthread_mutex_lock(&sv->lock);
+	if (c->gone) {
+		pthread_mutex_unlock(&sv->lock);
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	}
 	if (c->sent == c->out.len) {
 		strbuf_reset(&c->out);
 		c->sent = 0;
@@ -493,6 +526,7 @@ static void *watch(void *arg)
 			sv->ping++;
 			resume_all(sv);
 		}
+		release_gone(sv);
 		clock_gettime(CLOCK_REALTIME, &until);
 		t = until.tv_nsec + sv->o.poll_s * 1e9;
 		until.tv_sec += (time_t)(t / 1e9);

@@ -6,6 +6,7 @@
 #   test_have_prereq NAME                    PERF, VALGRIND, GO, KERNEL_SYMS, TWO_CPUS, SANDBOX
 #   test_skip_unless NAME 'reason'           skip the rest of the tests
 #   test_skip 'title' 'reason'               count one test as skipped, say why
+#   test_note 'text'                         a figure worth seeing (tests/run-e2e shows it)
 #   path_without TOOL                        a $PATH directory without TOOL
 #   test_done                                print the tally, exit
 #
@@ -96,6 +97,10 @@ test_have_prereq() {
 
 test_skip() {
 	n_skip=$((n_skip + 1)); say "skip $test_name: $1 ($2)"
+}
+
+test_note() {
+	say "note $test_name: $*"
 }
 
 test_skip_unless() {
