@@ -66,6 +66,8 @@ static void cache_free(struct dash_cache *c)
 	free(c);
 }
 
+static int load_kb(const struct dash *d, struct kb *kb);
+
 /* The knowledge base, with the cache's lock held until kb_done(); NULL (unlocked) with an error. */
 static const struct kb *kb_get(const struct dash *d)
 {
@@ -80,7 +82,7 @@ static const struct kb *kb_get(const struct dash *d)
 	    st.st_nlink != c->st.st_nlink) {
 		kb_release(&c->kb);
 		c->have = false;
-		if (kb_load(d->kb_dir, &c->kb)) {
+		if (load_kb(d, &c->kb)) {
 			kb_release(&c->kb);
 			pthread_mutex_unlock(&c->lock);
 			return NULL;
@@ -115,6 +117,8 @@ void dash_init(struct dash *d, const char *top, const char *db, const char *kb_d
 	if (!gethostname(host, sizeof(host)) && (host[sizeof(host) - 1] = 0, strlen(host) >= 3) &&
 	    strcmp(host, "localhost"))
 		d->host = xstrdup(host);
+	if (getenv("HOME") && *getenv("HOME") == '/' && strlen(getenv("HOME")) > 1)
+		d->home = xstrdup(getenv("HOME"));
 	d->cache = cache_new();
 }
 
@@ -126,6 +130,7 @@ void dash_release(struct dash *d)
 	free(d->kb_dir);
 	free(d->user);
 	free(d->host);
+	free(d->home);
 	cache_free(d->cache);
 	memset(d, 0, sizeof(*d));
 }
@@ -138,11 +143,12 @@ void dash_reply_release(struct dash_reply *r)
 
 /* ---- sanitizing ---------------------------------------------------------- */
 
+/* A character of a path as the sanitizer reads one: a '/' after one is inside a path, not its start. */
 static bool path_char(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 	       c == '.' || c == '_' || c == '-' || c == '+' || c == '~' || c == '@' || c == '%' ||
-	       c == '/' || c == '=' || c == ',' || c >= 0x80;
+	       c == '/' || c >= 0x80;
 }
 
 static bool word_char(unsigned char c)
@@ -151,59 +157,112 @@ static bool word_char(unsigned char c)
 	       c == '_' || c == '-' || c >= 0x80;
 }
 
-/* s at i starts the word w (not inside a longer word)? */
-static bool word_at(const char *s, size_t i, const char *w)
+/* s[i..] starts the word w, not inside a longer word of s[0..n)? */
+static bool word_at(const char *s, size_t n, size_t i, const char *w)
 {
-	size_t n = strlen(w);
+	size_t len = strlen(w);
 
-	return w && !strncmp(s + i, w, n) && (i == 0 || !word_char((unsigned char)s[i - 1])) &&
-	       !word_char((unsigned char)s[i + n]);
+	return i + len <= n && !strncmp(s + i, w, len) && (i == 0 || !word_char((unsigned char)s[i - 1])) &&
+	       (i + len == n || !word_char((unsigned char)s[i + len]));
+}
+
+/* s[0..n) with the user's and the host's names as "user" and "host". */
+static void add_names(const struct dash *d, const char *s, size_t n, struct strbuf *out)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		if (d->user && word_at(s, n, i, d->user)) {
+			strbuf_addstr(out, "user");
+			i += strlen(d->user);
+		} else if (d->host && word_at(s, n, i, d->host)) {
+			strbuf_addstr(out, "host");
+			i += strlen(d->host);
+		} else {
+			strbuf_addch(out, s[i++]);
+		}
+	}
+}
+
+/* Does an absolute path start at s[i]: a '/' not inside a word, relative path or URL? */
+static bool path_start(const char *s, size_t i)
+{
+	if (s[i] != '/')
+		return false;
+	if (i == 0)
+		return true;
+	/* file:///x: the path after "://" */
+	if (i >= 3 && s[i - 1] == '/' && s[i - 2] == '/' && s[i - 3] == ':')
+		return true;
+	/* after ':' a path ("PATH=/a:/b"), unless it is a URL's "://" */
+	if (s[i - 1] == ':')
+		return s[i + 1] != '/';
+	return !path_char((unsigned char)s[i - 1]);
+}
+
+/* s[i..] starts the directory dir (len > 1) as a whole component? */
+static bool dir_at(const char *s, size_t i, const char *dir, size_t len)
+{
+	return len > 1 && !strncmp(s + i, dir, len) &&
+	       (s[i + len] == '/' || !path_char((unsigned char)s[i + len]));
 }
 
 void dash_sanitize_text(const struct dash *d, const char *s, struct strbuf *out)
 {
-	size_t top_len = strlen(d->top), i = 0;
+	size_t top_len = strlen(d->top), home_len = d->home ? strlen(d->home) : 0, n = strlen(s), i = 0;
 
-	while (s[i]) {
-		unsigned char prev = i ? (unsigned char)s[i - 1] : ' ';
+	while (i < n) {
+		size_t end, last;
 
-		if (s[i] == '/' && !path_char(prev) && prev != ':') {
-			size_t end = i, last = i;
+		if (!path_start(s, i)) {
+			size_t j = i + 1;
 
-			while (s[end] && path_char((unsigned char)s[end]) && s[end] != ',' && s[end] != '=') {
-				if (s[end] == '/')
-					last = end;
+			/* up to the next place a path may start, names replaced */
+			while (j < n && !path_start(s, j))
+				j++;
+			add_names(d, s + i, j - i, out);
+			i = j;
+			continue;
+		}
+		/*
+		 * Inside the project: relative to its top. The top is matched
+		 * whole first: it may hold characters a path is not read with.
+		 */
+		if (dir_at(s, i, d->top, top_len)) {
+			size_t rel = i + top_len;
+
+			end = rel;
+			while (end < n && path_char((unsigned char)s[end]))
 				end++;
-			}
-			if (top_len > 1 && !strncmp(s + i, d->top, top_len) &&
-			    (end == i + top_len || s[i + top_len] == '/')) {
-				/* inside the project: relative to its top */
-				if (end == i + top_len)
-					strbuf_addch(out, '.');
-				else
-					strbuf_add(out, s + i + top_len + 1, end - i - top_len - 1);
-				i = end;
-				continue;
-			}
+			/* "top//a" is "a", not "/a" */
+			while (rel < end && s[rel] == '/')
+				rel++;
+			if (rel < end)
+				add_names(d, s + rel, end - rel, out);
+			else
+				strbuf_addstr(out, end > i + top_len ? "./" : ".");
+			i = end;
+			continue;
+		}
+		end = last = i;
+		while (end < n && path_char((unsigned char)s[end])) {
+			if (s[end] == '/')
+				last = end;
+			end++;
+		}
+		if (dir_at(s, i, d->home, home_len) && end == i + home_len) {
+			/* the home directory alone */
+			strbuf_addch(out, '~');
+			i = end;
+		} else if (last > i && s[i + 1] != '/') {
 			/* "/a/b...": a path outside, named by its last part */
-			if (last > i && s[i + 1] != '/' && s[i + 1]) {
-				strbuf_addstr(out, "...");
-				strbuf_add(out, s + last, end - last);
-				i = end;
-				continue;
-			}
+			strbuf_addstr(out, "...");
+			add_names(d, s + last, end - last, out);
+			i = end;
+		} else {
+			/* "/", "//", "/name": not told from text */
+			strbuf_addch(out, s[i++]);
 		}
-		if (d->user && word_at(s, i, d->user)) {
-			strbuf_addstr(out, "user");
-			i += strlen(d->user);
-			continue;
-		}
-		if (d->host && word_at(s, i, d->host)) {
-			strbuf_addstr(out, "host");
-			i += strlen(d->host);
-			continue;
-		}
-		strbuf_addch(out, s[i++]);
 	}
 }
 
@@ -221,25 +280,27 @@ static json_t *sanitized_string(const struct dash *d, const char *s)
 void dash_sanitize_json(const struct dash *d, json_t *doc)
 {
 	if (json_is_object(doc)) {
+		json_t *renamed = json_object(), *v;
 		const char *key;
-		json_t *v;
 		void *tmp;
 
 		json_object_foreach_safe(doc, tmp, key, v) {
 			struct strbuf sb = STRBUF_INIT;
 
-			dash_sanitize_text(d, key, &sb);
-			if (strcmp(sb.buf, key)) {
-				json_incref(v);
-				json_object_del(doc, key);
-				json_object_set_new(doc, sb.buf, v);
-			}
-			strbuf_release(&sb);
 			if (json_is_string(v))
 				json_object_set_new(doc, key, sanitized_string(d, json_string_value(v)));
 			else
 				dash_sanitize_json(d, v);
+			/* a key that changes moves after the walk: deleting frees the key */
+			dash_sanitize_text(d, key, &sb);
+			if (strcmp(sb.buf, key)) {
+				json_object_set(renamed, sb.buf, json_object_get(doc, key));
+				json_object_del(doc, key);
+			}
+			strbuf_release(&sb);
 		}
+		json_object_update(doc, renamed);
+		json_decref(renamed);
 	} else if (json_is_array(doc)) {
 		size_t i;
 		json_t *v;
@@ -261,7 +322,7 @@ static void reply_json(const struct dash *d, struct dash_reply *r, int status, j
 
 	if (d->sanitize)
 		dash_sanitize_json(d, doc);
-	text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(10));
+	text = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(15));
 	r->status = status;
 	r->type = DASH_JSON;
 	strbuf_reset(&r->body);
@@ -279,6 +340,87 @@ static void reply_error(const struct dash *d, struct dash_reply *r, int status, 
 static void reply_failed(const struct dash *d, struct dash_reply *r)
 {
 	reply_error(d, r, 500, *last_error() ? last_error() : "the request failed");
+}
+
+/* ---- files under the served directories ---------------------------------- */
+
+/*
+ * The state directory's real path, as found at the start or made since
+ * (the first loop makes it while the server runs); NULL: none yet.
+ */
+static char *state_root(const struct dash *d)
+{
+	char *path, *real;
+
+	if (d->state)
+		return xstrdup(d->state);
+	path = xstrfmt("%s/.hotloop", d->top);
+	real = realpath(path, NULL);
+	free(path);
+	return real;
+}
+
+/* 'path' resolved, when it lies under 'root' (both real paths); NULL and why in *why. */
+static char *under(const char *root, const char *path, const char **why)
+{
+	char *real;
+	size_t n;
+
+	*why = "not found";
+	if (!root || !path)
+		return NULL;
+	real = realpath(path, NULL);
+	if (!real)
+		return NULL;
+	n = strlen(root);
+	if (strncmp(real, root, n) || real[n] != '/') {
+		*why = "outside the served directories";
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/*
+ * The knowledge base, as kb_load() reads it, without the entries that lie
+ * outside it: an entry directory, report.md or diff.md that is a symlink
+ * to elsewhere is not the knowledge base's to show. 0, or -1 with an error.
+ */
+static int load_kb(const struct dash *d, struct kb *kb)
+{
+	static const char *const files[] = { "report.md", "diff.md" };
+	char *root;
+	size_t kept = 0;
+
+	if (kb_load(d->kb_dir, kb))
+		return -1;
+	root = realpath(d->kb_dir, NULL);
+	for (size_t i = 0; i < kb->nr; i++) {
+		struct kb_entry *e = &kb->entries[i];
+		const char *why;
+		char *real = under(root, e->dir, &why);
+		bool inside = real != NULL;
+
+		for (size_t k = 0; inside && k < ARRAY_SIZE(files); k++) {
+			char *path = xstrfmt("%s/%s", real, files[k]), *r;
+			struct stat st;
+
+			if (!lstat(path, &st)) {
+				r = under(root, path, &why);
+				inside = r != NULL;
+				free(r);
+			}
+			free(path);
+		}
+		free(real);
+		if (inside)
+			kb->entries[kept++] = *e;
+		else
+			kb_entry_release(e);
+	}
+	kb->nr = kept;
+	free(root);
+	return 0;
 }
 
 /* ---- the store ----------------------------------------------------------- */
@@ -366,10 +508,10 @@ static json_t *rows(struct store *s, const char *sql, size_t nargs, const int64_
 	return a;
 }
 
-/* One integer from a query (0 when it gives none); -1 with an error. */
-static int one_int(struct store *s, const char *sql, int64_t *v)
+/* One integer from a query with its arguments (0 when it gives none); -1 with an error. */
+static int one_int(struct store *s, const char *sql, size_t nargs, const int64_t *args, int64_t *v)
 {
-	sqlite3_stmt *st = prepare(s, sql, 0, NULL);
+	sqlite3_stmt *st = prepare(s, sql, nargs, args);
 	int rc, ret = 0;
 
 	*v = 0;
@@ -538,18 +680,22 @@ static json_t *gains_json(struct store *s)
 		if (rc != SQLITE_ROW || sqlite3_column_int64(st, 0) != attempt) {
 			/* the attempt read so far becomes one point per workload */
 			for (size_t i = 0; i < nr; i++) {
-				json_t *series = json_object_get(by_name, w[i].name), *points, *p;
+				/* a name that is not UTF-8 is no key: its JSON string is */
+				json_t *name = json_text(w[i].name), *points, *p;
+				const char *key = json_string_value(name);
+				json_t *series = json_object_get(by_name, key);
 				double b = side_median(&w[i].base), c = side_median(&w[i].cand);
 				double change = b > 0 && isfinite(c) ? 100.0 * (c / b - 1) : NAN;
 				double total;
 				bool primary = cur.primary && !strcmp(cur.primary, w[i].name);
 
 				if (!series) {
-					series = json_pack("{s:o, s:s?, s:[], s:f}", "workload", json_text(w[i].name),
-							   "metric", cur.metric, "points", "total_factor", 1.0);
-					json_object_set_new(by_name, w[i].name, series);
-					json_array_append(out, series);
+					series = json_pack("{s:O, s:o, s:[], s:f}", "workload", name,
+							   "metric", json_text(cur.metric), "points", "total_factor", 1.0);
+					json_object_set(by_name, key, series);
+					json_array_append_new(out, series);
 				}
+				json_decref(name);
 				points = json_object_get(series, "points");
 				total = json_real_value(json_object_get(series, "total_factor"));
 				if (isfinite(change))
@@ -662,7 +808,7 @@ static json_t *overview(const struct dash *d, struct store *s)
 	if (s) {
 		struct store_counts c;
 
-		if (store_counts(s, &c) || one_int(s, "SELECT max(id) FROM activity", &last))
+		if (store_counts(s, &c) || one_int(s, "SELECT max(id) FROM activity", 0, NULL, &last))
 			goto fail;
 		json_object_set_new(doc, "store", json_pack("{s:i, s:o}", "version", store_version(s),
 							    "counts", store_counts_json(&c)));
@@ -739,7 +885,8 @@ static json_t *attempts(struct store *s, dash_param_fn param, void *ctx, int *st
 		       "ORDER BY id", 3, args);
 	if (!list)
 		return NULL;
-	if (one_int(s, "SELECT count(*) FROM attempts", &total)) {
+	/* all of them, or all of the loop's */
+	if (one_int(s, "SELECT count(*) FROM attempts WHERE ?1 = 0 OR loop_id = ?1", 1, args, &total)) {
 		json_decref(list);
 		return NULL;
 	}
@@ -892,34 +1039,13 @@ static json_t *profiles(struct store *s)
 	return json_pack("{s:o, s:o}", "latest", latest, "profiles", all);
 }
 
-/* 'path' resolved, when it lies under 'root' (both real paths); NULL and why in *why. */
-static char *under(const char *root, const char *path, const char **why)
-{
-	char *real;
-	size_t n;
-
-	*why = "not found";
-	if (!root || !path)
-		return NULL;
-	real = realpath(path, NULL);
-	if (!real)
-		return NULL;
-	n = strlen(root);
-	if (strncmp(real, root, n) || real[n] != '/') {
-		*why = "outside the served directories";
-		free(real);
-		return NULL;
-	}
-	return real;
-}
-
 /* The profile of run 'id', read; 1 found, 0 not (reply set), -1 error. */
 static int load_profile(const struct dash *d, struct store *s, int64_t id, struct profile *p,
 			char **label, struct dash_reply *out)
 {
 	struct store_run r;
 	const char *why;
-	char *path;
+	char *path, *state;
 	struct stat st;
 	int found = store_run_get(s, id, &r);
 
@@ -931,7 +1057,9 @@ static int load_profile(const struct dash *d, struct store *s, int64_t id, struc
 		reply_error(d, out, 404, "no such profile");
 		return 0;
 	}
-	path = under(d->state, r.profile_path, &why);
+	state = state_root(d);
+	path = under(state, r.profile_path, &why);
+	free(state);
 	if (!path || stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size > PROFILE_MAX) {
 		reply_error(d, out, 404, path ? "the profile is not a file hotloop can draw" : why);
 		free(path);
@@ -1078,11 +1206,11 @@ static void free_names(char **names, size_t nr)
 }
 
 /* A JSON file under the state directory, read; NULL when it is missing or not JSON. */
-static json_t *state_json(const struct dash *d, const char *path)
+static json_t *state_json(const char *state, const char *path)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *why;
-	char *real = under(d->state, path, &why);
+	char *real = under(state, path, &why);
 	json_t *v = NULL;
 
 	if (real && !read_file(&sb, real, SCENARIO_FILE_MAX))
@@ -1094,21 +1222,48 @@ static json_t *state_json(const struct dash *d, const char *path)
 
 #define SCENARIO_RUNS_MAX 500
 
+/* The plain names in dir that lie under the state directory, as list_dir() gives them. */
+static char **list_state_dir(const char *state, const char *dir, size_t *nr)
+{
+	const char *why;
+	char **names, *real = under(state, dir, &why);
+	size_t kept = 0;
+
+	*nr = 0;
+	if (!real)
+		return NULL;
+	names = list_dir(real, nr);
+	for (size_t i = 0; i < *nr; i++) {
+		char *path = xstrfmt("%s/%s", real, names[i]), *r = under(state, path, &why);
+
+		if (r)
+			names[kept++] = names[i];
+		else
+			free(names[i]);
+		free(r);
+		free(path);
+	}
+	*nr = kept;
+	free(real);
+	return names;
+}
+
 static json_t *scenarios(const struct dash *d)
 {
 	json_t *out = json_array();
-	char *root = d->state ? xstrfmt("%s/scenarios", d->state) : NULL, **names;
+	char *state = state_root(d), *root = state ? xstrfmt("%s/scenarios", state) : NULL, **names;
 	size_t nr;
 
-	names = root ? list_dir(root, &nr) : (nr = 0, NULL);
+	/* a scenario or a run linked from outside .hotloop/ is not listed */
+	names = root ? list_state_dir(state, root, &nr) : (nr = 0, NULL);
 	for (size_t i = 0; i < nr && json_array_size(out) < SCENARIO_RUNS_MAX; i++) {
 		char *dir = xstrfmt("%s/%s", root, names[i]), **stamps;
 		size_t ns;
 
-		stamps = list_dir(dir, &ns);
+		stamps = list_state_dir(state, dir, &ns);
 		for (size_t j = 0; j < ns && json_array_size(out) < SCENARIO_RUNS_MAX; j++) {
 			char *path = xstrfmt("%s/%s/summary.json", dir, stamps[j]);
-			json_t *sum = state_json(d, path), *phases = json_array(), *p;
+			json_t *sum = state_json(state, path), *phases = json_array(), *p;
 			size_t k;
 
 			json_array_foreach(json_object_get(sum, "phases"), k, p)
@@ -1129,42 +1284,46 @@ static json_t *scenarios(const struct dash *d)
 	}
 	free_names(names, nr);
 	free(root);
+	free(state);
 	return json_pack("{s:o}", "runs", out);
 }
 
 /* The scenario runs there are: their directories, nothing read. */
 static size_t count_scenario_runs(const struct dash *d)
 {
-	char *root = d->state ? xstrfmt("%s/scenarios", d->state) : NULL, **names;
+	char *state = state_root(d), *root = state ? xstrfmt("%s/scenarios", state) : NULL, **names;
 	size_t nr, total = 0;
 
-	names = root ? list_dir(root, &nr) : (nr = 0, NULL);
+	/* as scenarios() lists them: not those linked from outside */
+	names = root ? list_state_dir(state, root, &nr) : (nr = 0, NULL);
 	for (size_t i = 0; i < nr; i++) {
 		char *dir = xstrfmt("%s/%s", root, names[i]), **runs;
 		size_t n;
 
-		runs = list_dir(dir, &n);
+		runs = list_state_dir(state, dir, &n);
 		total += n;
 		free_names(runs, n);
 		free(dir);
 	}
 	free_names(names, nr);
 	free(root);
+	free(state);
 	return total;
 }
 
 static void reply_scenario(const struct dash *d, const char *name, const char *run,
 			   struct dash_reply *out)
 {
-	char *dir = d->state ? xstrfmt("%s/scenarios/%s/%s", d->state, name, run) : NULL;
+	char *state = state_root(d);
+	char *dir = state ? xstrfmt("%s/scenarios/%s/%s", state, name, run) : NULL;
 	char *sp = dir ? xstrfmt("%s/summary.json", dir) : NULL;
 	char *tp = dir ? xstrfmt("%s/timeline.json", dir) : NULL;
-	json_t *sum = sp ? state_json(d, sp) : NULL;
+	json_t *sum = sp ? state_json(state, sp) : NULL;
 
 	if (!sum) {
 		reply_error(d, out, 404, "no such scenario run");
 	} else {
-		json_t *tl = state_json(d, tp);
+		json_t *tl = state_json(state, tp);
 
 		reply_json(d, out, 200, json_pack("{s:s, s:s, s:o, s:o}", "scenario", name, "run", run,
 						  "summary", sum, "timeline", tl ? tl : json_null()));
@@ -1172,6 +1331,7 @@ static void reply_scenario(const struct dash *d, const char *name, const char *r
 	free(dir);
 	free(sp);
 	free(tp);
+	free(state);
 }
 
 /* ---- /api/kb ------------------------------------------------------------- */
@@ -1350,20 +1510,24 @@ void dash_get(const struct dash *d, struct store *s, const char *path, dash_para
 		doc = attempts(s, param, ctx, &status);
 		if (!doc && status == 400)
 			return reply_error(d, out, 400, last_error());
-	} else if (!strcmp(parts[0], "attempts") && n == 2 && parse_id(parts[1], &id)) {
+	} else if (!strcmp(parts[0], "attempts") && n == 2) {
+		if (!parse_id(parts[1], &id))
+			return reply_error(d, out, 400, "malformed attempt id: a number from 1");
 		return reply_attempt(d, s, id, out);
 	} else if (!strcmp(parts[0], "benchmarks") && n == 1) {
 		doc = benchmarks(s);
 	} else if (!strcmp(parts[0], "profiles") && n == 1) {
 		doc = profiles(s);
-	} else if (!strcmp(parts[0], "profiles") && n == 3 && parse_id(parts[1], &id) &&
-		   !strcmp(parts[2], "flame.svg")) {
+	} else if (!strcmp(parts[0], "profiles") && n == 3 &&
+		   (!strcmp(parts[2], "flame.svg") || !strcmp(parts[2], "top"))) {
+		if (!parse_id(parts[1], &id))
+			return reply_error(d, out, 400, "malformed run id: a number from 1");
+		if (!strcmp(parts[2], "top"))
+			return reply_top(d, s, id, param, ctx, out);
 		return reply_flame(d, s, id, 0, out);
-	} else if (!strcmp(parts[0], "profiles") && n == 3 && parse_id(parts[1], &id) &&
-		   !strcmp(parts[2], "top")) {
-		return reply_top(d, s, id, param, ctx, out);
-	} else if (!strcmp(parts[0], "flame-diff") && n == 3 && parse_id(parts[1], &id2) &&
-		   parse_svg_id(parts[2], &id)) {
+	} else if (!strcmp(parts[0], "flame-diff") && n == 3) {
+		if (!parse_id(parts[1], &id2) || !parse_svg_id(parts[2], &id))
+			return reply_error(d, out, 400, "malformed run ids: /api/flame-diff/BASE/CAND.svg");
 		return reply_flame(d, s, id, id2, out);
 	} else if (!strcmp(parts[0], "activity") && n == 1) {
 		int64_t args[2];

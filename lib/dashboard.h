@@ -24,10 +24,10 @@ struct dash_cache;
 struct dash {
 	char *db;		/* the store's file */
 	char *top;		/* the project's top level: .hotloop/ and kb/ under it */
-	char *state;		/* <top>/.hotloop, its real path (NULL: none yet) */
+	char *state;		/* <top>/.hotloop, its real path (NULL: none at the start) */
 	char *kb_dir;		/* the knowledge base */
 	bool sanitize;		/* for a snapshot: no absolute paths, user or host names */
-	char *user, *host;	/* what sanitizing takes out (NULL: nothing) */
+	char *user, *host, *home;	/* what sanitizing takes out (NULL: nothing) */
 	struct dash_cache *cache;	/* private: the knowledge base as last read */
 };
 

@@ -26,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "dashboard.h"
+#include "json.h"
 #include "serve.h"
 #include "store.h"
 #include "strbuf.h"
@@ -428,9 +429,9 @@ static char *activity_message(sqlite3_stmt *st, int64_t *id)
 	json_object_set_new(o, "at", json_real(sqlite3_column_double(st, 1)));
 	json_object_set_new(o, "loop_id", sqlite3_column_type(st, 2) == SQLITE_NULL ? json_null() :
 			    json_integer(sqlite3_column_int64(st, 2)));
-	json_object_set_new(o, "level", json_string((const char *)sqlite3_column_text(st, 3)));
-	json_object_set_new(o, "kind", json_string((const char *)sqlite3_column_text(st, 4)));
-	json_object_set_new(o, "message", json_string((const char *)sqlite3_column_text(st, 5)));
+	json_object_set_new(o, "level", json_text((const char *)sqlite3_column_text(st, 3)));
+	json_object_set_new(o, "kind", json_text((const char *)sqlite3_column_text(st, 4)));
+	json_object_set_new(o, "message", json_text((const char *)sqlite3_column_text(st, 5)));
 	data = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	text = xstrfmt("id: %" PRId64 "\nevent: activity\ndata: %s\n\n", *id, data ? data : "{}");
@@ -554,14 +555,25 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 	bool from_query;
 
 	if (!*req) {
-		/* the headers are in; a body is refused once it starts */
+		/*
+		 * The headers are in. Refuse now what is refused whatever it
+		 * asks for: a response can be queued only before a body is
+		 * read, or after all of it.
+		 */
+		const char *len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+							      MHD_HTTP_HEADER_CONTENT_LENGTH);
+
 		*req = (void *)1;
+		if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+			return send_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+					  "the dashboard is read-only: GET and HEAD only");
+		if ((len && strcmp(len, "0")) ||
+		    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING))
+			return send_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body here");
 		return MHD_YES;
 	}
 	if (*upload_size)
-		return send_error(conn, MHD_HTTP_CONTENT_TOO_LARGE, "requests carry no body here");
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return send_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "the dashboard is read-only: GET and HEAD only");
+		return MHD_NO;	/* a body no header announced: not HTTP we answer */
 	if (!serve_host_allowed(sv, host))
 		return send_error(conn, MHD_HTTP_MISDIRECTED_REQUEST,
 				  "the Host header names neither this machine nor its address");
@@ -820,7 +832,9 @@ static int snapshot_target_ok(const char *dir)
 	}
 	if (!rmdir(dir))
 		goto out;	/* it was empty */
-	if (read_file(&sb, data, 1u << 30) || strncmp(sb.buf, SNAPSHOT_HEAD, strlen(SNAPSHOT_HEAD)))
+	/* no data.js is no snapshot: said once, below */
+	if (access(data, F_OK) || read_file(&sb, data, 1u << 30) ||
+	    strncmp(sb.buf, SNAPSHOT_HEAD, strlen(SNAPSHOT_HEAD)))
 		ret = error("'%s' holds files and is not a dashboard snapshot: name a new or empty "
 			    "directory", dir);
 out:
@@ -896,7 +910,7 @@ int serve_snapshot(struct dash *d, const char *dir, struct serve_snapshot_result
 	}
 	/* the files drawn, so the page offers only what the copy holds */
 	json_object_set(data, "/api/assets", assets_list);
-	text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
+	text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(15));
 	if (!text) {
 		error("cannot write the snapshot's data: out of memory");
 		goto out_tmp;

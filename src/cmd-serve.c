@@ -25,7 +25,7 @@ extern char **environ;
 
 const char usage_serve[] =
 "usage: hotloop serve [--port P] [--host ADDR] [--token T] [--allow-host NAME]...\n"
-"                     [--open] [--db FILE] [--max-clients N] [--quiet]\n"
+"                     [--open] [--db FILE] [--max-clients N] [--timeout S] [--quiet]\n"
 "   or: hotloop serve --snapshot DIR [--db FILE]\n"
 "\n"
 "The dashboard of the project's store (.hotloop/hotloop.db under the git\n"
@@ -44,6 +44,8 @@ const char usage_serve[] =
 "    --open            open the page in the desktop's browser (xdg-open)\n"
 "    --db FILE         the store to show instead of .hotloop/hotloop.db\n"
 "    --max-clients N   live pages at once (default 256)\n"
+"    --timeout S       close a connection idle this many seconds (default 30);\n"
+"                      a live page's event stream is not idle\n"
 "    --quiet           no line on stderr for a request that failed\n"
 "    --snapshot DIR    write a static copy into DIR and exit: it opens from\n"
 "                      file:// or any static host, and holds no absolute\n"
@@ -101,6 +103,7 @@ int cmd_serve(int argc, char **argv)
 		{ "open", no_argument, NULL, 'o' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "max-clients", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "snapshot", required_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
@@ -150,6 +153,11 @@ int cmd_serve(int argc, char **argv)
 			if ((n = parse_count("--max-clients", optarg, 1, 100000)) < 0)
 				goto usage;
 			so.max_clients = (size_t)n;
+			break;
+		case 'T':
+			if ((n = parse_count("--timeout", optarg, 1, 86400)) < 0)
+				goto usage;
+			so.timeout_s = (unsigned)n;
 			break;
 		case 'q':
 			so.quiet = true;

@@ -116,9 +116,9 @@
 	}
 
 	function kib(v) {
-		if (v == null)
+		if (v == null || !isFinite(v))
 			return "-";
-		return v >= 10240 ? (v / 1024).toFixed(1) + " MiB" : v + " KiB";
+		return Math.abs(v) >= 10240 ? (v / 1024).toFixed(1) + " MiB" : Math.round(v) + " KiB";
 	}
 
 	function short(c) {
@@ -156,7 +156,8 @@
 
 	/*
 	 * A line chart: series [{name, points: [[x, y]], band: [[x, lo, hi]]}],
-	 * o.xLabel(x) for ticks, o.yFmt(y), o.zero to include 0.
+	 * o.xLabel(x) for ticks, o.yFmt(y), o.zero to include 0. A y that is
+	 * not a number (null: not measured) is left out, not taken for 0.
 	 */
 	function lineChart(series, o) {
 		var W = 720, H = 220, L = 64, R = 12, T = 12, B = 30;
@@ -165,8 +166,8 @@
 		var x0, x1, y0, y1, i;
 
 		series.forEach(function (se) {
-			se.points.forEach(function (p) { if (isFinite(p[1])) { xs.push(p[0]); ys.push(p[1]); } });
-			(se.band || []).forEach(function (b) { if (isFinite(b[1]) && isFinite(b[2])) { ys.push(b[1]); ys.push(b[2]); } });
+			se.points.forEach(function (p) { if (Number.isFinite(p[1])) { xs.push(p[0]); ys.push(p[1]); } });
+			(se.band || []).forEach(function (b) { if (Number.isFinite(b[1]) && Number.isFinite(b[2])) { ys.push(b[1]); ys.push(b[2]); } });
 		});
 		if (!xs.length) {
 			svg.appendChild(s("text", { x: W / 2, y: H / 2, "text-anchor": "middle", "class": "none", text: "no data yet" }));
@@ -177,9 +178,12 @@
 		x0 = Math.min.apply(null, xs); x1 = Math.max.apply(null, xs);
 		y0 = Math.min.apply(null, ys); y1 = Math.max.apply(null, ys);
 		if (x1 === x0) { x0 -= 1; x1 += 1; }
+		/* values none of which is below 0 (times, CPU, memory, counts) get no axis below it */
+		var floor = y0 >= 0 ? 0 : -Infinity;
 		if (y1 === y0) { y0 -= Math.abs(y0) * 0.1 + 1; y1 += Math.abs(y1) * 0.1 + 1; }
 		var pad = (y1 - y0) * 0.06;
-		y0 -= pad; y1 += pad;
+		y0 = Math.max(floor, y0 - pad);
+		y1 += pad;
 		function X(x) { return L + (x - x0) / (x1 - x0) * (W - L - R); }
 		function Y(y) { return T + (y1 - y) / (y1 - y0) * (H - T - B); }
 		for (i = 0; i <= 4; i++) {
@@ -195,19 +199,20 @@
 		xs.forEach(function (x) { ticks[x] = 1; });
 		var tk = Object.keys(ticks).map(Number).sort(function (a, b) { return a - b; });
 		var step = Math.max(1, Math.ceil(tk.length / 8));
+		/* the last label ends at the right edge instead of running past it */
 		for (i = 0; i < tk.length; i += step)
-			svg.appendChild(s("text", { x: X(tk[i]), y: H - 10, "text-anchor": "middle", "class": "tick",
-				text: o.xLabel ? o.xLabel(tk[i]) : String(tk[i]) }));
+			svg.appendChild(s("text", { x: X(tk[i]), y: H - 10, "text-anchor": X(tk[i]) > W - R - 40 ? "end" : "middle",
+				"class": "tick", text: o.xLabel ? o.xLabel(tk[i]) : String(tk[i]) }));
 		series.forEach(function (se, k) {
 			var color = se.color || COLORS[k % COLORS.length];
-			var band = (se.band || []).filter(function (b) { return isFinite(b[1]) && isFinite(b[2]); });
+			var band = (se.band || []).filter(function (b) { return Number.isFinite(b[1]) && Number.isFinite(b[2]); });
 
 			if (band.length) {
 				var d = band.map(function (b, j) { return (j ? "L" : "M") + X(b[0]) + "," + Y(b[2]); }).join("") +
 					band.slice().reverse().map(function (b) { return "L" + X(b[0]) + "," + Y(b[1]); }).join("") + "Z";
 				svg.appendChild(s("path", { d: d, fill: color, "class": "band" }));
 			}
-			var pts = se.points.filter(function (p) { return isFinite(p[1]); });
+			var pts = se.points.filter(function (p) { return Number.isFinite(p[1]); });
 			if (pts.length > 1 && !se.dots)
 				svg.appendChild(s("path", { d: pts.map(function (p, j) { return (j ? "L" : "M") + X(p[0]) + "," + Y(p[1]); }).join(""),
 					stroke: color, "class": "series", "data-name": se.name }));
@@ -377,8 +382,8 @@
 		return [
 			section("Every attempt, in the order they ran (" + list.length + (d.total > list.length ? " of " + d.total : "") + ")",
 				list.length ? h("div", { "class": "timeline" }, strip) : empty("no attempt yet"),
-				h("div", { "class": "legend" }, ["keep", "reject", "inconclusive", "error", "no-candidate"].map(function (v) {
-					return h("span", { "class": "legend-item" }, h("span", { "class": "swatch v-" + v }), v);
+				h("div", { "class": "legend" }, ["keep", "reject", "inconclusive", "error", "no-candidate", "none"].map(function (v) {
+					return h("span", { "class": "legend-item" }, h("span", { "class": "swatch v-" + v }), v === "none" ? "running" : v);
 				}))),
 			section("Attempts", table(["#", "loop", "round", "lens", "function", "verdict", "change", "interval", "why"],
 				list.slice().reverse().map(function (a) {
@@ -456,6 +461,7 @@
 			out.push(section("Workload " + w.workload + " (" + (w.metric || "metric") + ", median of the measured runs)",
 				lineChart([{ name: w.workload, points: vals, band: band }], { xLabel: label }),
 				h("p", { "class": "note", text: "the band: each keep's confidence interval of its change, on the value before it" }),
+				h("h3", { text: "Peak RSS" }),
 				lineChart([{ name: "peak RSS", points: [[0, first ? first.base_rss_kib : NaN]].concat(pts.map(function (p, i) { return [i + 1, p.cand_rss_kib]; })) }],
 					{ xLabel: label, yFmt: kib }),
 				table(["keep", "commit", "function", "before", "after", "change", "interval", "so far", "peak RSS"], pts.map(function (p, i) {
@@ -484,16 +490,22 @@
 			out.push(empty("No profile yet: the loop profiles the best so far as each round starts."));
 		(d.latest || []).forEach(function (p) {
 			var top = h("div", { "class": "top", "data-run": p.id }, h("p", { "class": "note", text: "loading the top functions..." }));
+			var flame = h("div", { "class": "flame-holder" });
 
 			out.push(section("Latest profile: " + p.workload + " at " + short(p.commit_sha) + " (" + when(p.finished_at) + ")",
-				flameFrame("/api/profiles/" + p.id + "/flame.svg", "flame graph of " + p.workload), top));
+				flame, top));
+			/* the flame graph once the profile is known to be readable: a missing one is said, not framed */
 			api("/api/profiles/" + p.id + "/top").then(function (t) {
+				flame.appendChild(flameFrame("/api/profiles/" + p.id + "/flame.svg", "flame graph of " + p.workload));
 				top.textContent = "";
 				top.appendChild(table(["function", "self", "total", "where"], (t.rows || []).map(function (r) {
 					return h("tr", null, td(h("code", { text: r.name })), td(num(r.self_pct) + "%", "num"), td(num(r.total_pct) + "%", "num"),
 						td((r.file || r.dso || "") + (r.line ? ":" + r.line : "")));
 				}), "list top-table"));
-			}, function (e) { top.textContent = e.message; });
+			}, function (e) {
+				top.textContent = "";
+				flame.appendChild(empty("cannot draw this profile: " + e.message));
+			});
 		});
 		Object.keys(byW).forEach(function (w) {
 			/* the first profile of each commit: one per kept change */
@@ -563,6 +575,8 @@
 		return out;
 	}
 
+	var kbQuery = "";	/* what the search field holds: a redraw while a loop runs keeps it */
+
 	function viewKb(d, args) {
 		var input = h("input", { type: "search", id: "kb-search", placeholder: "search: words in the title, function, hypothesis or reasons" });
 		var holder = h("div");
@@ -580,7 +594,8 @@
 					td(h("a", { href: "#kb/" + e.slug, text: e.title || e.slug })), td(e.change || ""));
 			})) : empty(entries.length ? "nothing matches" : "the knowledge base is empty"));
 		};
-		input.addEventListener("input", fill);
+		input.value = kbQuery;
+		input.addEventListener("input", function () { kbQuery = input.value; fill(); });
 		fill();
 		return [section("Knowledge base (" + entries.length + " entries)", input, holder)];
 	}
@@ -615,8 +630,13 @@
 	};
 
 	function route() {
-		var parts = (location.hash || "#overview").slice(1).split("/").map(decodeURIComponent);
+		var parts;
 
+		try {
+			parts = (location.hash || "#overview").slice(1).split("/").map(decodeURIComponent);
+		} catch (e) {
+			parts = ["overview"];	/* a malformed %-escape (URIError) */
+		}
 		if (!views[parts[0]])
 			parts = ["overview"];
 		return { page: parts[0], args: parts.slice(1) };
@@ -633,14 +653,23 @@
 			a.classList.toggle("here", a.getAttribute("data-page") === r.page);
 		});
 		views[r.page](r.args).then(function (nodes) {
+			var focused = document.activeElement && document.activeElement.id, f;
+
 			if (mine !== drawing)
 				return;
 			main.textContent = "";
 			append(main, nodes);
 			main.setAttribute("data-page", r.page);
 			main.setAttribute("data-ready", String(mine));
-			if (again)
+			if (again) {
 				window.scrollTo(0, y);
+				/* typing goes on in the field it went to */
+				if (focused && (f = document.getElementById(focused)) && main.contains(f)) {
+					f.focus();
+					if (f.setSelectionRange)
+						f.setSelectionRange(f.value.length, f.value.length);
+				}
+			}
 		}, function (e) {
 			if (mine !== drawing)
 				return;
@@ -666,11 +695,15 @@
 			return;
 		}
 		var es = new EventSource("/api/events");
-		var pending = null;
+		var pending = null, lost = false;
 
 		es.addEventListener("hello", function () {
 			liveEl.textContent = "live";
 			liveEl.className = "live on";
+			/* back after a break: what changed meanwhile came as no event */
+			if (lost)
+				render(true);
+			lost = false;
 		});
 		es.addEventListener("activity", function (ev) {
 			var a = JSON.parse(ev.data), list = document.getElementById("activity");
@@ -686,6 +719,7 @@
 		});
 		es.addEventListener("reset", function () { render(true); });
 		es.onerror = function () {
+			lost = true;
 			liveEl.textContent = "reconnecting";
 			liveEl.className = "live off";
 		};
