@@ -15,6 +15,7 @@
 command -v node >/dev/null || skip_all="node is not installed (make deps installs nodejs)"
 command -v sqlite3 >/dev/null || skip_all="needs the sqlite3 CLI (apt-get install sqlite3)"
 command -v jq >/dev/null || skip_all="needs jq (apt-get install jq)"
+command -v curl >/dev/null || skip_all="needs curl (apt-get install curl)"
 
 SSE=200 RATE=1000 SECS=10 INSERTS=5 MAX_CLIENTS=256
 RSS_BOUND_KIB=$((64 * 1024)) GROWTH_KIB=$((8 * 1024))
