@@ -17,7 +17,8 @@
 
 /* Thresholds (docs/asm.md, "Rules"). */
 #define HOT_PERCENT 80		/* the hot set holds this share of the samples */
-#define DIV_SHARE 0.05		/* division: a divide and the next instruction */
+#define DIV_SHARE 0.05		/* division: a divide and the DIV_SKID instructions after it */
+#define DIV_SKID 2
 #define MEM_SHARE 0.70		/* memory-bound, with a profile: samples right after loads */
 #define MEM_LOAD_SHARE 0.50	/* memory-bound, without: loads among hot loop instructions */
 #define BRANCH_SHARE 0.15	/* branchy: conditional branches among hot loop instructions */
@@ -744,10 +745,14 @@ static void rule_division(struct asm_function *f, bool by_samples)
 				top = in;
 			continue;
 		}
-		/* samples skid to the instruction after a long-latency one */
+		/*
+		 * samples skid past a long-latency instruction: to the next one
+		 * on Intel, often to the one after that on AMD (a divide's
+		 * short successor retires with it)
+		 */
 		s = positive(in->samples);
-		if (i + 1 < f->nr_insns)
-			s = sat_add(s, positive(f->insns[i + 1].samples));
+		for (size_t k = i + 1; k < f->nr_insns && k <= i + DIV_SKID; k++)
+			s = sat_add(s, positive(f->insns[k].samples));
 		sum = sat_add(sum, s);
 		n++;
 		if (s > top_s) {
@@ -764,10 +769,10 @@ static void rule_division(struct asm_function *f, bool by_samples)
 		if (sum <= 0 || sh < DIV_SHARE)
 			return;
 		if (n == 1)
-			set_tag(f, ASM_DIVISION, "%s at 0x%" PRIx64 " and the instruction after it hold %.0f%% of the function's samples",
+			set_tag(f, ASM_DIVISION, "%s at 0x%" PRIx64 " and the two instructions after it hold %.0f%% of the function's samples",
 				top->mnemonic, top->addr, 100 * sh);
 		else
-			set_tag(f, ASM_DIVISION, "%zu integer divides (the top one: %s at 0x%" PRIx64 ") and the instructions after them hold %.0f%% of the function's samples",
+			set_tag(f, ASM_DIVISION, "%zu integer divides (the top one: %s at 0x%" PRIx64 ") and the two instructions after each hold %.0f%% of the function's samples",
 				n, top->mnemonic, top->addr, 100 * sh);
 	} else {
 		struct strbuf place = STRBUF_INIT;

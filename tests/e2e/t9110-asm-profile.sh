@@ -51,7 +51,7 @@ test_expect_success 'x % d: the division found by its samples' '
 	rec mod.pb.gz "$WORKLOADS/asmloops" 0.5 mod 7 &&
 	hotloop asm "$WORKLOADS/asmloops" --fn mod_sum --profile mod.pb.gz >out &&
 	expect_grep "^verdict   integer division in the hot loop" out &&
-	expect_grep "^  division  *idiv at 0x[0-9a-f]* and the instruction after it hold [0-9]*% of the function.s samples" out
+	expect_grep "^  division  *idiv at 0x[0-9a-f]* and the two instructions after it hold [0-9]*% of the function.s samples" out
 '
 
 test_expect_success '--sample-type picks the value' '

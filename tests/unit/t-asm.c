@@ -333,14 +333,15 @@ static void test_asm__division_without_profile(void **state)
 	asm_function_release(&f);
 }
 
-/* The division rule with samples: the divide and the next instruction, 5%. */
+/* The division rule with samples: the divide and the two instructions after it, 5%. */
 static void test_asm__division_threshold(void **state)
 {
-	static const struct { int64_t on_div, after, rest; bool tag; } cases[] = {
-		{ 0, 6, 94, true },	/* skid: the samples land after the divide */
-		{ 3, 2, 95, true },	/* exactly 5% */
-		{ 2, 2, 96, false },
-		{ 0, 0, 100, false },
+	static const struct { int64_t on_div, after, second, rest; bool tag; } cases[] = {
+		{ 0, 6, 0, 94, true },	/* skid: the samples land after the divide */
+		{ 0, 0, 6, 94, true },	/* or one further (AMD) */
+		{ 3, 2, 0, 95, true },	/* exactly 5% */
+		{ 2, 1, 1, 96, false },
+		{ 0, 0, 0, 100, false },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -348,6 +349,7 @@ static void test_asm__division_threshold(void **state)
 			{ "mov", L, -1, 0, 0, 1, 0, 0 },
 			{ "idiv", IDIV, -1, cases[i].on_div, 1, 2, 0, 0 },
 			{ "add", ALU, -1, cases[i].after, 2, 3, 0, 0 },
+			{ "xor", ALU, -1, cases[i].second, 3, 3, 0, 0 },
 			{ "imul", ALU, -1, cases[i].rest, 3, 3, 0, 0 },
 			{ "jne", CC, 0, 0, 0, 0, 0, 0 },
 			END_ROWS
@@ -645,6 +647,7 @@ static void test_asm__division_needs_samples(void **state)
 		{ "mov", L, -1, 50, 0, 1, 0, 0 },
 		{ "idiv", IDIV, -1, 0, 1, 2, 0, 0 },
 		{ "add", ALU, -1, 0, 2, 3, 0, 0 },
+		{ "xor", ALU, -1, 0, 3, 3, 0, 0 },
 		{ "imul", ALU, -1, 50, 3, 3, 0, 0 },
 		{ "ret", RET, -1, 0, 0, 0, 0, 0 },
 		END_ROWS
