@@ -22,6 +22,7 @@
 
 #include "dashboard.h"
 #include "flame.h"
+#include "intern.h"
 #include "json.h"
 #include "kb.h"
 #include "profile-io.h"
@@ -1309,6 +1310,42 @@ static size_t count_scenario_runs(const struct dash *d)
 	free(root);
 	free(state);
 	return total;
+}
+
+static uint64_t hash_stat(uint64_t h, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return hash_u64(h, 0);
+	h = hash_u64(h, (uint64_t)st.st_ino);
+	h = hash_u64(h, (uint64_t)st.st_nlink);
+	h = hash_u64(h, (uint64_t)st.st_mtim.tv_sec);
+	h = hash_u64(h, (uint64_t)st.st_mtim.tv_nsec);
+	h = hash_u64(h, (uint64_t)st.st_ctim.tv_sec);
+	return hash_u64(h, (uint64_t)st.st_ctim.tv_nsec);
+}
+
+uint64_t dash_files_stamp(const struct dash *d)
+{
+	char *state = state_root(d), *root = state ? xstrfmt("%s/scenarios", state) : NULL, **names;
+	uint64_t h = hash_stat(HASH_SEED, d->kb_dir);
+	size_t nr;
+
+	if (root) {
+		h = hash_stat(h, root);
+		names = list_state_dir(state, root, &nr);
+		for (size_t i = 0; i < nr; i++) {
+			char *dir = xstrfmt("%s/%s", root, names[i]);
+
+			h = hash_stat(h, dir);
+			free(dir);
+		}
+		free_names(names, nr);
+	}
+	free(root);
+	free(state);
+	return h;
 }
 
 static void reply_scenario(const struct dash *d, const char *name, const char *run,

@@ -64,6 +64,14 @@ void dash_get(const struct dash *d, struct store *s, const char *path, dash_para
 void dash_reply_release(struct dash_reply *r);
 
 /*
+ * A stamp of the files the answers read besides the store: the kb
+ * directory and the scenario runs' directories (their inode, change
+ * time and links). It changes when an entry or a run is added or
+ * removed; the server drops the answers it kept when it does.
+ */
+uint64_t dash_files_stamp(const struct dash *d);
+
+/*
  * The paths a static copy needs: every path dash_get() answers without
  * a query for what the store and the project hold now (overview, lists,
  * each attempt, profile, pair of consecutive profiles, scenario run and

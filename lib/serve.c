@@ -27,6 +27,7 @@
 
 #include "dashboard.h"
 #include "json.h"
+#include "reply-cache.h"
 #include "serve.h"
 #include "store.h"
 #include "strbuf.h"
@@ -107,6 +108,8 @@ struct serve {
 	uint64_t seq;		/* messages so far */
 	uint64_t ping;		/* ping rounds so far */
 	int64_t last_activity;
+	struct reply_cache cache;	/* the API's answers, until the store or files change */
+	uint64_t stamp;			/* dash_files_stamp() at the watcher's last look */
 };
 
 /* ---- store connections ----------------------------------------------------- */
@@ -145,11 +148,10 @@ static void pool_give(struct serve *sv, size_t slot)
 
 /* ---- responses ----------------------------------------------------------- */
 
-static enum MHD_Result send_buffer(struct MHD_Connection *c, unsigned status, const char *type,
-				   const char *body, size_t len, enum MHD_ResponseMemoryMode mode,
-				   const char *csp)
+/* Queue response r (NULL: out of memory) with the headers every answer has. */
+static enum MHD_Result send_response(struct MHD_Connection *c, unsigned status, const char *type,
+				     struct MHD_Response *r, const char *csp)
 {
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
 	enum MHD_Result ret;
 
 	if (!r)
@@ -165,6 +167,31 @@ static enum MHD_Result send_buffer(struct MHD_Connection *c, unsigned status, co
 	ret = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result send_buffer(struct MHD_Connection *c, unsigned status, const char *type,
+				   const char *body, size_t len, enum MHD_ResponseMemoryMode mode,
+				   const char *csp)
+{
+	return send_response(c, status, type, MHD_create_response_from_buffer(len, (void *)body, mode),
+			     csp);
+}
+
+static void unref_blob(void *cls)
+{
+	reply_blob_unref(cls);
+}
+
+/* Send an API answer without copying it: the response holds a reference. */
+static enum MHD_Result send_blob(struct MHD_Connection *c, struct reply_blob *b)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer_with_free_callback_cls(b->len,
+		b->data, unref_blob, reply_blob_ref(b));
+
+	if (!r)
+		reply_blob_unref(b);
+	return send_response(c, (unsigned)b->status, b->type, r,
+			     strcmp(b->type, DASH_SVG) ? NULL : SVG_CSP);
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *msg)
@@ -418,6 +445,45 @@ static enum MHD_Result start_events(struct serve *sv, struct MHD_Connection *con
 	return ret;
 }
 
+/* ---- answers kept -------------------------------------------------------- */
+
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+			       const char *value)
+{
+	struct strbuf *sb = cls;
+
+	(void)kind;
+	strbuf_addf(sb, "&%zu:%s", strlen(key), key);
+	if (value)
+		strbuf_addf(sb, "=%zu:%s", strlen(value), value);
+	return MHD_YES;
+}
+
+/*
+ * A request's key in the cache: its decoded path's length and the path,
+ * then each query argument, lengths first (a decoded path or value may
+ * hold any byte but NUL, so no separator would do).
+ */
+static char *request_key(struct MHD_Connection *conn, const char *url)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "%zu:%s", strlen(url), url);
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_arg, &sb);
+	return strbuf_detach(&sb, NULL);
+}
+
+/* The path of a key with no query arguments; NULL for one with some. */
+static const char *key_path(const char *key)
+{
+	char *end;
+	unsigned long long n = strtoull(key, &end, 10);
+
+	if (*end != ':' || strlen(end + 1) != n)
+		return NULL;
+	return end + 1;
+}
+
 /* One event of the store's activity: "event: activity" with the row as data. */
 static char *activity_message(sqlite3_stmt *st, int64_t *id)
 {
@@ -439,34 +505,45 @@ static char *activity_message(sqlite3_stmt *st, int64_t *id)
 	return text;
 }
 
-/* What changed since the last look: new activity rows, then one "change". */
-static void look(struct serve *sv, struct store *s, int64_t *version)
+/* Has another process committed to the store since *version was read? */
+static bool store_changed(struct store *s, int64_t *version)
 {
-	sqlite3 *db = store_sqlite(s);
 	sqlite3_stmt *st;
-	int64_t v = -1, last;
-	struct store_counts counts;
-	bool changed = false;
+	int64_t v = -1;
 
-	if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(store_sqlite(s), "PRAGMA data_version", -1, &st, NULL) == SQLITE_OK &&
 	    sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (v == *version)
-		return;
-	if (*version == -1) {
-		/* the first look: what is there is history, the page reads it from the API */
-		*version = v;
-		if (sqlite3_prepare_v2(db, "SELECT max(id) FROM activity", -1, &st, NULL) == SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW) {
-			pthread_mutex_lock(&sv->lock);
-			sv->last_activity = sqlite3_column_int64(st, 0);
-			pthread_mutex_unlock(&sv->lock);
-		}
-		sqlite3_finalize(st);
-		return;
-	}
+		return false;
 	*version = v;
+	return true;
+}
+
+/* The activity so far is history: the page reads it from the API. */
+static void skip_history(struct serve *sv, struct store *s)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(store_sqlite(s), "SELECT max(id) FROM activity", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		pthread_mutex_lock(&sv->lock);
+		sv->last_activity = sqlite3_column_int64(st, 0);
+		pthread_mutex_unlock(&sv->lock);
+	}
+	sqlite3_finalize(st);
+}
+
+/* Tell every live client what changed: the new activity rows, then one "change". */
+static void publish(struct serve *sv, struct store *s)
+{
+	sqlite3 *db = store_sqlite(s);
+	sqlite3_stmt *st;
+	int64_t last;
+	struct store_counts counts;
+	bool changed = false;
+
 	pthread_mutex_lock(&sv->lock);
 	last = sv->last_activity;
 	pthread_mutex_unlock(&sv->lock);
@@ -503,12 +580,47 @@ static void look(struct serve *sv, struct store *s, int64_t *version)
 	}
 }
 
+/*
+ * Build again the answers the open pages asked for lately (those of a
+ * path alone: what a page fetches when told of a change), so that the
+ * fetches the change event sets off find them ready.
+ */
+static void rebuild(struct serve *sv, struct store *s)
+{
+	char **keys;
+	size_t nr = reply_cache_recent(&sv->cache, SERVE_REBUILD_S, REPLY_CACHE_ENTRIES, &keys);
+	size_t built = 0;
+
+	for (size_t i = 0; i < nr; i++) {
+		struct dash_reply rep;
+		uint64_t gen = reply_cache_gen(&sv->cache);
+		const char *url = key_path(keys[i]);
+
+		if (url && built++ < SERVE_REBUILD_MAX) {
+			struct reply_blob *b;
+			size_t len;
+			char *body;
+
+			dash_get(sv->d, s, url, NULL, NULL, &rep);
+			body = strbuf_detach(&rep.body, &len);
+			b = reply_blob_new(rep.status, rep.type, body, len);
+			if (b->status == MHD_HTTP_OK)
+				reply_cache_put(&sv->cache, gen, keys[i], b);
+			reply_blob_unref(b);
+		}
+		free(keys[i]);
+	}
+	free(keys);
+}
+
 static void *watch(void *arg)
 {
 	struct serve *sv = arg;
 	struct store *s = NULL;
 	int64_t version = -1;
 	double next_ping = store_now() + SERVE_PING_S;
+	bool first, changed;
+	uint64_t stamp;
 
 	pthread_mutex_lock(&sv->lock);
 	while (!sv->stopping) {
@@ -518,8 +630,20 @@ static void *watch(void *arg)
 		pthread_mutex_unlock(&sv->lock);
 		if (!s && !access(sv->d->db, F_OK) && store_open_readonly(sv->d->db, &s))
 			s = NULL;
-		if (s)
-			look(sv, s, &version);
+		first = version == -1;
+		changed = s && store_changed(s, &version);
+		stamp = dash_files_stamp(sv->d);
+		if (changed || stamp != sv->stamp) {
+			/* the answers kept are stale before anyone is told of the change */
+			sv->stamp = stamp;
+			reply_cache_bump(&sv->cache);
+			if (changed && first)
+				skip_history(sv, s);
+			else
+				rebuild(sv, s);
+			if (s && !(changed && first))
+				publish(sv, s);
+		}
 		pthread_mutex_lock(&sv->lock);
 		if (store_now() >= next_ping) {
 			next_ping = store_now() + SERVE_PING_S;
@@ -544,6 +668,36 @@ static void *watch(void *arg)
 static const char *query_param(void *ctx, const char *key)
 {
 	return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, key);
+}
+
+/* An API answer: the one kept for the request, or one built now (and kept). */
+static enum MHD_Result answer_api(struct serve *sv, struct MHD_Connection *conn, const char *url)
+{
+	char *key = request_key(conn, url);
+	struct reply_blob *b = reply_cache_get(&sv->cache, key);
+	enum MHD_Result ret;
+
+	if (!b) {
+		uint64_t gen = reply_cache_gen(&sv->cache);
+		struct dash_reply rep;
+		struct store *s;
+		size_t slot, len;
+		char *body;
+
+		s = pool_take(sv, &slot);
+		dash_get(sv->d, s, url, query_param, conn, &rep);
+		pool_give(sv, slot);
+		if (rep.status >= 500 && !sv->o.quiet)
+			fprintf(stderr, "hotloop: serve: %s: %s\n", url, rep.body.buf);
+		body = strbuf_detach(&rep.body, &len);
+		b = reply_blob_new(rep.status, rep.type, body, len);
+		if (b->status == MHD_HTTP_OK)
+			reply_cache_put(&sv->cache, gen, key, b);
+	}
+	free(key);
+	ret = send_blob(conn, b);
+	reply_blob_unref(b);
+	return ret;
 }
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char *url,
@@ -606,22 +760,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *conn, const char
 		}
 	if (!strcmp(url, "/api/events"))
 		return start_events(sv, conn);
-	if (!strncmp(url, "/api/", 5)) {
-		struct dash_reply rep;
-		struct store *s;
-		size_t slot;
-		enum MHD_Result ret;
-
-		s = pool_take(sv, &slot);
-		dash_get(sv->d, s, url, query_param, conn, &rep);
-		pool_give(sv, slot);
-		if (rep.status >= 500 && !sv->o.quiet)
-			fprintf(stderr, "hotloop: serve: %s: %s\n", url, rep.body.buf);
-		ret = send_buffer(conn, (unsigned)rep.status, rep.type, rep.body.buf, rep.body.len,
-				  MHD_RESPMEM_MUST_COPY, strcmp(rep.type, DASH_SVG) ? NULL : SVG_CSP);
-		dash_reply_release(&rep);
-		return ret;
-	}
+	if (!strncmp(url, "/api/", 5))
+		return answer_api(sv, conn, url);
 	return send_error(conn, MHD_HTTP_NOT_FOUND, "no such page");
 }
 
@@ -660,6 +800,7 @@ static void destroy(struct serve *sv)
 		store_close(sv->pool.conns[i]);
 	for (size_t i = 0; i < SERVE_EVENTS_KEPT; i++)
 		free(sv->ring[i].text);
+	reply_cache_release(&sv->cache);
 	pthread_mutex_destroy(&sv->lock);
 	pthread_cond_destroy(&sv->wake);
 	pthread_mutex_destroy(&sv->pool.lock);
@@ -723,6 +864,8 @@ int serve_start(struct dash *d, const struct serve_options *o, struct serve **ou
 	}
 	pthread_mutex_init(&sv->lock, NULL);
 	pthread_cond_init(&sv->wake, NULL);
+	reply_cache_init(&sv->cache, 0, 0);
+	sv->stamp = dash_files_stamp(d);
 	pthread_mutex_init(&sv->pool.lock, NULL);
 	pthread_cond_init(&sv->pool.freed, NULL);
 	sv->pool.nr = sv->o.threads + 1;

@@ -38,6 +38,8 @@ struct serve_options {
 #define SERVE_PING_S 15		/* a comment line to each live client this often */
 #define SERVE_REQUEST_MAX 32768	/* bytes of a request's line and headers */
 #define SERVE_EVENTS_KEPT 512	/* a client further behind than this starts over */
+#define SERVE_REBUILD_S 600	/* answers asked for this recently are built again on a change */
+#define SERVE_REBUILD_MAX 16	/* at most so many */
 
 struct serve;
 

@@ -331,6 +331,36 @@ test_expect_success 'SSE: hello, then another process'"'"'s activity line and a 
 		jq -e ".counts.activity == .last_activity_id" >/dev/null
 '
 
+test_expect_success 'a kept answer is not given after a change: the change event comes after it is gone' '
+	{ curl -sSN --connect-timeout 5 -m 60 "$L/api/events" >events3.out 2>&1 & echo $! >events3.pid; } &&
+	test_when_finished "kill \$(cat events3.pid) 2>/dev/null" &&
+	wait_for events3.out "^event: hello" &&
+	test "$(req "$L/api/activity")" = 200 && cp body act1.json &&
+	test "$(req "$L/api/overview")" = 200 && cp body ov1.json &&
+	test "$(req "$L/api/activity")" = 200 && cmp body act1.json &&
+	HOTLOOP_DASH_ACTIVITY=$SCRATCH/live HOTLOOP_DASH_MESSAGE="kept answers go" "$UNIT" &&
+	wait_for events3.out "^event: change" &&
+	test "$(req "$L/api/activity")" = 200 &&
+	jq -e "[.activity[] | select(.message == \"kept answers go\")] | length == 1" body >/dev/null &&
+	test "$(req "$L/api/overview")" = 200 &&
+	jq -e --slurpfile old ov1.json ".last_activity_id > \$old[0].last_activity_id" body >/dev/null
+'
+
+test_expect_success 'a kept answer is not given after the kb changes: a new entry is listed' '
+	test "$(req "$L/api/kb")" = 200 &&
+	n=$(jq ".entries | length" body) &&
+	slug=$(ls "$SCRATCH/live/kb" | grep -v "\.md\$" | head -1) &&
+	cp -r "$SCRATCH/live/kb/$slug" "$SCRATCH/live/kb/$slug-copy" &&
+	i=0 &&
+	while [ $i -lt 50 ]; do
+		test "$(req "$L/api/kb")" = 200 &&
+		test "$(jq ".entries | length" body)" -gt "$n" && break
+		sleep 0.1
+		i=$((i + 1))
+	done &&
+	test $i -lt 50
+'
+
 test_expect_success 'SSE: a live stream outlasts the idle timeout' '
 	{ curl -sSN --connect-timeout 5 -m 60 "$L/api/events" >events2.out 2>&1 & echo $! >events2.pid; } &&
 	test_when_finished "kill \$(cat events2.pid) 2>/dev/null" &&
