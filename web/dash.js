@@ -684,26 +684,44 @@
 
 	/* ---- live ---------------------------------------------------------- */
 
+	/*
+	 * The first draw waits for the stream to be open (or to fail, or a
+	 * second): what is committed after it comes as an event, and what
+	 * was committed before it is in what the draw fetches.
+	 */
+	var started = false;
+
+	function start() {
+		if (!started) {
+			started = true;
+			render(false);
+		}
+	}
+
 	function live() {
 		if (SNAP) {
 			liveEl.textContent = "snapshot";
 			liveEl.className = "live snapshot";
+			start();
 			return;
 		}
 		if (!window.EventSource) {
 			liveEl.textContent = "not live";
+			start();
 			return;
 		}
 		var es = new EventSource("/api/events");
 		var pending = null, lost = false;
 
+		setTimeout(start, 1000);
 		es.addEventListener("hello", function () {
 			liveEl.textContent = "live";
 			liveEl.className = "live on";
 			/* back after a break: what changed meanwhile came as no event */
-			if (lost)
+			if (lost && started)
 				render(true);
 			lost = false;
+			start();
 		});
 		es.addEventListener("activity", function (ev) {
 			var a = JSON.parse(ev.data), list = document.getElementById("activity");
@@ -719,6 +737,7 @@
 		});
 		es.addEventListener("reset", function () { render(true); });
 		es.onerror = function () {
+			start();
 			lost = true;
 			liveEl.textContent = "reconnecting";
 			liveEl.className = "live off";
@@ -726,5 +745,4 @@
 	}
 
 	live();
-	render(false);
 })();

@@ -66,10 +66,16 @@ async function tab(browser, allowed) {
 	const push = problems.push.bind(problems);
 	problems.push = p => (page.outage && /\/api\/events/.test(p)) || refused.test(p) ? problems.length : push(p);
 	page.on('response', r => {
+		if (new URL(r.url()).pathname === '/api/events')
+			page.apiOrder.push('stream open');
 		if (r.status() >= 400)
 			problems.push('response ' + r.status() + ': ' + r.url());
 	});
+	page.apiOrder = [];
 	page.on('request', r => {
+		const path = new URL(r.url()).pathname;
+		if (path.startsWith('/api/') && path !== '/api/events')
+			page.apiOrder.push('fetch ' + path);
 		if (allowed && !allowed(r.url()))
 			problems.push('request off the snapshot: ' + r.url());
 	});
@@ -276,6 +282,10 @@ async function allPages(base, live, allowed) {
 					document.getElementById('live').textContent === 'live').then(() => 'live', () => 'no hello')
 					: await page.$eval('#live', e => e.textContent);
 				check(w + ': the header says ' + (live ? 'live' : 'snapshot'), liveText === (live ? 'live' : 'snapshot'), liveText);
+				// what is committed between the first fetch and the stream's start would come as no event
+				if (live)
+					check(w + ': the event stream is open before the first fetch', page.apiOrder[0] === 'stream open',
+						page.apiOrder.slice(0, 3).join(' '));
 				check(w + ': its tab is marked', (await texts(page, '#nav a.here'))[0] !== undefined, 'no #nav a.here');
 				await checks(page, w, live);
 				await shot(page, (live ? 'serve-' : 'snapshot-') + name);
