@@ -130,10 +130,12 @@ enum mcp_read mcp_reader_next(struct mcp_reader *r, struct strbuf *line)
 /* ---- errors, captured per thread ---- */
 
 static __thread struct strbuf *error_capture, *warning_capture;
+static bool log_messages = true;
 
 static void capture(struct strbuf *into, const char *prefix, const char *msg)
 {
-	fprintf(stderr, "%s%s\n", prefix, msg);	/* the server's log, as clients keep it */
+	if (log_messages)
+		fprintf(stderr, "%s%s\n", prefix, msg);	/* the server's log, as clients keep it */
 	if (!into)
 		return;
 	if (into->len)
@@ -482,6 +484,7 @@ struct mcp_session *mcp_session_new(const struct mcp_options *o, int out_fd, boo
 	pthread_mutex_init(&s->write_lock, NULL);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	log_messages = !o->quiet;
 	s->old_error = set_error_routine(on_error);
 	s->old_warning = set_warn_routine(on_warning);
 	if (threaded) {
@@ -657,7 +660,7 @@ static void handle_message(struct mcp_session *s, json_t *msg)
 void mcp_session_handle(struct mcp_session *s, const char *line, size_t len)
 {
 	json_error_t e;
-	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &e);
+	json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &e);
 
 	if (!msg) {
 		send_errorf(s, NULL, MCP_PARSE_ERROR, "parse error: %s at line %d, column %d", e.text,

@@ -65,6 +65,7 @@ struct mcp_options {
 	const char *const *roots;	/* --root: directories besides the project's paths may be in */
 	size_t nr_roots;
 	bool allow_commands;		/* tools may run commands that are not configured workloads */
+	bool quiet;			/* errors only in the answers, not on stderr too (fuzzing) */
 };
 
 /* JSON-RPC's and MCP's error codes. */
