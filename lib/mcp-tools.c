@@ -404,9 +404,9 @@ static bool has_workload(const struct project *p, const char *name)
 	return false;
 }
 
+/* Read into prof (initialized by the caller, released either way). */
 static int read_profile(const char *path, struct profile *prof)
 {
-	profile_init(prof);
 	return profile_read_any(prof, path);
 }
 

@@ -425,13 +425,13 @@ static void *worker_main(void *data)
 static void submit(struct mcp_session *s, json_t *id, const char *method, json_t *params)
 {
 	struct mcp_job *job = xcalloc(1, sizeof(*job));
-	json_t *meta = json_object_get(params, "_meta");
 
 	job->s = s;
-	job->id = json_incref(id);
+	/* copies: the reader thread frees the message while the worker runs */
+	job->id = json_deep_copy(id);
 	job->method = xstrdup(method);
-	job->params = params ? json_incref(params) : json_object();
-	job->token = json_incref(json_object_get(meta, "progressToken"));
+	job->params = params ? json_deep_copy(params) : json_object();
+	job->token = json_deep_copy(json_object_get(json_object_get(job->params, "_meta"), "progressToken"));
 	if (job->token && !json_is_string(job->token) && !json_is_integer(job->token)) {
 		json_decref(job->token);
 		job->token = NULL;
