@@ -297,7 +297,13 @@ static char *allowed_path(struct mcp_call *c, const struct project *p, const cha
 		free(joined);
 		return NULL;
 	}
-	ok = under(real, p->top);
+	{
+		/* the top as git or the config named it may go through a link */
+		char *top = realpath(p->top, NULL);
+
+		ok = under(real, top ? top : p->top);
+		free(top);
+	}
 	for (size_t i = 0; !ok && i < c->opts->nr_roots; i++) {
 		char *root = realpath(c->opts->roots[i], NULL);
 
@@ -416,7 +422,12 @@ static void record_doc(json_t *doc, const char *id, const char *dir, const struc
 {
 	json_object_set_new(doc, "run", json_text(id));
 	json_object_set_new(doc, "dir", json_text(dir));
-	json_object_set_new(doc, "profile", json_sprintf("%s/profile.pb.gz", dir));
+	{
+		char *profile = xstrfmt("%s/profile.pb.gz", dir);
+
+		json_object_set_new(doc, "profile", json_text(profile));
+		free(profile);
+	}
 	json_object_set_new(doc, "samples", json_integer((json_int_t)res->stats.samples));
 	json_object_set_new(doc, "lost", json_integer((json_int_t)res->stats.lost));
 	json_object_set_new(doc, "seconds", json_real((double)res->duration_ns / 1e9));
@@ -866,7 +877,7 @@ static int tool_compare(struct mcp_call *c, json_t *args, json_t **doc, struct s
 		spec.obs = c->obs;
 		if (compare_schedule(pairs, false, &spec.opts.schedule))
 			goto out;
-		if (gate_run(&spec, &r) < 0)
+		if (gate_run(&spec, &r))	/* -1, or a command not found */
 			goto out;
 		ret = gate_answer(&r, NULL, doc, text);
 		goto out;
@@ -902,7 +913,7 @@ static int tool_compare(struct mcp_call *c, json_t *args, json_t **doc, struct s
 		spec.build_base = spec.build_cand = false;
 	if (arg_bool(args, "no_test", false))
 		spec.test = NULL;
-	if (gate_run(&spec, &r) < 0)
+	if (gate_run(&spec, &r))
 		goto out;
 	ret = gate_answer(&r, &trees, doc, text);
 out:
@@ -966,6 +977,7 @@ static int tool_scale(struct mcp_call *c, json_t *args, json_t **doc, struct str
 		}
 		spec.workload = "cmd";
 		spec.argv = argv;
+		spec.dir = p.dir;
 		runner_quote_argv(&command, (const char *const *)argv, argc);
 		spec.command = command.buf;
 	} else {

@@ -310,13 +310,18 @@ static json_t *call_tool(struct mcp_job *job, struct mcp_call *c, struct strbuf 
 	if (!ret && !json_is_object(doc))
 		BUG("tool '%s' gave no document", t->name);
 	if (c->warnings.len) {
+		/* what lib/ warned about goes with the answer, a line each */
 		struct strbuf *into = ret ? err : &text;
+		const char *w = c->warnings.buf;
 
 		if (into->len && into->buf[into->len - 1] != '\n')
 			strbuf_addch(into, '\n');
-		strbuf_addf(into, "%swarning: ", into->len ? "\n" : "");
-		strbuf_addstr(into, c->warnings.buf);
-		strbuf_addch(into, '\n');
+		while (*w) {
+			size_t n = strcspn(w, "\n");
+
+			strbuf_addf(into, "warning: %.*s\n", (int)n, w);
+			w += n + (w[n] == '\n');
+		}
 	}
 	if (ret) {
 		/* a tool that failed is a result the model can read, not a protocol error */
