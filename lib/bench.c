@@ -207,6 +207,7 @@ int bench_run(const struct bench_spec *s, struct bench_result *b)
 	if (s->metric == GATE_METRIC_INSTRUCTIONS && runner_instructions_unavailable())
 		return error("cannot measure instructions: %s", runner_instructions_unavailable());
 	spec.command = s->command;
+	spec.dir = s->dir;
 	spec.env = s->env;
 	spec.timeout = s->timeout;
 	spec.cpus = s->cpus;

@@ -23,6 +23,7 @@ struct json_t;
 
 struct bench_spec {
 	const char *command;		/* a /bin/sh line */
+	const char *dir;		/* where it runs; NULL: here */
 	long runs, warmup;
 	enum gate_metric metric;
 	double timeout;			/* seconds per run; 0: none */

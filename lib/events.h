@@ -2,7 +2,7 @@
  * events.h: how the engines (loop, gate, bench, scale, run) tell the world
  * what they are doing while they do it: one observer interface of typed
  * events. The engine emits; subscribers (the terminal progress display,
- * the store's activity feed, later the dashboard and MCP progress
+ * the store's activity feed, the MCP server's progress
  * notifications) decide what to show or keep. docs/internals/engine.md
  * lists every event with the fields it sets.
  *

@@ -1343,7 +1343,9 @@ struct run {
 	int pidfd;		/* attached: readable once the target exits; -1 if unknown */
 	int wait_status;
 	bool child_done, term_sent, stop, interrupted;
-	uint64_t start_ns, deadline_ns;
+	bool cancel_seen;	/* hl_cancel() was passed on (or came from our own signal) */
+	bool cancel_killed;
+	uint64_t start_ns, deadline_ns, cancel_ns;
 };
 
 static const int handled_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGCHLD };
@@ -1559,8 +1561,10 @@ static void handle_signals(struct run *run)
 		if (si.ssi_signo == SIGCHLD)
 			continue;
 		/* whoever called record is interrupted too */
-		if (si.ssi_signo != SIGHUP)
+		if (si.ssi_signo != SIGHUP) {
 			hl_cancel();
+			run->cancel_seen = true;	/* the signal itself goes on to the command */
+		}
 		if (run->child) {
 			/*
 			 * A terminal's ^C reached the whole process group,
@@ -1586,6 +1590,24 @@ static void check_target(struct run *run)
 		}
 	} else if (run->pidfd < 0 && process_gone(run->o->pid)) {
 		run->stop = true;
+	}
+	/*
+	 * hl_cancel() from another thread (the MCP server's reader): the
+	 * command is asked to stop, then killed when it does not.
+	 */
+	if (hl_cancelled() && !run->cancel_seen) {
+		run->cancel_seen = true;
+		run->cancel_ns = now_ns();
+		if (run->child && !run->child_done) {
+			kill(run->child, SIGTERM);
+		} else if (!run->child) {
+			run->stop = true;
+			run->interrupted = true;
+		}
+	} else if (run->cancel_ns && !run->cancel_killed && run->child && !run->child_done &&
+		   now_ns() - run->cancel_ns > 2000000000ull) {
+		kill(run->child, SIGKILL);
+		run->cancel_killed = true;
 	}
 	if (run->deadline_ns && now_ns() >= run->deadline_ns) {
 		if (!run->child)

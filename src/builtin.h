@@ -31,6 +31,7 @@ DECLARE_CMD(scenario);
 DECLARE_CMD(kb);
 DECLARE_CMD(store);
 DECLARE_CMD(serve);
+DECLARE_CMD(mcp);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 

@@ -45,6 +45,7 @@ static const struct cmd commands[] = {
 	{ "kb",      cmd_kb,      CMD_JSON, "the knowledge base of attempts: list, show, search", usage_kb },
 	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },
 	{ "serve",   cmd_serve,   0,        "the live dashboard of the loop's store, or a static copy", usage_serve },
+	{ "mcp",     cmd_mcp,     0,        "the Model Context Protocol server for coding agents, on stdio", usage_mcp },
 };
 
 static const struct cmd *find_cmd(const char *name)

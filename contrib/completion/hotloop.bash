@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario kb store loop serve help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario kb store loop serve mcp help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -33,6 +33,7 @@ _hotloop()
 		 fi ;;
 	store)   opts="--db --json --help" ;;
 	serve)   opts="--port --host --token --allow-host --open --db --max-clients --timeout --quiet --snapshot --help" ;;
+	mcp)     opts="--allow-commands --root -f --config --db --help" ;;
 	help)    opts="$commands" ;;
 	esac
 	if [[ "$cur" == -* || "$cmd" == help ]]; then
