@@ -983,9 +983,9 @@ static void check_target_gain(struct loop *l, struct attempt *a)
 		goto out;
 	}
 	a->target_cheaper = g.cheaper;
-	a->target_gain = xstrfmt("target %s: %s%.1f%% -> %.1f%% of the samples (%+.1f pts); its CPU %.2fx "
-				 "the best's (interval %.2f to %.2f: its share times the primary's %+.1f%%): %s",
-				 a->target, c1 ? "" : "at most ", 100 * g.share_best, 100 * g.share_cand,
+	a->target_gain = xstrfmt("target %s: %.1f%% -> %s%.1f%% of the samples (%+.1f pts); its CPU %.2gx "
+				 "the best's (interval %.2g to %.2g: its share times the primary's %+.1f%%): %s",
+				 a->target, 100 * g.share_best, c1 ? "" : "at most ", 100 * g.share_cand,
 				 100 * (g.share_cand - g.share_best), g.ratio, g.ratio_low, g.ratio_high,
 				 a->change_pct, g.cheaper ? "cheaper" :
 				 "did not get cheaper (the gain came from elsewhere)");
