@@ -824,19 +824,27 @@ static void target_functions(struct loop *l, const struct target_diff *d, struct
 {
 	char **abs = xcalloc(d->nr + 1, sizeof(*abs));
 	bool *found = xcalloc(d->nr + 1, sizeof(*found));
+	char *top = realpath(l->base.top, NULL);
+	size_t tlen = top ? strlen(top) : 0;
 
 	for (size_t i = 0; i < d->nr; i++) {
 		const struct target_file *f = &d->files[i];
 		char *p = xstrfmt("%s/%s", l->base.top, f->path);
 		struct stat st;
 
-		/* only the best's own regular files: a symbolic link is not read */
-		if (f->status != 'A' && f->status != 'B' && *f->path && !lstat(p, &st) && S_ISREG(st.st_mode))
+		/* only the best's own regular files: a symbolic link is not read, nor what one leads to */
+		if (top && f->status != 'A' && f->status != 'B' && *f->path && !lstat(p, &st) &&
+		    S_ISREG(st.st_mode))
 			abs[i] = realpath(p, NULL);
+		if (abs[i] && (strncmp(abs[i], top, tlen) || abs[i][tlen] != '/')) {
+			free(abs[i]);
+			abs[i] = NULL;
+		}
 		if (!abs[i])
 			abs[i] = xstrdup("");
 		free(p);
 	}
+	free(top);
 	for (size_t b = 0; l->hots.binaries && l->hots.binaries[b]; b++)
 		if (target_dwarf_functions(l->hots.binaries[b], (const char *const *)abs, d->nr, fns, found) < 0)
 			clear_last_error();
