@@ -1329,6 +1329,17 @@ static void set_snippet(struct builder *bd, struct brief_hotspot *h, struct deta
 		h->snippet_note = xstrdup("no line information");
 		return;
 	}
+	if (bd->o->read_source) {
+		struct strbuf why = STRBUF_INIT;
+
+		if (bd->o->read_source(bd->o->source_data, h->file, &src, &why)) {
+			h->snippet_note = strbuf_detach(&why, NULL);
+			strbuf_release(&src);
+			return;
+		}
+		strbuf_release(&why);
+		goto read;
+	}
 	path = source_path(bd->o->owned, h->file);
 	if (access(path, R_OK)) {
 		h->snippet_note = xstrfmt("cannot read '%s': %s", path, strerror(errno));
@@ -1342,6 +1353,7 @@ static void set_snippet(struct builder *bd, struct brief_hotspot *h, struct deta
 		return;
 	}
 	free(path);
+read:
 	first = h->line > ctx ? h->line - ctx : 1;
 	last = h->line + ctx;
 	h->lines = xcalloc((size_t)(last - first + 1), sizeof(*h->lines));

@@ -77,6 +77,9 @@ struct brief_opts {
 	const char *focus;		/* only this function (exact, else substring) */
 	const char *workload;		/* for the header; NULL: the profile's "command: " */
 	bool no_asm;			/* do not read the hotspots' instructions */
+	/* reads a source for the snippets (a revision's: brief --rev); NULL: the file system */
+	int (*read_source)(void *data, const char *path, struct strbuf *out, struct strbuf *why);
+	void *source_data;
 };
 
 struct brief_share {

@@ -72,6 +72,7 @@ static const struct key_spec keys[] = {
 	{ S_IMPROVE, "min-share", K_PERCENT, C(min_share), 0 },
 	{ S_IMPROVE, "max-file-size", K_SIZE, C(max_file_size), 0 },
 	{ S_IMPROVE, "allow-binary", K_BOOL, C(allow_binary), 0 },
+	{ S_IMPROVE, "require-target-gain", K_BOOL, C(require_target_gain), 0 },
 	{ S_IMPROVE, "lenses", K_WORDS, C(lenses), 0 },
 	{ S_AGENT, "command", K_STRING, C(agent_command), 0 },
 	{ S_AGENT, "timeout", K_TIMEOUT, C(agent_timeout_s), 0 },
@@ -1685,6 +1686,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_percent(out, "min-share", c->min_share);
 	add_kv_size(out, "max-file-size", c->max_file_size);
 	add_kv_str(out, "allow-binary", c->allow_binary ? "yes" : "no");
+	add_kv_str(out, "require-target-gain", c->require_target_gain ? "yes" : "no");
 	add_kv_list(out, "lenses", &c->lenses, ", ");
 	strbuf_addstr(out, "[agent]\n");
 	add_kv_str(out, "command", c->agent_command);
@@ -1761,6 +1763,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "min_share", json_real(c->min_share));
 	json_object_set_new(o, "max_file_size_bytes", json_integer((json_int_t)c->max_file_size));
 	json_object_set_new(o, "allow_binary", json_boolean(c->allow_binary));
+	json_object_set_new(o, "require_target_gain", json_boolean(c->require_target_gain));
 	json_object_set_new(o, "lenses", list_json(&c->lenses));
 	json_object_set_new(doc, "improve", o);
 	o = json_object();

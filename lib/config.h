@@ -105,6 +105,7 @@ struct config {
 	double min_share;		/* fraction */
 	uint64_t max_file_size;		/* bytes a changed file may have */
 	bool allow_binary;		/* a change may hold binary files */
+	bool require_target_gain;	/* a keep whose target did not get cheaper is rejected */
 	struct config_list lenses;
 	/* [agent] */
 	char *agent_command;		/* "" = not configured */

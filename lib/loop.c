@@ -31,7 +31,24 @@
 #include "run.h"
 #include "sandbox.h"
 #include "strbuf.h"
+#include "target.h"
 #include "util.h"
+
+/* An owned hotspot of a profile: its attributed share and samples. */
+struct loop_hot {
+	char *name;
+	double share;			/* attributed, of the whole */
+	double samples;			/* attributed samples */
+};
+
+/* The hotspots of a profile's brief, as the target stage and the target-gain check read them. */
+struct loop_hots {
+	struct loop_hot *v;
+	size_t nr;
+	double samples;			/* the profile's */
+	double least;			/* the smallest attributed samples listed: an unlisted one has fewer */
+	char **binaries;		/* the files holding them, NULL-terminated */
+};
 
 /* What one loop_run() holds while it runs. */
 struct loop {
@@ -44,6 +61,7 @@ struct loop {
 	char *base_dir;			/* the project's directory in it */
 	char *brief_md;			/* of the current best */
 	char *targets;			/* owned functions at or above min-share */
+	struct loop_hots hots;		/* of the best's profile this round */
 	char *kb_dir;
 	int lock_fd, wlock_fd;
 	bool sandbox;			/* agents, builds and tests in a sandbox (sandbox.h) */
@@ -207,6 +225,8 @@ static void attempt_release(struct attempt *a)
 	free(a->commit);
 	free(a->candidate);
 	free(a->kb_slug);
+	free(a->target);
+	free(a->target_gain);
 	revs_tree_release(&a->tree);
 	revs_tree_release(&a->checkout);
 }
@@ -310,22 +330,50 @@ static void reject_round(struct loop *l, struct attempt *a, size_t k)
 
 /* ---- setup ---------------------------------------------------------------- */
 
-/* The branch hotloop/<date>: continued when it exists, else made at HEAD. */
+/*
+ * The branch hotloop/<date>: continued when it exists (and, with --from,
+ * comes from that commit), else made at --from's commit or HEAD.
+ */
 static int start_branch(struct loop *l)
 {
 	struct loop_result *r = l->r;
 	struct git_repo g = { l->p->git_dir, NULL, NULL };
-	char date[16], *ref;
+	char date[16], *ref, *from = NULL;
 	time_t now = time(NULL);
 	struct tm tm;
 
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%Y-%m-%d", &tm);
 	r->branch = xstrfmt("hotloop/%s", date);
+	if (l->spec->from) {
+		char *spec = xstrfmt("%s^{commit}", l->spec->from);
+
+		from = *l->spec->from == '-' ? NULL : git_resolve(&g, spec);
+		free(spec);
+		if (!from)
+			return error("--from '%s' names no commit", l->spec->from);
+	}
 	ref = xstrfmt("refs/heads/%s", r->branch);
 	r->best = git_resolve(&g, ref);
 	if (r->best) {
 		emit_note(l->spec->obs, "loop", "continuing branch %s at %.12s", r->branch, r->best);
+		if (from && git_exec(&g, NULL, NULL, "merge-base", "--is-ancestor", from, r->best, NULL)) {
+			free(ref);
+			free(from);
+			return error("branch %s (at %.12s) does not come from --from %s: delete it "
+				     "(git branch -D %s) to start it there", r->branch, r->best,
+				     l->spec->from, r->branch);
+		}
+	} else if (from) {
+		/* the commit that ran (a production profile's), not HEAD */
+		if (git_exec(&g, NULL, "create the branch", "update-ref", ref, from, "", NULL)) {
+			free(ref);
+			free(from);
+			return error("cannot start branch %s at %s", r->branch, l->spec->from);
+		}
+		r->best = xstrdup(from);
+		emit_note(l->spec->obs, "loop", "branch %s starts at %s (%.12s)", r->branch, l->spec->from,
+			  r->best);
 	} else {
 		/* HEAD as the user's tree has it: the git directory of their work tree */
 		if (!(r->best = git_rev_parse(l->p->top, "HEAD^{commit}")) ||
@@ -336,6 +384,7 @@ static int start_branch(struct loop *l)
 		}
 		emit_note(l->spec->obs, "loop", "branch %s starts at HEAD (%.12s)", r->branch, r->best);
 	}
+	free(from);
 	r->start = xstrdup(r->best);
 	free(ref);
 	return 0;
@@ -380,6 +429,53 @@ static int setup_base(struct loop *l)
 
 /* ---- the current best, profiled ------------------------------------------ */
 
+static void hots_release(struct loop_hots *h)
+{
+	for (size_t i = 0; i < h->nr; i++)
+		free(h->v[i].name);
+	free(h->v);
+	free_paths(h->binaries);
+	memset(h, 0, sizeof(*h));
+}
+
+/* A brief's owned hotspots, copied (the brief and its profile go). */
+static void hots_of(const struct brief *b, struct loop_hots *h)
+{
+	double per = b->total > 0 && b->samples ? (double)b->samples / (double)b->total : 1;
+	size_t nb = 0;
+
+	memset(h, 0, sizeof(*h));
+	h->samples = b->samples ? (double)b->samples : (double)b->total;
+	h->v = xcalloc(b->nr_hotspots + 1, sizeof(*h->v));
+	h->binaries = xcalloc(b->nr_hotspots + 1, sizeof(*h->binaries));
+	for (size_t i = 0; i < b->nr_hotspots; i++) {
+		const struct brief_hotspot *bh = &b->hotspots[i];
+		bool seen = false;
+
+		h->v[h->nr].name = xstrdup(bh->function);
+		h->v[h->nr].share = b->total > 0 ? (double)bh->attributed / (double)b->total : 0;
+		h->v[h->nr].samples = (double)bh->attributed * per;
+		if (!h->nr || h->v[h->nr].samples < h->least)
+			h->least = h->v[h->nr].samples;
+		h->nr++;
+		if (!bh->binary || *bh->binary != '/')
+			continue;
+		for (size_t k = 0; k < nb && !seen; k++)
+			seen = !strcmp(h->binaries[k], bh->binary);
+		if (!seen)
+			h->binaries[nb++] = xstrdup(bh->binary);
+	}
+}
+
+static struct target_share *hots_shares(const struct loop_hots *h)
+{
+	struct target_share *v = xcalloc(h->nr + 1, sizeof(*v));
+
+	for (size_t i = 0; i < h->nr; i++)
+		v[i] = (struct target_share){ h->v[i].name, h->v[i].share };
+	return v;
+}
+
 static int profile_best(struct loop *l, long round, const char *round_dir)
 {
 	const struct config *cf = &l->p->cf;
@@ -417,6 +513,8 @@ static int profile_best(struct loop *l, long round, const char *round_dir)
 	}
 	free(l->targets);
 	l->targets = t.len ? strbuf_detach(&t, NULL) : xstrdup("(none reaches it: say NO CANDIDATE)");
+	hots_release(&l->hots);
+	hots_of(&out.brief, &l->hots);
 	ret = 0;
 out:
 	strbuf_release(&t);
@@ -644,6 +742,8 @@ static int check_limits(struct loop *l, struct attempt *a, const struct revs_cha
 	return -1;
 }
 
+static int check_target(struct loop *l, struct attempt *a);
+
 /*
  * The agent's files as a commit (hotloop's own index of its tree: nothing
  * the agent does to git can hide a change), then the protected paths on
@@ -701,7 +801,7 @@ static int check_diff(struct loop *l, struct attempt *a)
 			   "inputs and hotloop.conf may not change)", hit);
 		decide(l, a, GATE_STAGE_PROTECTED, VERDICT_REJECT);
 	} else {
-		ret = 0;
+		ret = check_target(l, a);
 	}
 out:
 	free(paths);
@@ -709,6 +809,207 @@ out:
 	strbuf_release(&names);
 	strbuf_release(&diff);
 	return ret;
+}
+
+/* ---- the target stage ------------------------------------------------------------ */
+
+#define TARGET_SOURCE_MAX (16 << 20)
+
+/*
+ * Each file's functions, in the best's checkout: the DWARF of the binaries
+ * the best's profile ran (the functions and line table of each file), else,
+ * for a file no binary covers, the C brace scanner on its source.
+ */
+static void target_functions(struct loop *l, const struct target_diff *d, struct target_fns *fns)
+{
+	char **abs = xcalloc(d->nr + 1, sizeof(*abs));
+	bool *found = xcalloc(d->nr + 1, sizeof(*found));
+	char *top = realpath(l->base.top, NULL);
+	size_t tlen = top ? strlen(top) : 0;
+
+	for (size_t i = 0; i < d->nr; i++) {
+		const struct target_file *f = &d->files[i];
+		char *p = xstrfmt("%s/%s", l->base.top, f->path);
+		struct stat st;
+
+		/* only the best's own regular files: a symbolic link is not read, nor what one leads to */
+		if (top && f->status != 'A' && f->status != 'B' && *f->path && !lstat(p, &st) &&
+		    S_ISREG(st.st_mode))
+			abs[i] = realpath(p, NULL);
+		if (abs[i] && (strncmp(abs[i], top, tlen) || abs[i][tlen] != '/')) {
+			free(abs[i]);
+			abs[i] = NULL;
+		}
+		if (!abs[i])
+			abs[i] = xstrdup("");
+		free(p);
+	}
+	free(top);
+	for (size_t b = 0; l->hots.binaries && l->hots.binaries[b]; b++)
+		if (target_dwarf_functions(l->hots.binaries[b], (const char *const *)abs, d->nr, fns, found) < 0)
+			clear_last_error();
+	for (size_t i = 0; i < d->nr; i++) {
+		struct strbuf src = STRBUF_INIT;
+		struct stat st;
+
+		if (!found[i] && *abs[i] && !stat(abs[i], &st) && st.st_size <= TARGET_SOURCE_MAX &&
+		    read_file(&src, abs[i], TARGET_SOURCE_MAX) >= 0)
+			target_scan_source(src.buf, src.len, &fns[i]);
+		strbuf_release(&src);
+		target_fns_sort(&fns[i]);
+		free(abs[i]);
+	}
+	free(abs);
+	free(found);
+}
+
+/*
+ * The target stage, before anything is built: the functions the candidate
+ * changes against the best, with their shares of the best's profile. 0
+ * when the largest share reaches [improve] min-share (or min-share is 0);
+ * else rejected, the reason naming what it changed and the bar.
+ */
+static int check_target(struct loop *l, struct attempt *a)
+{
+	const struct config *cf = &l->p->cf;
+	struct git_repo g = { l->p->git_dir, NULL, NULL };
+	struct strbuf diff = STRBUF_INIT, why = STRBUF_INIT, what = STRBUF_INIT;
+	struct target_diff d;
+	struct target_fns *fns;
+	struct target_result tr;
+	struct target_share *shares;
+	double bar = cf->min_share;
+	int ret = -1;
+
+	if (git_exec(&g, &diff, "diff the candidate", "diff-tree", "-r", "-p", "-U0", "--no-renames",
+		     "--no-commit-id", l->r->best, a->candidate, NULL) ||
+	    target_parse_diff(diff.buf, diff.len, &d, &why)) {
+		add_reason(a, "target: the candidate's diff could not be read: %s", why.len ? why.buf : last_error());
+		decide(l, a, GATE_STAGE_TARGET, VERDICT_ERROR);
+		strbuf_release(&diff);
+		strbuf_release(&why);
+		return -1;
+	}
+	fns = xcalloc(d.nr + 1, sizeof(*fns));
+	target_functions(l, &d, fns);
+	shares = hots_shares(&l->hots);
+	target_classify(&d, fns, shares, l->hots.nr, &tr);
+	if (tr.nr && tr.changed[0].known) {
+		a->target = xstrdup(tr.changed[0].function);
+		a->target_share = tr.changed[0].share;
+	}
+	target_changed_text(&tr, 5, &what);
+	if (bar <= 0 || (tr.nr && tr.changed[0].share >= bar)) {
+		ret = 0;
+	} else if (tr.nr == 1) {
+		add_reason(a, "target: changed only %s, under [improve] min-share %g%%", what.buf, 100 * bar);
+	} else if (tr.nr) {
+		add_reason(a, "target: changed %s: none reaches [improve] min-share %g%%", what.buf, 100 * bar);
+	} else {
+		strbuf_reset(&what);
+		for (size_t i = 0; i < tr.nr_outside && i < 5; i++)
+			strbuf_addf(&what, "%s%s", i ? ", " : "", tr.outside[i]);
+		if (tr.nr_outside > 5)
+			strbuf_addf(&what, " and %zu more", tr.nr_outside - 5);
+		add_reason(a, "target: changed no function (%s): a change must edit an owned function at or "
+			   "above [improve] min-share %g%%", what.buf, 100 * bar);
+	}
+	if (ret)
+		decide(l, a, GATE_STAGE_TARGET, VERDICT_REJECT);
+	else if (tr.nr)
+		emit_note(l->spec->obs, "loop", "target: %s", what.buf);
+	for (size_t i = 0; i < d.nr; i++)
+		target_fns_release(&fns[i]);
+	free(fns);
+	free(shares);
+	target_result_release(&tr);
+	target_diff_release(&d);
+	strbuf_release(&diff);
+	strbuf_release(&why);
+	strbuf_release(&what);
+	return ret;
+}
+
+/*
+ * A keep: did its target get cheaper? The candidate's primary profiled as
+ * the best's was (into its directory's profile/), the target's attributed
+ * samples against the best's, scaled by the primary's measured change.
+ * The line goes to the reasons (the verdict, the kb, the store); with
+ * [improve] require-target-gain = yes a target that did not get cheaper
+ * rejects the keep at the target stage.
+ */
+static void check_target_gain(struct loop *l, struct attempt *a)
+{
+	const struct config *cf = &l->p->cf;
+	struct run_request rq = { 0 };
+	struct run_outcome out;
+	struct loop_hots ch = { 0 };
+	struct target_share *bs = NULL, *cs = NULL;
+	const struct target_share *b1, *c1;
+	struct target_gain g;
+	struct sandbox sb = SANDBOX_INIT;
+	char *dir;
+
+	if (!a->target || a->verdict != VERDICT_KEEP || !a->have_change)
+		return;
+	if (l->sandbox && cf->workloads[cf->primary].scenario) {
+		/* a scenario's service is not profiled in a sandbox: a candidate's code runs in one */
+		a->target_gain = xstrfmt("target %s: not checked (the primary is judged by a scenario, "
+					 "which is not profiled in the sandbox)", a->target);
+		add_reason(a, "%s", a->target_gain);
+		return;
+	}
+	dir = path_in(a->dir, "profile");
+	run_outcome_init(&out);
+	rq.project = l->p;
+	rq.workload = &cf->workloads[cf->primary];
+	rq.dir = a->checkout.dir;
+	rq.sampler = l->spec->sampler;
+	rq.budget = brief_budget(l->p);
+	rq.out_dir = dir;
+	rq.source = "loop";
+	rq.obs = l->spec->obs;
+	/* not kept yet: its code runs in its own sandbox, as its measured runs did */
+	rq.sandbox = sandbox_of(l, &a->checkout, false, &sb);
+	emit_note(l->spec->obs, "loop", "profiling the candidate: did %s get cheaper?", a->target);
+	if ((mkdir(dir, 0777) && errno != EEXIST) || run_workload(&rq, &out)) {
+		a->target_gain = xstrfmt("target %s: the candidate could not be profiled (%s), so whether it "
+					 "got cheaper is not known", a->target, last_error());
+		goto out;
+	}
+	hots_of(&out.brief, &ch);
+	bs = hots_shares(&l->hots);
+	cs = hots_shares(&ch);
+	b1 = target_share_find(a->target, bs, l->hots.nr);
+	c1 = target_share_find(a->target, cs, ch.nr);
+	target_gain_estimate(b1 ? l->hots.v[b1 - bs].samples : 0, l->hots.samples,
+			     c1 ? ch.v[c1 - cs].samples : ch.least, ch.samples,
+			     a->change_pct, a->ci_low, a->ci_high, &g);
+	if (isnan(g.ratio)) {
+		a->target_gain = xstrfmt("target %s: not in the best's profile, so whether it got cheaper is "
+					 "not known", a->target);
+		goto out;
+	}
+	a->target_cheaper = g.cheaper;
+	a->target_gain = xstrfmt("target %s: %.1f%% -> %s%.1f%% of the samples (%+.1f pts); its CPU %.2gx "
+				 "the best's (interval %.2g to %.2g: its share times the primary's %+.1f%%): %s",
+				 a->target, 100 * g.share_best, c1 ? "" : "at most ", 100 * g.share_cand,
+				 100 * (g.share_cand - g.share_best), g.ratio, g.ratio_low, g.ratio_high,
+				 a->change_pct, g.cheaper ? "cheaper" :
+				 "did not get cheaper (the gain came from elsewhere)");
+out:
+	if (a->target_gain && !a->target_cheaper && cf->require_target_gain) {
+		add_reason(a, "%s; [improve] require-target-gain = yes", a->target_gain);
+		decide(l, a, GATE_STAGE_TARGET, VERDICT_REJECT);
+	} else if (a->target_gain) {
+		add_reason(a, "%s", a->target_gain);
+	}
+	free(bs);
+	free(cs);
+	hots_release(&ch);
+	run_outcome_release(&out);
+	sandbox_release(&sb);
+	free(dir);
 }
 
 /*
@@ -767,6 +1068,7 @@ static void gate_candidate(struct loop *l, struct attempt *a)
 		json_decref(doc);
 	}
 	decide(l, a, a->gate.stage, a->gate.verdict);
+	check_target_gain(l, a);
 out:
 	gate_spec_release(&spec);
 }
@@ -854,6 +1156,8 @@ void attempt_results_text(const struct attempt *a, const char *w, struct strbuf 
 			    a->change_pct > want ? "worse" : "better",
 			    a->change_pct > want ? "overestimated the gain (or the change does not do what it says)"
 						 : "underestimated the gain");
+	if (a->target_gain)
+		strbuf_addf(sb, "\n\nTarget: %s.", a->target_gain);
 }
 
 /* The kb entry; then EV_ATTEMPT, for the store and whoever else keeps attempts. */
@@ -1203,6 +1507,7 @@ out:
 	free(l.base_dir);
 	free(l.brief_md);
 	free(l.targets);
+	hots_release(&l.hots);
 	free(l.kb_dir);
 	free_paths(l.agent_writable);
 	free_paths(l.gate_writable);
@@ -1236,6 +1541,10 @@ json_t *attempt_to_json(const struct attempt *a)
 	json_object_set_new(o, "ci_low_pct", a->have_change ? json_real(a->ci_low) : json_null());
 	json_object_set_new(o, "ci_high_pct", a->have_change ? json_real(a->ci_high) : json_null());
 	json_object_set_new(o, "commit", a->commit ? json_string(a->commit) : json_null());
+	json_object_set_new(o, "target", json_text(a->target));
+	json_object_set_new(o, "target_share", a->target ? json_real(a->target_share) : json_null());
+	json_object_set_new(o, "target_gain", json_text(a->target_gain));
+	json_object_set_new(o, "target_cheaper", a->target_gain ? json_boolean(a->target_cheaper) : json_null());
 	json_object_set_new(o, "agent_seconds", json_real(a->agent_seconds));
 	json_object_set_new(o, "dir", json_text(a->dir));
 	return o;

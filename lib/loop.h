@@ -96,6 +96,7 @@ struct loop_spec {
 	size_t parallel;		/* agents at once per round: 1 to LOOP_MAX_PARALLEL */
 	struct sampler_config sampler;	/* how the best is profiled each round */
 	bool no_sandbox;		/* run the agent, builds and tests with the user's rights */
+	const char *from;		/* a new branch starts at this revision; NULL: HEAD */
 	const struct observer *obs;	/* may be NULL */
 };
 
@@ -126,6 +127,11 @@ struct attempt {
 	char *candidate;		/* the commit of exactly the agent's files, measured */
 	char *commit;			/* the commit on the branch, when kept: the same tree */
 	char *kb_slug;			/* its entry in the knowledge base, once written */
+	/* the target stage: the changed function with the largest share of the best's profile */
+	char *target;			/* NULL when it changed none the profile knows */
+	double target_share;		/* fraction */
+	char *target_gain;		/* a keep's "target spin: 62.5% -> 45.5% ...", or NULL */
+	bool target_cheaper;
 	double started_at, finished_at;	/* UTC seconds */
 	/* private */
 	struct revs_tree tree;		/* the agent's checkout */

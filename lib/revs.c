@@ -504,3 +504,98 @@ int revs_pair_close(struct revs_pair *rp)
 	rp->lock = -1;
 	return ret;
 }
+
+/* ---- a revision's sources ------------------------------------------------------ */
+
+static int path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int revs_source_open(struct revs_source *s, const struct project *p, const char *rev)
+{
+	struct git_repo g = { p->git_dir, NULL, NULL };
+	struct strbuf out = STRBUF_INIT;
+	char *spec = xstrfmt("%s^{commit}", rev);
+	size_t alloc = 0;
+
+	memset(s, 0, sizeof(*s));
+	if (!p->git_dir)
+		BUG("revs_source_open() of a project opened without PROJECT_NEED_GIT");
+	s->sha = *rev == '-' ? NULL : git_resolve(&g, spec);
+	free(spec);
+	if (!s->sha)
+		return error("'%s' names no commit", rev);
+	if (git_exec(&g, &out, "list the files of the revision", "ls-tree", "-r", "-z", "--name-only",
+		     s->sha, NULL)) {
+		revs_source_release(s);
+		strbuf_release(&out);
+		return -1;
+	}
+	for (size_t i = 0; i < out.len; i += strlen(out.buf + i) + 1) {
+		ALLOC_GROW(s->paths, s->nr + 1, alloc);
+		s->paths[s->nr++] = xstrdup(out.buf + i);
+	}
+	if (s->nr > 1)
+		qsort(s->paths, s->nr, sizeof(*s->paths), path_cmp);
+	s->git_dir = xstrdup(p->git_dir);
+	s->top = realpath(p->top, NULL);
+	if (!s->top)
+		s->top = xstrdup(p->top);
+	s->rev = xstrdup(rev);
+	strbuf_release(&out);
+	return 0;
+}
+
+static const char *source_has(const struct revs_source *s, const char *path)
+{
+	char *const *hit = *path ? bsearch(&path, s->paths, s->nr, sizeof(*s->paths), path_cmp) : NULL;
+
+	return hit ? *hit : NULL;
+}
+
+int revs_source_read(void *data, const char *path, struct strbuf *out, struct strbuf *why)
+{
+	const struct revs_source *s = data;
+	struct git_repo g = { s->git_dir, NULL, NULL };
+	size_t tlen = strlen(s->top);
+	const char *rel = NULL;
+	char *obj;
+	int ret;
+
+	if (!strncmp(path, s->top, tlen) && path[tlen] == '/')
+		rel = source_has(s, path + tlen + 1);
+	for (const char *p = path; !rel && p; p = strchr(p, '/')) {
+		while (*p == '/')
+			p++;
+		rel = source_has(s, p);
+	}
+	if (!rel) {
+		strbuf_addf(why, "'%s' is not a file of %s", path, s->rev);
+		return -1;
+	}
+	obj = xstrfmt("%s:%s", s->sha, rel);
+	ret = git_exec(&g, out, NULL, "cat-file", "blob", obj, NULL);
+	free(obj);
+	if (ret) {
+		strbuf_addf(why, "cannot read '%s' of %s", rel, s->rev);
+		return -1;
+	}
+	if (out->len > 16 << 20) {
+		strbuf_addf(why, "'%s' of %s is over 16 MiB", rel, s->rev);
+		return -1;
+	}
+	return 0;
+}
+
+void revs_source_release(struct revs_source *s)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		free(s->paths[i]);
+	free(s->paths);
+	free(s->git_dir);
+	free(s->top);
+	free(s->sha);
+	free(s->rev);
+	memset(s, 0, sizeof(*s));
+}

@@ -129,4 +129,22 @@ void revs_pair_describe(const struct revs_pair *rp, struct strbuf *sb);
 /* Remove the checkouts, drop the lock; safe after a failed open. 0, or -1 with an error. */
 int revs_pair_close(struct revs_pair *rp);
 
+/*
+ * A revision's files, for the snippets of a brief of a profile that came
+ * from that commit (brief --rev): a profile's source path is the file of
+ * the revision it names from the repository's top, else the longest tail
+ * of it that names one (a path of the machine it was built on).
+ */
+struct revs_source {
+	char *git_dir, *top, *sha, *rev;
+	char **paths;			/* the revision's files, sorted */
+	size_t nr;
+};
+
+/* 0, or -1 with an error (no such commit). */
+int revs_source_open(struct revs_source *s, const struct project *p, const char *rev);
+/* The file 'path' of the revision into out (at most 16 MiB); 0, or -1 with the reason in 'why'. */
+int revs_source_read(void *data, const char *path, struct strbuf *out, struct strbuf *why);
+void revs_source_release(struct revs_source *s);
+
 #endif

@@ -36,6 +36,7 @@ const char *const gate_stage_names[GATE_STAGE_NR] = {
 	[GATE_STAGE_INTEGRITY] = "integrity",
 	[GATE_STAGE_DIFF] = "diff",
 	[GATE_STAGE_PROTECTED] = "protected",
+	[GATE_STAGE_TARGET] = "target",
 	[GATE_STAGE_BUILD] = "build",
 	[GATE_STAGE_TEST] = "test",
 	[GATE_STAGE_FINGERPRINT] = "fingerprint",

@@ -27,6 +27,7 @@ enum gate_stage {
 	GATE_STAGE_INTEGRITY,	/* the user's repository changed: the loop stops */
 	GATE_STAGE_DIFF,	/* nothing changed, or the change could not be read */
 	GATE_STAGE_PROTECTED,	/* a protected path changed */
+	GATE_STAGE_TARGET,	/* no function at or above min-share changed, or it did not get cheaper */
 	GATE_STAGE_BUILD,
 	GATE_STAGE_TEST,
 	GATE_STAGE_FINGERPRINT,	/* a workload's output changed */

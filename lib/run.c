@@ -25,6 +25,7 @@
 #include "report.h"
 #include "run-command.h"
 #include "run.h"
+#include "sandbox.h"
 #include "scale.h"
 #include "scenario.h"
 #include "util.h"
@@ -224,9 +225,17 @@ static int record(const struct run_request *rq, const char *dir, struct run_outc
 	struct strbuf tail = STRBUF_INIT;
 	int st, ret = -1;
 
-	emit_note(rq->obs, rq->source, "recording '%s' in %s: %s", name, dir, rq->workload->run);
+	const char **boxed = NULL;
+
+	emit_note(rq->obs, rq->source, "recording '%s' in %s%s: %s", name, dir,
+		  rq->sandbox ? " (in the sandbox)" : "", rq->workload->run);
 	ro.sampler = rq->sampler;
 	ro.argv = argv;
+	if (rq->sandbox) {
+		/* the sampler follows bwrap's children: the workload is what it samples */
+		boxed = sandbox_argv(rq->sandbox, dir, (const char *const *)argv);
+		ro.argv = (char **)boxed;
+	}
 	ro.dir = dir;
 	ro.output = prof;
 	ro.stdout_file = out;
@@ -259,6 +268,7 @@ static int record(const struct run_request *rq, const char *dir, struct run_outc
 		warning("%.*s", (int)tail.len - 1, tail.buf);
 	ret = profile_read_any(&o->profile, prof);
 out:
+	sandbox_argv_free(boxed);
 	strbuf_release(&tail);
 	free(prof);
 	free(out);

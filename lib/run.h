@@ -27,6 +27,7 @@
 
 struct project;
 struct config_workload;
+struct sandbox;
 struct observer;
 struct json_t;
 
@@ -66,6 +67,7 @@ struct run_request {
 					   meta.json and the latest link */
 	const char *source;		/* for events: "run", "loop" */
 	const struct observer *obs;
+	const struct sandbox *sandbox;	/* record the workload in it (sandbox.h); NULL: none */
 };
 
 struct run_outcome {

@@ -19,13 +19,14 @@
 #include "project.h"
 #include "profile.h"
 #include "profile-io.h"
+#include "revs.h"
 #include "strbuf.h"
 
 const char usage_brief[] =
 "usage: hotloop brief [FILE] [--budget TOKENS] [--format md|json] [--json]\n"
 "                     [--owned DIR]... [--focus FN] [--top N] [--context N]\n"
 "                     [--scale FILE] [--workload NAME] [--sample-type NAME]\n"
-"                     [--kb DIR] [-f CONFIG]\n"
+"                     [--kb DIR] [--rev REV] [-f CONFIG]\n"
 "\n"
 "Say where the time goes in code you own, and why: hotspots ranked by the\n"
 "time attributed to them (time in libc, libstdc++, libm or the kernel is\n"
@@ -54,10 +55,13 @@ const char usage_brief[] =
 "  --sample-type NAME   the value to weigh by (default: the profile's default)\n"
 "  --kb DIR             the knowledge base of attempts (default: [project] kb\n"
 "                       of hotloop.conf, when it exists; docs/kb.md)\n"
+"  --rev REV            read the source snippets from commit REV of the\n"
+"                       project's repository (the commit the profile came\n"
+"                       from), not from the working tree\n"
 "  -f, --config FILE    the hotloop.conf to take [project] owned and kb from\n";
 
 enum { OPT_BUDGET = 256, OPT_FORMAT, OPT_JSON, OPT_OWNED, OPT_FOCUS, OPT_TOP, OPT_CONTEXT,
-       OPT_SCALE, OPT_TYPE, OPT_KB, OPT_WORKLOAD };
+       OPT_SCALE, OPT_TYPE, OPT_KB, OPT_WORKLOAD, OPT_REV };
 
 int cmd_brief(int argc, char **argv)
 {
@@ -73,6 +77,7 @@ int cmd_brief(int argc, char **argv)
 		{ "sample-type", required_argument, NULL, OPT_TYPE },
 		{ "kb", required_argument, NULL, OPT_KB },
 		{ "workload", required_argument, NULL, OPT_WORKLOAD },
+		{ "rev", required_argument, NULL, OPT_REV },
 		{ "config", required_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,7 +86,8 @@ int cmd_brief(int argc, char **argv)
 	struct project p = PROJECT_INIT;
 	struct profile prof;
 	struct brief b;
-	const char *file = "hotloop.pb.gz", *conf_file = NULL;
+	const char *file = "hotloop.pb.gz", *conf_file = NULL, *rev = NULL;
+	struct revs_source src = { 0 };
 	long budget = -1, v;
 	bool json = false;
 	int c, ret = HL_EXIT_FAILURE;
@@ -138,6 +144,9 @@ int cmd_brief(int argc, char **argv)
 		case OPT_WORKLOAD:
 			rq.workload = optarg;
 			break;
+		case OPT_REV:
+			rev = optarg;
+			break;
 		case 'f':
 			conf_file = optarg;
 			break;
@@ -160,6 +169,12 @@ int cmd_brief(int argc, char **argv)
 	if (rq.workload && !project_workload(&p, rq.workload))
 		goto out;
 	rq.project = &p;
+	if (rev) {
+		if (project_find_git(&p) || revs_source_open(&src, &p, rev))
+			goto out;
+		rq.opts.read_source = revs_source_read;
+		rq.opts.source_data = &src;
+	}
 	if (budget < 0)
 		budget = (long)brief_budget(&p);
 	if (profile_read_any(&prof, file) || brief_for_workload(&rq, &prof, &owned, &b))
@@ -182,6 +197,7 @@ out:
 	brief_owned_release(&given);
 	brief_owned_release(&owned);
 	profile_release(&prof);
+	revs_source_release(&src);
 	project_release(&p);
 	return ret;
 }

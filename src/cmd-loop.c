@@ -22,7 +22,7 @@
 
 const char usage_loop[] =
 "usage: hotloop loop [--rounds N] [--agent CMD] [--lenses L,...] [--parallel K]\n"
-"                    [--no-sandbox] [-f CONFIG] [--json]\n"
+"                    [--from REV] [--no-sandbox] [-f CONFIG] [--json]\n"
 "\n"
 "The improve loop: each round an agent edits ONE hot function in a fresh git\n"
 "worktree of the current best; hotloop checks that the diff touches no\n"
@@ -37,6 +37,8 @@ const char usage_loop[] =
 "  --lenses L,...     the lenses to cycle through (default: [improve] lenses)\n"
 "  --parallel K       agents generating candidates at once per round (default 1);\n"
 "                     they are evaluated one at a time, the best keep wins\n"
+"  --from REV         start a new branch at REV (the commit that ran, for a\n"
+"                     profile from production), not at HEAD\n"
 "  --no-sandbox       run the agent, and the builds and tests of its changes,\n"
 "                     with your rights, not in a sandbox (docs/loop.md)\n"
 "  -f, --config FILE  the hotloop.conf (default: found from here up)\n"
@@ -109,7 +111,7 @@ static int parse_lenses(const char *arg, char **copy, const char **lenses, size_
 	return 0;
 }
 
-enum { OPT_ROUNDS = 256, OPT_AGENT, OPT_LENSES, OPT_PARALLEL, OPT_JSON, OPT_NO_SANDBOX };
+enum { OPT_ROUNDS = 256, OPT_AGENT, OPT_LENSES, OPT_PARALLEL, OPT_JSON, OPT_NO_SANDBOX, OPT_FROM };
 
 int cmd_loop(int argc, char **argv)
 {
@@ -119,6 +121,7 @@ int cmd_loop(int argc, char **argv)
 		{ "lenses", required_argument, NULL, OPT_LENSES },
 		{ "parallel", required_argument, NULL, OPT_PARALLEL },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "from", required_argument, NULL, OPT_FROM },
 		{ "config", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
@@ -159,6 +162,9 @@ int cmd_loop(int argc, char **argv)
 			break;
 		case OPT_NO_SANDBOX:
 			spec.no_sandbox = true;
+			break;
+		case OPT_FROM:
+			spec.from = optarg;
 			break;
 		case 'f':
 			conf_file = optarg;

@@ -15,10 +15,10 @@ _hotloop()
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --no-inline --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;
 	push)    opts="--name --from --until --header --timeout --cacert --json --help" ;;
-	brief)   opts="--budget --format --json --owned --focus --top --context --scale --workload --sample-type --kb -f --config --help" ;;
+	brief)   opts="--budget --format --json --owned --focus --top --context --scale --workload --sample-type --kb --rev -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --scale --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
-	loop)    opts="--rounds --agent --lenses --parallel -f --config --json --no-sandbox --help" ;;
+	loop)    opts="--rounds --agent --lenses --parallel --from -f --config --json --no-sandbox --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
 	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand --no-build --no-test -f --config --help" ;;

@@ -51,7 +51,9 @@ snapshot() {
 	 xargs sha1sum && git status --porcelain -- . ":!kb" && git rev-parse HEAD && git symbolic-ref HEAD)
 }
 
-# The scripted agents, each a shell script in agents/.
+# The scripted agents, each a shell script in agents/. Those that change
+# main also touch spin, the hot function: a change of main (cold) alone is
+# rejected at the target stage (t9850) before the stage they are about.
 mkdir agents
 cat >agents/protected <<\EOA
 #!/bin/sh
@@ -62,11 +64,13 @@ EOA
 cat >agents/breaks <<\EOA
 #!/bin/sh
 cat >/dev/null
+sed -i 's|unsigned long x = 1;|unsigned long x = 1; /* seed */|' spin.c
 sed -i 's/done %lu/done %lu!/' spin.c
 EOA
 cat >agents/fingerprint <<\EOA
 #!/bin/sh
 cat >/dev/null
+sed -i 's|unsigned long x = 1;|unsigned long x = 1; /* seed */|' spin.c
 sed -i 's/printf("done %lu\\n", n);/printf(n > 1 ? "Done %lu\\n" : "done %lu\\n", n);/' spin.c
 EOA
 cat >agents/slower <<\EOA
@@ -82,6 +86,7 @@ EOA
 cat >agents/memory <<\EOA
 #!/bin/sh
 cat >/dev/null
+sed -i 's|unsigned long x = 1;|unsigned long x = 1; /* seed */|' spin.c
 sed -i 's/(void)sink;/(void)sink; { static char *volatile keep; keep = malloc(200 << 20); memset(keep, 1, 200 << 20); }/' spin.c
 EOA
 cat >agents/hangs <<\EOA

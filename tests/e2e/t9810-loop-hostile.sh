@@ -164,6 +164,8 @@ setsid sleep 3011 </dev/null >/dev/null 2>&1 &
 nohup sleep 3012 </dev/null >/dev/null 2>&1 &
 setsid sh -c "sleep 2; echo late >>@U@/notes.txt" </dev/null >/dev/null 2>&1 &
 sed -i 's/done %lu/done %lu!/' spin.c
+# and spin, the hot function: main alone is rejected at the target stage
+sed -i 's|unsigned long x = 1;|unsigned long x = 1; /* seed */|' spin.c
 EOA
 test_expect_success 'what an agent leaves running dies with it' '
 	loop orphans && dropped orphans test "tests failed" &&
@@ -173,7 +175,7 @@ test_expect_success 'what an agent leaves running dies with it' '
 agent runtime <<\EOA
 #!/bin/sh
 cat >/dev/null
-sed -e 's/i < n;/i < n \/ 3;/' \
+sed -e 's/i < n;/i < n \/ 3 + 1;/' \
     -e 's|(void)sink;|(void)sink; if (system("echo evil >>@U@/notes.txt 2>/dev/null; setsid sleep 3014 </dev/null >/dev/null 2>\&1 \&")) return 1;|' \
     "$DATA/loop/spin.c" >spin.c
 EOA

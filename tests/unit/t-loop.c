@@ -252,8 +252,10 @@ static void test_loop__rejects_at_each_stage(void **state)
 		{ "protected", "echo '# cheat' >>tests/run", GATE_STAGE_PROTECTED, VERDICT_REJECT,
 		  "protected path 'tests/run'" },
 		{ "fails", "exit 3", GATE_STAGE_AGENT, VERDICT_ERROR, "exit status 3" },
-		{ "breaks", "sed -i 's/done %lu/done %lu!/' spin.c", GATE_STAGE_TEST, VERDICT_REJECT,
-		  "tests failed" },
+		{ "cold", "sed -i 's/done %lu/done %lu!/' spin.c", GATE_STAGE_TARGET, VERDICT_REJECT,
+		  "target: changed only main" },
+		{ "breaks", "sed -i -e 's/done %lu/done %lu!/' -e 's/x = 1;/x = 1; \\/\\* seed \\*\\//' spin.c",
+		  GATE_STAGE_TEST, VERDICT_REJECT, "tests failed" },
 		{ "slower", "sed -i 's/i < n;/i < 3 * n;/' spin.c", GATE_STAGE_COMPARE, VERDICT_REJECT,
 		  "primary 'main' regressed" },
 	};
