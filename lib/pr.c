@@ -61,7 +61,9 @@ void pr_body(const char *report, const char *message, const char *diffstat, cons
 	if (report && *report) {
 		strbuf_addstr(out, report);
 	} else {
-		strbuf_addf(out, "%s\n\n(no knowledge base entry holds this commit)\n", message ? message : "");
+		strbuf_addstr(out, message ? message : "");
+		strbuf_rtrim(out);
+		strbuf_addstr(out, "\n\n(no knowledge base entry holds this commit)\n");
 	}
 	strbuf_rtrim(out);
 	strbuf_addstr(out, "\n\n## Diff stat\n\n```\n");
@@ -92,7 +94,7 @@ int pr_fill_command(const char *tmpl, const struct pr_var *vars, size_t nr, stru
 			if (i < nr) {
 				const char *v[2] = { vars[i].value, NULL };
 
-				if (quote || (p > tmpl && p[-1] == '\\'))
+				if (quote)
 					return error("[pr] command: {%s} is inside quotes: write it bare, hotloop "
 						     "quotes its value", vars[i].name);
 				/* always quoted, even when plain: an empty value stays one word */

@@ -72,8 +72,8 @@ struct pr_var {
 };
 /*
  * The command with every {name} of vars replaced by its value in single
- * quotes (so no title can run code); other braces stay. A placeholder
- * inside quotes, or after a backslash, is an error: 0, or -1 with it.
+ * quotes (so no title can run code); other braces, and one after a
+ * backslash, stay. A placeholder inside quotes is an error: 0, or -1 with it.
  */
 int pr_fill_command(const char *tmpl, const struct pr_var *vars, size_t nr, struct strbuf *out);
 

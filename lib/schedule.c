@@ -34,11 +34,10 @@ int schedule_parse_period(const char *s, long *seconds)
 
 	if (!s || !*s)
 		return error("invalid period '': expected a whole number and a unit, like 30s, 10m, 24h or 1d");
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (n > SCHEDULE_MAX_PERIOD)
-			break;
-		n = n * 10 + (*p - '0');
-	}
+	/* past the largest period, more digits only keep it too large */
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (n <= SCHEDULE_MAX_PERIOD)
+			n = n * 10 + (*p - '0');
 	if (p == s || !p[0] || p[1])
 		return error("invalid period '%s': expected a whole number and a unit, like 30s, 10m, 24h or 1d",
 			     s);
