@@ -334,9 +334,10 @@ static int write_files(const struct pr_spec *s, const struct git_repo *g, struct
 		/* format-patch names its files, one a line, in the stack's order */
 
 		for (char *l = names.buf, *nl; (nl = strchr(l, '\n')) && i < r->nr; l = nl + 1, i++) {
-			const char *base = strrchr(l, '/');
+			const char *base;
 
 			*nl = '\0';
+			base = strrchr(l, '/');
 			r->items[i].patch = xstrfmt("%s/%s", r->dir, base ? base + 1 : l);
 		}
 	}
