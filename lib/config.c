@@ -26,12 +26,12 @@
 #define CONFIG_MAX_BYTES (1 << 20)
 #define CONFIG_MAX_NAME 64
 
-enum sect { S_NONE, S_PROJECT, S_GATE, S_IMPROVE, S_AGENT,
+enum sect { S_NONE, S_PROJECT, S_GATE, S_IMPROVE, S_AGENT, S_PR,
 	    S_WORKLOAD, S_METRIC, S_SCENARIO, S_BAD };
 
 static const char *sect_names[] = {
 	[S_PROJECT] = "project", [S_GATE] = "gate", [S_IMPROVE] = "improve",
-	[S_AGENT] = "agent", [S_WORKLOAD] = "workload", [S_METRIC] = "metric",
+	[S_AGENT] = "agent", [S_PR] = "pr", [S_WORKLOAD] = "workload", [S_METRIC] = "metric",
 	[S_SCENARIO] = "scenario",
 };
 
@@ -78,6 +78,7 @@ static const struct key_spec keys[] = {
 	{ S_AGENT, "timeout", K_TIMEOUT, C(agent_timeout_s), 0 },
 	{ S_AGENT, "prompt", K_STRING, C(agent_prompt), 0 },
 	{ S_AGENT, "writable", K_LIST, C(agent_writable), 0 },
+	{ S_PR, "command", K_STRING, C(pr_command), 0 },
 	{ S_WORKLOAD, "run", K_STRING, W(run), 0 },
 	{ S_WORKLOAD, "primary", K_BOOL, W(primary), 0 },
 	{ S_WORKLOAD, "timeout", K_TIMEOUT, W(timeout_s), 0 },
@@ -159,6 +160,7 @@ void config_init(struct config *c)
 	c->agent_command = xstrdup("");
 	c->agent_prompt = xstrdup("");
 	c->agent_timeout_s = 20 * 60;
+	c->pr_command = xstrdup("");
 }
 
 void config_release(struct config *c)
@@ -174,6 +176,7 @@ void config_release(struct config *c)
 	list_clear(&c->lenses);
 	free(c->agent_command);
 	free(c->agent_prompt);
+	free(c->pr_command);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		free(c->workloads[i].name);
 		free(c->workloads[i].run);
@@ -1693,6 +1696,8 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_duration(out, "timeout", c->agent_timeout_s);
 	add_kv_str(out, "prompt", c->agent_prompt);
 	add_kv_list(out, "writable", &c->agent_writable, " ");
+	strbuf_addstr(out, "[pr]\n");
+	add_kv_str(out, "command", c->pr_command);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		const struct config_workload *w = &c->workloads[i];
 
@@ -1772,6 +1777,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "prompt", json_text(c->agent_prompt));
 	json_object_set_new(o, "writable", list_json(&c->agent_writable));
 	json_object_set_new(doc, "agent", o);
+	json_object_set_new(doc, "pr", json_pack("{s:o}", "command", json_text(c->pr_command)));
 	json_object_set_new(doc, "primary", c->nr_workloads ?
 			    json_text(c->workloads[c->primary].name) : json_null());
 	a = json_array();

@@ -112,6 +112,8 @@ struct config {
 	double agent_timeout_s;
 	char *agent_prompt;		/* a prompt template file, "" = the built-in one */
 	struct config_list agent_writable;	/* what the agent may write beside its tree (~/.claude) */
+	/* [pr] */
+	char *pr_command;		/* a /bin/sh line with {title} {body} {branch} {base}; "" = format-patch */
 	/* [workload "NAME"], in file order */
 	struct config_workload *workloads;
 	size_t nr_workloads, alloc_workloads;

@@ -1071,6 +1071,8 @@ void kb_index_text(const struct kb *kb, size_t max_entries, struct strbuf *out)
 
 		strbuf_addf(out, "- **%s** (", e->slug);
 		kb_entry_day(e, out);
+		if (e->round > 0)
+			strbuf_addf(out, ", round %d", e->round);
 		strbuf_addf(out, "): %s", e->verdict ? verdict_kind_name(e->verdict) : "no verdict");
 		if (e->function)
 			strbuf_addf(out, " `%s`", e->function);

@@ -330,9 +330,56 @@ static void reject_round(struct loop *l, struct attempt *a, size_t k)
 
 /* ---- setup ---------------------------------------------------------------- */
 
+/* .hotloop/rounds/<branch, '/' as '-'>: the last round run on the branch. Caller frees. */
+static char *rounds_file(struct loop *l)
+{
+	char *dir = project_state_dir(l->p, "rounds"), *name = xstrdup(l->r->branch), *path = NULL;
+
+	for (char *c = name; *c; c++)
+		if (*c == '/')
+			*c = '-';
+	if (dir)
+		path = xstrfmt("%s/%s", dir, name);
+	free(dir);
+	free(name);
+	return path;
+}
+
+/* Where a continued branch's rounds left off: its last round (0: none known). */
+static long last_round(struct loop *l)
+{
+	char *path = rounds_file(l), buf[32];
+	ssize_t n = path ? read_small_file(path, buf, sizeof(buf)) : -1;
+	long v = 0;
+
+	if (n > 0) {
+		char *end;
+
+		buf[n < (ssize_t)sizeof(buf) ? n : (ssize_t)sizeof(buf) - 1] = '\0';
+		errno = 0;
+		v = strtol(buf, &end, 10);
+		if (errno || end == buf || v < 0 || v > 100000000)
+			v = 0;
+	}
+	free(path);
+	return v;
+}
+
+static void save_round(struct loop *l, long round)
+{
+	char *path = rounds_file(l), buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", round);
+
+	if (path && write_file_atomic(path, buf, (size_t)n))
+		warning("the round number of %s was not saved: the next loop on it starts at round 1",
+			l->r->branch);
+	free(path);
+}
+
 /*
- * The branch hotloop/<date>: continued when it exists (and, with --from,
- * comes from that commit), else made at --from's commit or HEAD.
+ * The branch hotloop/<date>: continued when it exists (its rounds numbered
+ * on from where they left off; with --from, it must come from that commit),
+ * else made at --from's commit or HEAD.
  */
 static int start_branch(struct loop *l)
 {
@@ -355,8 +402,11 @@ static int start_branch(struct loop *l)
 	}
 	ref = xstrfmt("refs/heads/%s", r->branch);
 	r->best = git_resolve(&g, ref);
+	r->first_round = 1;
 	if (r->best) {
-		emit_note(l->spec->obs, "loop", "continuing branch %s at %.12s", r->branch, r->best);
+		r->first_round = last_round(l) + 1;
+		emit_note(l->spec->obs, "loop", "continuing branch %s at %.12s, from round %ld", r->branch,
+			  r->best, r->first_round);
 		if (from && git_exec(&g, NULL, NULL, "merge-base", "--is-ancestor", from, r->best, NULL)) {
 			free(ref);
 			free(from);
@@ -560,7 +610,7 @@ static int write_prompt(const struct loop *l, const struct attempt *a, const cha
 	for (size_t i = 0; i < cf->nr_workloads; i++)
 		strbuf_addf(&wl, "%s%s%s", i ? ", " : "", cf->workloads[i].name,
 			    i == cf->primary ? " (primary)" : "");
-	snprintf(rounds, sizeof(rounds), "%ld", l->r->rounds_planned);
+	snprintf(rounds, sizeof(rounds), "%ld", l->r->first_round + l->r->rounds_planned - 1);
 	snprintf(roundstr, sizeof(roundstr), "%ld", a->round);
 	snprintf(share, sizeof(share), "%g%%", 100 * cf->min_share);
 	snprintf(minimp, sizeof(minimp), "%g%%", 100 * cf->rules.min_improvement);
@@ -1448,7 +1498,7 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	l.agent_writable = expand_paths(&cf->agent_writable);
 	l.gate_writable = expand_paths(&cf->gate_writable);
 	r->repo = xstrdup(l.p->top);
-	if ((l.lock_fd = project_lock(l.p, PROJECT_LOCK_LOOP)) < 0 ||
+	if ((!s->lock_held && (l.lock_fd = project_lock(l.p, PROJECT_LOCK_LOOP)) < 0) ||
 	    (l.wlock_fd = project_lock(l.p, PROJECT_LOCK_WORKTREES)) < 0 ||
 	    revs_clean_stale(l.p) || start_branch(&l) ||
 	    project_new_dir(l.p, "loop", NULL, &r->dir, NULL))
@@ -1469,12 +1519,15 @@ int loop_run(const struct loop_spec *s, struct loop_result *r)
 	started = true;
 	if (setup_base(&l))
 		goto out_end;
-	for (long round = 1; round <= r->rounds_planned && !stop && !hl_cancelled(); round++) {
+	for (long round = r->first_round; round < r->first_round + r->rounds_planned && !stop &&
+	     !hl_cancelled(); round++) {
 		size_t kept = r->kept;
 
 		if (round_run(&l, round, &stop))
 			goto out_end;
-		r->rounds = round;
+		if (!hl_cancelled())
+			save_round(&l, round);
+		r->rounds = round - r->first_round + 1;
 		rejects_in_a_row = r->kept > kept ? 0 : rejects_in_a_row + 1;
 		if (!stop && rejects_in_a_row >= (size_t)cf->max_rejects_in_a_row) {
 			stop = true;
@@ -1552,7 +1605,7 @@ json_t *attempt_to_json(const struct attempt *a)
 
 json_t *loop_result_to_json(const struct loop_result *r)
 {
-	json_t *attempts = json_array(), *by = json_object(), *total = json_null();
+	json_t *attempts = json_array(), *by = json_object(), *total = json_null(), *doc;
 
 	for (size_t i = 0; i < r->nr_attempts; i++)
 		json_array_append_new(attempts, attempt_to_json(&r->attempts[i]));
@@ -1561,11 +1614,13 @@ json_t *loop_result_to_json(const struct loop_result *r)
 				    json_integer((json_int_t)r->rejected_by[r->rejected_order[i]]));
 	if (r->have_total)
 		total = verdict_estimate_to_json(&r->total.v, &r->total.v.primary, false);
-	return json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:o, s:o, s:o}",
+	doc = json_pack("{s:s, s:s, s:s, s:o, s:o, s:b, s:I, s:I, s:o, s:o, s:o}",
 			 "branch", r->branch, "start_commit", r->start, "best_commit", r->best,
 			 "stop_reason", json_text(r->stop_reason),
 			 "integrity", r->integrity ? json_text(r->integrity) : json_null(),
 			 "interrupted", r->interrupted, "rounds", (json_int_t)r->rounds,
 			 "kept", (json_int_t)r->kept, "rejected_by", by, "attempts", attempts,
 			 "total", total);
+	json_object_set_new(doc, "first_round", json_integer(r->first_round));
+	return doc;
 }

@@ -97,6 +97,7 @@ struct loop_spec {
 	struct sampler_config sampler;	/* how the best is profiled each round */
 	bool no_sandbox;		/* run the agent, builds and tests with the user's rights */
 	const char *from;		/* a new branch starts at this revision; NULL: HEAD */
+	bool lock_held;			/* the caller holds PROJECT_LOCK_LOOP (loop_every()) */
 	const struct observer *obs;	/* may be NULL */
 };
 
@@ -146,6 +147,7 @@ struct loop_result {
 	char *dir;			/* .hotloop/loop/<id>: every round's files */
 	const char *agent;
 	long rounds_planned, rounds;	/* at most, and run */
+	long first_round;		/* the number of its first round: a continued branch's go on */
 	struct attempt *attempts;	/* in the order they were judged */
 	size_t nr_attempts, alloc_attempts;
 	size_t kept;

@@ -32,6 +32,8 @@ DECLARE_CMD(kb);
 DECLARE_CMD(store);
 DECLARE_CMD(serve);
 DECLARE_CMD(mcp);
+DECLARE_CMD(schedule);
+DECLARE_CMD(pr);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 

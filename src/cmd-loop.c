@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -17,12 +18,14 @@
 #include "json.h"
 #include "loop.h"
 #include "project.h"
+#include "schedule.h"
 #include "store-feed.h"
 #include "strbuf.h"
 
 const char usage_loop[] =
 "usage: hotloop loop [--rounds N] [--agent CMD] [--lenses L,...] [--parallel K]\n"
-"                    [--from REV] [--no-sandbox] [-f CONFIG] [--json]\n"
+"                    [--from REV] [--every PERIOD [--batches N]] [--no-sandbox]\n"
+"                    [-f CONFIG] [--json]\n"
 "\n"
 "The improve loop: each round an agent edits ONE hot function in a fresh git\n"
 "worktree of the current best; hotloop checks that the diff touches no\n"
@@ -39,6 +42,9 @@ const char usage_loop[] =
 "                     they are evaluated one at a time, the best keep wins\n"
 "  --from REV         start a new branch at REV (the commit that ran, for a\n"
 "                     profile from production), not at HEAD\n"
+"  --every PERIOD     run a batch of rounds every PERIOD (30s, 10m, 24h, 1d),\n"
+"                     sleeping in between, until interrupted (docs/loop.md)\n"
+"  --batches N        with --every: stop after N batches\n"
 "  --no-sandbox       run the agent, and the builds and tests of its changes,\n"
 "                     with your rights, not in a sandbox (docs/loop.md)\n"
 "  -f, --config FILE  the hotloop.conf (default: found from here up)\n"
@@ -79,6 +85,10 @@ static void print_summary(const struct loop_result *r)
 {
 	printf("\n%s: %zu kept in %ld round%s (%s)\n", r->branch, r->kept, r->rounds,
 	       r->rounds == 1 ? "" : "s", r->stop_reason);
+	if (r->first_round > 1 && r->rounds == 1)
+		printf("  round %ld of the branch\n", r->first_round);
+	else if (r->first_round > 1 && r->rounds)
+		printf("  rounds %ld to %ld of the branch\n", r->first_round, r->first_round + r->rounds - 1);
 	for (size_t i = 0; i < r->nr_rejected_stages; i++)
 		printf("  dropped at %s: %zu\n", gate_stage_name(r->rejected_order[i]),
 		       r->rejected_by[r->rejected_order[i]]);
@@ -111,7 +121,50 @@ static int parse_lenses(const char *arg, char **copy, const char **lenses, size_
 	return 0;
 }
 
-enum { OPT_ROUNDS = 256, OPT_AGENT, OPT_LENSES, OPT_PARALLEL, OPT_JSON, OPT_NO_SANDBOX, OPT_FROM };
+/* Once a loop started, whatever stopped it: what was kept, and where the branch is. */
+static void print_result(const struct loop_result *r, int ret, bool json)
+{
+	if (!r->branch || !r->start)
+		return;
+	if (json) {
+		json_t *doc = loop_result_to_json(r);
+
+		/* one document: the error is in it */
+		json_object_set_new(doc, "error", ret ? json_text(last_error()) : json_null());
+		clear_last_error();
+		print_json(doc);
+	} else
+		print_summary(r);
+}
+
+struct every_print {
+	bool json;
+};
+
+/* loop --every: each batch's result, and when the next one starts */
+static void batch_done(long nr, const struct loop_result *r, int ret, time_t next, void *data)
+{
+	const struct every_print *ep = data;
+
+	terminal_done();
+	print_result(r, ret, ep->json);
+	fflush(stdout);
+	if (ret && !r->branch)
+		fprintf(stderr, "hotloop: batch %ld failed before it started: %s\n", nr, last_error());
+	else if (ret)
+		fprintf(stderr, "hotloop: batch %ld failed\n", nr);
+	if (next) {
+		char when[64];
+		struct tm tm;
+
+		localtime_r(&next, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %z", &tm);
+		fprintf(stderr, "loop: batch %ld done; the next starts at %s\n", nr, when);
+	}
+}
+
+enum { OPT_ROUNDS = 256, OPT_AGENT, OPT_LENSES, OPT_PARALLEL, OPT_JSON, OPT_NO_SANDBOX, OPT_FROM,
+       OPT_EVERY, OPT_BATCHES };
 
 int cmd_loop(int argc, char **argv)
 {
@@ -122,6 +175,8 @@ int cmd_loop(int argc, char **argv)
 		{ "parallel", required_argument, NULL, OPT_PARALLEL },
 		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
 		{ "from", required_argument, NULL, OPT_FROM },
+		{ "every", required_argument, NULL, OPT_EVERY },
+		{ "batches", required_argument, NULL, OPT_BATCHES },
 		{ "config", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 },
@@ -134,7 +189,7 @@ int cmd_loop(int argc, char **argv)
 	struct loop_result r;
 	char *lens_copy = NULL;
 	bool json = false;
-	long v;
+	long v, every = 0, batches = 0;
 	int c, ret = HL_EXIT_FAILURE;
 
 	loop_result_init(&r);
@@ -166,6 +221,14 @@ int cmd_loop(int argc, char **argv)
 		case OPT_FROM:
 			spec.from = optarg;
 			break;
+		case OPT_EVERY:
+			if (schedule_parse_period(optarg, &every))
+				goto out_usage_shown;
+			break;
+		case OPT_BATCHES:
+			if ((batches = parse_count("--batches", optarg, 1, 1000000)) < 0)
+				goto out_usage;
+			break;
 		case 'f':
 			conf_file = optarg;
 			break;
@@ -181,6 +244,10 @@ int cmd_loop(int argc, char **argv)
 		ret = usage_error("loop", "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	if (batches && !every) {
+		ret = usage_error("loop", "--batches needs --every");
+		goto out;
+	}
 	if (project_open(&p, conf_file, PROJECT_NEED_GIT))
 		goto out;
 	spec.project = &p;
@@ -192,23 +259,27 @@ int cmd_loop(int argc, char **argv)
 	feed.obs.next = json ? NULL : &printer;
 	spec.obs = &term;
 	cancel_on_interrupt(true);
+	if (every) {
+		struct every_print ep = { json };
+		struct every_spec es = { &spec, every, batches, batch_done, &ep };
+		struct every_result er;
+
+		ret = loop_every(&es, &er);
+		terminal_done();
+		cancel_on_interrupt(false);
+		store_feed_close(&feed);
+		ret = ret ? HL_EXIT_FAILURE : er.interrupted ? 130 : er.failed ? HL_EXIT_FAILURE : HL_EXIT_OK;
+		goto out;
+	}
 	ret = loop_run(&spec, &r);
 	terminal_done();
 	cancel_on_interrupt(false);
 	store_feed_close(&feed);
-	/* once it started, whatever stopped it: what was kept, and where the branch is */
-	if (r.branch && r.start) {
-		if (json) {
-			json_t *doc = loop_result_to_json(&r);
-
-			/* one document: the error is in it */
-			json_object_set_new(doc, "error", ret ? json_text(last_error()) : json_null());
-			clear_last_error();
-			print_json(doc);
-		} else
-			print_summary(&r);
-	}
+	print_result(&r, ret, json);
 	ret = r.interrupted ? 130 : ret ? HL_EXIT_FAILURE : HL_EXIT_OK;
+	goto out;
+out_usage_shown:
+	ret = show_usage("loop");
 	goto out;
 out_usage:
 	ret = HL_EXIT_USAGE;

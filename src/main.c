@@ -34,6 +34,8 @@ static const struct cmd commands[] = {
 	{ "brief",   cmd_brief,   CMD_JSON, "where the time goes in code you own, and why", usage_brief },
 	{ "run",     cmd_run,     0,        "build, profile and brief a configured workload", usage_run },
 	{ "loop",    cmd_loop,    CMD_JSON, "the improve loop: an agent edits, hotloop keeps or rejects", usage_loop },
+	{ "schedule", cmd_schedule, CMD_JSON, "run the loop on a systemd timer or cron, across reboots", usage_schedule },
+	{ "pr",      cmd_pr,      CMD_JSON, "a loop's kept commits as pull requests or patches", usage_pr },
 	{ "asm",     cmd_asm,     CMD_JSON, "one function's instructions, hot spots and verdict", usage_asm },
 	{ "doctor",  cmd_doctor,  CMD_JSON, "check what this machine and a target allow", usage_doctor },
 	{ "bench",   cmd_bench,   CMD_JSON, "measure the time and memory of a command",   usage_bench },

@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario kb store loop serve mcp help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario kb store loop schedule pr serve mcp help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -18,7 +18,13 @@ _hotloop()
 	brief)   opts="--budget --format --json --owned --focus --top --context --scale --workload --sample-type --kb --rev -f --config --help" ;;
 	run)     opts="-f --config -F --freq --call-graph --size --scale --no-build --budget --format --help" ;;
 	asm)     opts="--fn --profile --sample-type --all --json --help" ;;
-	loop)    opts="--rounds --agent --lenses --parallel --from -f --config --json --no-sandbox --help" ;;
+	loop)    opts="--rounds --agent --lenses --parallel --from --every --batches -f --config --json --no-sandbox --help" ;;
+	schedule) opts="--every --agent --rounds --systemd --crontab -f --config --json --help"
+		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
+			COMPREPLY=($(compgen -W "install remove status" -- "$cur"))
+			return
+		 fi ;;
+	pr)      opts="--branch --base --command -o --output --dry-run -f --config --json --help" ;;
 	doctor)  opts="--json --help" ;;
 	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
 	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand --no-build --no-test -f --config --help" ;;

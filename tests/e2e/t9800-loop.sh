@@ -115,7 +115,7 @@ cat >/dev/null
 sed -i 's/i < n;/i < n \/ 3;/' spin.c
 echo '{"function": "spin", "title": "a third of the loop", "hypothesis": "fewer rounds", "expected_gain_pct": 66}' >"$HOTLOOP_PROPOSAL"
 test -s "$HOTLOOP_PROMPT" && test -s "$HOTLOOP_BRIEF" && test "$HOTLOOP_LENS" = algorithmic &&
-test "$HOTLOOP_WORKTREE" = "$PWD" && test "$HOTLOOP_ROUND" = 1 &&
+test "$HOTLOOP_WORKTREE" = "$PWD" && test "$HOTLOOP_ROUND" -gt 1 &&
 grep -q "Brief of the current best" "$HOTLOOP_PROMPT"
 EOA
 chmod +x agents/*
@@ -237,11 +237,21 @@ test_expect_success 'every attempt is in the knowledge base and the store' '
 
 test_expect_success 'the prompt carries the knowledge base' '
 	loop idle &&
-	expect_grep "a-third-of-the-loop" proj/.hotloop/loop/$(ls proj/.hotloop/loop | tail -1)/round-01/1-algorithmic/prompt.md
+	expect_grep "a-third-of-the-loop" proj/.hotloop/loop/$(ls proj/.hotloop/loop | tail -1)/round-*/1-algorithmic/prompt.md
 '
 
 test_expect_success 'the next loop continues the branch from its tip' '
 	loop idle && jq -e ".start_commit == $(jq .best_commit good.json)" idle.json
+'
+
+test_expect_success 'round numbers go on across loops on the branch, in the kb index too' '
+	cp idle.json idle1.json && loop idle --rounds 2 &&
+	jq -e --argjson n "$(jq .attempts[0].round idle1.json)" ".first_round == \$n + 1 and
+		.rounds == 2 and ([.attempts[].round] == [\$n + 1, \$n + 2])" idle.json &&
+	last=$(jq .attempts[1].round idle.json) &&
+	expect_grep "^- \*\*.*, round $last): no-candidate\|^- \*\*.*, round $last): error\|^- \*\*.*, round $last): reject" proj/kb/index.md &&
+	test -d proj/.hotloop/loop/$(ls proj/.hotloop/loop | tail -1)/round-$(printf %02d $last) &&
+	sqlite3 proj/.hotloop/hotloop.db "SELECT max(round) FROM attempts" >max && test "$(cat max)" = "$last"
 '
 
 # Two agents at once with two lenses: both improve on the best (n / 3

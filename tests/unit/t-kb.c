@@ -303,8 +303,8 @@ static void test_kb__index(void **state)
 	text = slurp(index);
 	assert_non_null(strstr(text,
 		"# Knowledge base: what was tried\n\n2 attempts, newest first: 0 kept, 2 rejected, 0 other.\n\n"
-		"- **second-try-29112026** (2026-11-29): reject `find_word` +3.1% cpu on big [+2.0, +4.2]\n"
-		"- **hash-table-for-find-word-29112026** (2026-11-29): reject `find_word` +3.1% cpu on big "
+		"- **second-try-29112026** (2026-11-29, round 3): reject `find_word` +3.1% cpu on big [+2.0, +4.2]\n"
+		"- **hash-table-for-find-word-29112026** (2026-11-29, round 3): reject `find_word` +3.1% cpu on big "
 		"[+2.0, +4.2]\n"
 		"  hypothesis: find_word scans a sorted array: O(log n) per word. ## Verdict A hash table is O(1).\n"
 		"  reason: slower: +3.1% cpu on big [+2.0, +4.2] ``` base 1.00 s cand 1.03 s ```\n"));
