@@ -1207,7 +1207,7 @@ void attempt_results_text(const struct attempt *a, const char *w, struct strbuf 
 			    a->change_pct > want ? "overestimated the gain (or the change does not do what it says)"
 						 : "underestimated the gain");
 	if (a->target_gain)
-		strbuf_addf(sb, "\n\nTarget: %s.", a->target_gain);
+		strbuf_addf(sb, "\n\nThe %s.", a->target_gain);
 }
 
 /* The kb entry; then EV_ATTEMPT, for the store and whoever else keeps attempts. */

@@ -98,7 +98,7 @@ test_expect_success 'a change of the hot function passes the target stage and is
 		.attempts[0].target_share > 0.4 and .attempts[0].target_cheaper == true and
 		(.attempts[0].target_gain | test(\"^target hot: [0-9.]+% -> [0-9.]+% of the samples .*: cheaper$\"))" hot.json ||
 		{ cat hot.json; exit 1; }
-	grep -l "^Target: target hot: .*: cheaper\\.$" proj/kb/*/report.md >kb.hits && test -s kb.hits
+	grep -l "^The target hot: .*: cheaper\\.$" proj/kb/*/report.md >kb.hits && test -s kb.hits
 '
 
 test_expect_success 'an edit of several functions passes when the largest share reaches min-share' '
