@@ -100,6 +100,33 @@ test_expect_success 'the end of input cancels the tool running: its workload goe
 	test "$(wc -l <out)" = 1
 '
 
+if test_have_prereq PERF; then
+test_expect_success 'a cancelled record stops its command at once; the session goes on' '
+	git init -q rec && cd rec &&
+	test_when_finished "cd .." &&
+	{ init 2025-11-25 &&
+	  echo "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}" &&
+	  echo "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"record\",\"arguments\":{\"command\":[\"sh\",\"-c\",\"echo \$\$ >>pids; exec sleep 300\"]},\"_meta\":{\"progressToken\":\"p\"}}}"; } >in &&
+	rm -f fifo && mkfifo fifo &&
+	{ timeout 120 "$HOTLOOP" mcp --allow-commands <fifo >out 2>out.err & } && srv=$! &&
+	exec 3>fifo && cat in >&3 &&
+	i=0 && while ! test -s pids && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done &&
+	pid=$(head -n 1 pids) && kill -0 "$pid" &&
+	echo "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":9,\"reason\":\"t9951\"}}" >&3 &&
+	echo "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"tools/call\",\"params\":{\"name\":\"kb_search\",\"arguments\":{\"query\":\"x\"}}}" >&3 &&
+	i=0 && while ! grep -q "\"id\":10" out && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done &&
+	! kill -0 "$pid" 2>/dev/null &&
+	hl=$(ps -o pid= --ppid "$srv") && test -n "$hl" &&
+	test -z "$(ps -o pid= --ppid $hl)" &&
+	exec 3>&- &&
+	wait $srv &&
+	! grep -q "\"id\":9" out &&
+	test "$(grep -c "\"id\":10" out)" = 1
+'
+else
+	test_skip 'a cancelled record stops its command at once; the session goes on' 'perf cannot sample here'
+fi
+
 test_expect_success 'it exits 0 when standard input ends; usage errors exit 2' '
 	: >empty && hotloop mcp <empty >out 2>err && ! test -s out &&
 	test_expect_code_rc=0; hotloop mcp --nope </dev/null >out 2>err || test_expect_code_rc=$? &&
