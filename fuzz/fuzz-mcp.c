@@ -32,6 +32,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* An answer the server may send: a JSON-RPC 2.0 result, error or notification. */
+static bool is_message(json_t *msg)
+{
+	return json_is_object(msg) &&
+	       !strcmp(json_string_value(json_object_get(msg, "jsonrpc")) ?: "", "2.0") &&
+	       (json_object_get(msg, "result") || json_object_get(msg, "error") ||
+		json_object_get(msg, "method"));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct mcp_options o = { .quiet = true };
@@ -67,13 +76,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!nl)
 			abort();	/* an answer without its line's end */
 		msg = json_loadb(out.buf + pos, (size_t)(nl - out.buf - pos), 0, NULL);
-		if (!msg || !json_is_object(msg) ||
-		    strcmp(json_string_value(json_object_get(msg, "jsonrpc")) ?: "", "2.0") ||
-		    (!json_object_get(msg, "result") && !json_object_get(msg, "error") &&
-		     !json_object_get(msg, "method"))) {
+		if (!msg || (json_is_array(msg) ? !json_array_size(msg) : !is_message(msg))) {
 			fprintf(stderr, "not a JSON-RPC message: %.*s\n", (int)(nl - out.buf - pos), out.buf + pos);
 			abort();
 		}
+		for (size_t i = 0; json_is_array(msg) && i < json_array_size(msg); i++)
+			if (!is_message(json_array_get(msg, i))) {
+				fprintf(stderr, "not a JSON-RPC message in a batch's answer: %.*s\n",
+					(int)(nl - out.buf - pos), out.buf + pos);
+				abort();
+			}
 		json_decref(msg);
 		pos = (size_t)(nl - out.buf) + 1;
 	}

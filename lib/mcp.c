@@ -155,6 +155,18 @@ static void on_warning(const char *prefix, const char *msg)
 
 /* ---- the session ---- */
 
+/*
+ * A batch (protocol 2025-03-26): its answers gathered, sent as one array
+ * when the last of its requests is answered or dropped. 'pending' counts
+ * its requests given to the worker, plus one while the reader still goes
+ * through its elements.
+ */
+struct mcp_batch {
+	pthread_mutex_t lock;
+	json_t *replies;
+	size_t pending;
+};
+
 struct mcp_job {
 	json_t *id;		/* the request's */
 	char *method;
@@ -162,6 +174,7 @@ struct mcp_job {
 	json_t *token;		/* _meta.progressToken, or NULL */
 	double progress;	/* the last progress sent */
 	bool cancelled;
+	struct mcp_batch *batch;	/* the batch it came in, or NULL */
 	struct mcp_session *s;
 	struct mcp_job *next;
 };
@@ -188,12 +201,13 @@ const char *mcp_session_version(const struct mcp_session *s)
 	return s->version;
 }
 
-static void send_msg(struct mcp_session *s, json_t *msg)
-{
-	char *text;
+/* Where this thread's answers go: the batch they answer, or (NULL) the client. */
+static __thread struct mcp_batch *reply_batch;
 
-	json_object_set_new(msg, "jsonrpc", json_string("2.0"));
-	text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+static void write_msg(struct mcp_session *s, json_t *msg)
+{
+	char *text = json_dumps(msg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
 	json_decref(msg);
 	if (!text)
 		BUG("a message could not be encoded");
@@ -210,6 +224,39 @@ static void send_msg(struct mcp_session *s, json_t *msg)
 	}
 	pthread_mutex_unlock(&s->write_lock);
 	free(text);
+}
+
+static void send_msg(struct mcp_session *s, json_t *msg)
+{
+	struct mcp_batch *b = reply_batch;
+
+	json_object_set_new(msg, "jsonrpc", json_string("2.0"));
+	if (!b) {
+		write_msg(s, msg);
+		return;
+	}
+	pthread_mutex_lock(&b->lock);
+	json_array_append_new(b->replies, msg);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* One of b's requests is answered (or dropped): after the last, the answers go out. */
+static void batch_release(struct mcp_session *s, struct mcp_batch *b)
+{
+	bool last;
+
+	pthread_mutex_lock(&b->lock);
+	last = !--b->pending;
+	pthread_mutex_unlock(&b->lock);
+	if (!last)
+		return;
+	/* a batch of notifications only gets no answer at all */
+	if (json_array_size(b->replies))
+		write_msg(s, b->replies);
+	else
+		json_decref(b->replies);
+	pthread_mutex_destroy(&b->lock);
+	free(b);
 }
 
 static void send_result(struct mcp_session *s, json_t *id, json_t *result)
@@ -343,6 +390,7 @@ static void run_job(struct mcp_job *job)
 	struct mcp_session *s = job->s;
 	struct observer obs = { notify_progress, job, NULL };
 	struct mcp_call c = { .opts = s->opts, .obs = job->token ? &obs : NULL };
+	struct mcp_batch *saved;
 	struct strbuf err = STRBUF_INIT;
 	json_t *result = NULL;
 	int code = 0;
@@ -376,6 +424,8 @@ static void run_job(struct mcp_job *job)
 	pthread_mutex_lock(&s->lock);
 	job->cancelled |= s->stopping;
 	pthread_mutex_unlock(&s->lock);
+	saved = reply_batch;	/* the reader's, when it runs the job itself */
+	reply_batch = job->batch;
 	/* a cancelled request gets no answer (the client has stopped waiting) */
 	if (job->cancelled)
 		json_decref(result);
@@ -384,12 +434,15 @@ static void run_job(struct mcp_job *job)
 	else
 		send_error(s, job->id, code, err.len ? err.buf : "the request failed",
 			   not_found ? json_pack("{s:O}", "uri", json_object_get(job->params, "uri")) : NULL);
+	reply_batch = saved;
 	strbuf_release(&err);
 	strbuf_release(&c.warnings);
 }
 
 static void job_free(struct mcp_job *job)
 {
+	if (job->batch)
+		batch_release(job->s, job->batch);
 	json_decref(job->id);
 	json_decref(job->params);
 	json_decref(job->token);
@@ -432,6 +485,11 @@ static void submit(struct mcp_session *s, json_t *id, const char *method, json_t
 	struct mcp_job *job = xcalloc(1, sizeof(*job));
 
 	job->s = s;
+	if ((job->batch = reply_batch)) {
+		pthread_mutex_lock(&job->batch->lock);
+		job->batch->pending++;
+		pthread_mutex_unlock(&job->batch->lock);
+	}
 	/* copies: the reader thread frees the message while the worker runs */
 	job->id = json_deep_copy(id);
 	job->method = xstrdup(method);
@@ -662,6 +720,38 @@ static void handle_message(struct mcp_session *s, json_t *msg)
 		handle_notification(s, json_string_value(method), json_object_get(msg, "params"));
 }
 
+/*
+ * An array of messages: JSON-RPC 2.0 batches, which protocol 2025-03-26
+ * has (initialize never in one) and later versions removed. The answers
+ * come back as one array, in the order they are ready.
+ */
+static void handle_batch(struct mcp_session *s, json_t *msgs)
+{
+	struct mcp_batch *b;
+	size_t i;
+	json_t *msg;
+
+	if (!s->version || strcmp(s->version, "2025-03-26")) {
+		send_errorf(s, NULL, MCP_INVALID_REQUEST, "invalid request: batches are not supported "
+			    "in protocol %s (only in 2025-03-26): send one message a line",
+			    s->version ? s->version : "negotiation (initialize comes alone)");
+		return;
+	}
+	if (!json_array_size(msgs)) {
+		send_errorf(s, NULL, MCP_INVALID_REQUEST, "invalid request: an empty batch");
+		return;
+	}
+	b = xcalloc(1, sizeof(*b));
+	pthread_mutex_init(&b->lock, NULL);
+	b->replies = json_array();
+	b->pending = 1;
+	reply_batch = b;
+	json_array_foreach(msgs, i, msg)
+		handle_message(s, msg);
+	reply_batch = NULL;
+	batch_release(s, b);
+}
+
 void mcp_session_handle(struct mcp_session *s, const char *line, size_t len)
 {
 	json_error_t e;
@@ -672,13 +762,10 @@ void mcp_session_handle(struct mcp_session *s, const char *line, size_t len)
 			    e.line, e.column);
 		return;
 	}
-	if (json_is_array(msg)) {
-		/* 2025-03-26 allowed batches; later versions removed them, and no client sends them */
-		send_errorf(s, NULL, MCP_INVALID_REQUEST, "invalid request: batches are not supported: "
-			    "send one message a line");
-	} else {
+	if (json_is_array(msg))
+		handle_batch(s, msg);
+	else
 		handle_message(s, msg);
-	}
 	json_decref(msg);
 }
 

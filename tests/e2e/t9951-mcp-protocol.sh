@@ -39,6 +39,17 @@ test_expect_success 'each version spoken is answered as asked, any other with th
 	test_cmp_ok=$(cmp want got && echo yes) && test "$test_cmp_ok" = yes
 '
 
+test_expect_success 'protocol 2025-03-26: a batch gets one array, the tool run by the worker in it' '
+	{ init 2025-03-26 &&
+	  echo "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"kb_search\",\"arguments\":{\"query\":\"x\"}}}]" &&
+	  echo "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"; } >in &&
+	serve_wait in out 3 &&
+	test "$(wc -l <out)" = 3 &&
+	jq -s -e "[.[] | select(type == \"array\")] | length == 1 and (.[0] | length == 2 and
+		([.[].id] | sort) == [1, 2] and (.[] | select(.id == 2) | .result.content | length) > 0)" out >/dev/null &&
+	jq -s -e "[.[] | select(type == \"object\" and .id == 3)] | length == 1" out >/dev/null
+'
+
 test_expect_success 'before initialize only ping is answered' '
 	{ echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}" &&
 	  echo "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}" &&

@@ -88,8 +88,12 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* Send 'lines' (one message each) through a session; its answers, one JSON value each. */
-static json_t *exchange(bool initialize, const char *const *lines, size_t nr)
+/*
+ * Send 'lines' (one message each) through a session initialized with
+ * protocol 'version' (NULL: not initialized); its answers, one JSON value
+ * each (a batch's: an array).
+ */
+static json_t *exchange_version(const char *version, const char *const *lines, size_t nr)
 {
 	FILE *out = tmpfile();
 	struct mcp_session *s = mcp_session_new(&opts, fileno(out), false);
@@ -97,10 +101,13 @@ static json_t *exchange(bool initialize, const char *const *lines, size_t nr)
 	json_t *answers = json_array();
 	size_t pos = 0;
 
-	if (initialize) {
-		static const char init[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
-			"{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+	if (version) {
+		char *init = xstrfmt("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+				     "{\"protocolVersion\":\"%s\",\"capabilities\":{},\"clientInfo\":"
+				     "{\"name\":\"t\",\"version\":\"1\"}}}", version);
+
 		mcp_session_handle(s, init, strlen(init));
+		free(init);
 	}
 	for (size_t i = 0; i < nr; i++)
 		mcp_session_handle(s, lines[i], strlen(lines[i]));
@@ -116,14 +123,23 @@ static json_t *exchange(bool initialize, const char *const *lines, size_t nr)
 		assert_non_null(nl);	/* every message ends its line */
 		msg = json_loadb(sb.buf + pos, (size_t)(nl - sb.buf - pos), 0, &e);
 		assert_non_null(msg);
-		assert_string_equal(json_string_value(json_object_get(msg, "jsonrpc")), "2.0");
+		for (size_t i = 0; i < (json_is_array(msg) ? json_array_size(msg) : 1); i++) {
+			json_t *m = json_is_array(msg) ? json_array_get(msg, i) : msg;
+
+			assert_string_equal(json_string_value(json_object_get(m, "jsonrpc")), "2.0");
+		}
 		json_array_append_new(answers, msg);
 		pos = (size_t)(nl - sb.buf) + 1;
 	}
 	strbuf_release(&sb);
-	if (initialize)
+	if (version)
 		json_array_remove(answers, 0);
 	return answers;
+}
+
+static json_t *exchange(bool initialize, const char *const *lines, size_t nr)
+{
+	return exchange_version(initialize ? "2025-11-25" : NULL, lines, nr);
 }
 
 static json_t *one(bool initialize, const char *line)
@@ -152,7 +168,8 @@ static const struct error_case error_cases[] = {
 	{ true, "nonsense", MCP_PARSE_ERROR, "parse error" },
 	{ true, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"", MCP_PARSE_ERROR, "parse error" },
 	{ true, "{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", MCP_PARSE_ERROR, "duplicate" },
-	{ true, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_INVALID_REQUEST, "batches" },
+	{ true, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_INVALID_REQUEST, "only in 2025-03-26" },
+	{ false, "[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_INVALID_REQUEST, "initialize comes alone" },
 	{ true, "42", MCP_INVALID_REQUEST, "JSON-RPC object" },
 	{ true, "{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", MCP_INVALID_REQUEST, "2.0" },
 	{ true, "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"ping\"}", MCP_INVALID_REQUEST, "id" },
@@ -315,6 +332,66 @@ static void test_mcp__check_args(void **state)
 	json_decref(a);
 }
 
+/* Protocol 2025-03-26's batches: one array of answers, none for notifications. */
+static void test_mcp__batches(void **state)
+{
+	static const char *const lines[] = {
+		"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"},"
+		" {\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"},"
+		" 42,"
+		" {\"jsonrpc\":\"2.0\",\"id\":\"t\",\"method\":\"tools/list\"},"
+		" {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":"
+		"{\"name\":\"kb_show\",\"arguments\":{\"slug\":\"no-such-entry\"}}},"
+		" {\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"no/such\"}]",
+		"[{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}]",
+		"[]",
+		"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}",
+	};
+	json_t *a = exchange_version("2025-03-26", lines, ARRAY_SIZE(lines)), *batch, *m;
+	size_t i;
+	bool seen[5] = { false };
+
+	(void)state;
+	/* the batch's array; nothing for the notifications' batch; the empty one's error; the ping */
+	assert_int_equal(json_array_size(a), 3);
+	batch = json_array_get(a, 0);
+	assert_true(json_is_array(batch));
+	assert_int_equal(json_array_size(batch), 5);
+	json_array_foreach(batch, i, m) {
+		json_t *id = json_object_get(m, "id");
+
+		if (json_is_null(id)) {
+			assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+					 MCP_INVALID_REQUEST);
+			seen[0] = true;
+		} else if (json_is_string(id)) {
+			assert_non_null(json_object_get(json_object_get(m, "result"), "tools"));
+			seen[2] = true;
+		} else {
+			json_int_t n = json_integer_value(id);
+
+			assert_true(n == 1 || n == 3 || n == 4);
+			if (n == 1)
+				assert_true(json_is_object(json_object_get(m, "result")));
+			if (n == 3)
+				assert_true(json_is_true(json_object_get(json_object_get(m, "result"), "isError")));
+			if (n == 4)
+				assert_int_equal(json_integer_value(json_object_get(json_object_get(m, "error"), "code")),
+						 MCP_METHOD_NOT_FOUND);
+			seen[n == 1 ? 1 : n] = true;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(seen); i++)
+		assert_true(seen[i]);
+	m = json_array_get(a, 1);
+	assert_true(json_is_object(m));
+	assert_true(json_is_null(json_object_get(m, "id")));
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(m, "error"), "message")), "empty"));
+	m = json_array_get(a, 2);
+	assert_int_equal(json_integer_value(json_object_get(m, "id")), 5);
+	json_decref(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_mcp__reader_cap),
 		cmocka_unit_test(test_mcp__errors),
 		cmocka_unit_test(test_mcp__initialize),
+		cmocka_unit_test(test_mcp__batches),
 		cmocka_unit_test(test_mcp__schemas),
 		cmocka_unit_test(test_mcp__check_args),
 	};
