@@ -34,6 +34,7 @@ DECLARE_CMD(serve);
 DECLARE_CMD(mcp);
 DECLARE_CMD(schedule);
 DECLARE_CMD(pr);
+DECLARE_CMD(canary);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 
