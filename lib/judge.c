@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "judge.h"
+#include "stats.h"
 #include "util.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -32,40 +33,19 @@ static double sorted_median(const double *x, size_t n)
 	return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-/* Median and raw MAD of x[0..n), n > 0. */
+/* Median and raw MAD of x[0..n), n > 0, values finite: the gate's summary. */
 static void median_mad(const double *x, size_t n, double *median, double *mad)
 {
-	double *tmp = xmalloc(n * sizeof(*tmp));
+	struct stats_summary s;
 
-	memcpy(tmp, x, n * sizeof(*tmp));
-	qsort(tmp, n, sizeof(*tmp), cmp_double);
-	*median = sorted_median(tmp, n);
-	for (size_t i = 0; i < n; i++)
-		tmp[i] = fabs(x[i] - *median);
-	qsort(tmp, n, sizeof(*tmp), cmp_double);
-	*mad = sorted_median(tmp, n);
-	free(tmp);
+	stats_summarize(x, n, &s);
+	*median = s.median;
+	*mad = s.mad;
 }
 
 static double normal_cdf(double z)
 {
 	return 0.5 * erfc(-z / M_SQRT2);
-}
-
-/* The standard normal quantile, by bisection on erfc: a few calls per canary. */
-static double normal_quantile(double p)
-{
-	double lo = -40, hi = 40;
-
-	for (int i = 0; i < 200; i++) {
-		double mid = (lo + hi) / 2;
-
-		if (normal_cdf(mid) < p)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return (lo + hi) / 2;
 }
 
 /*
@@ -193,7 +173,7 @@ int judge_hl_shift(const double *x, size_t m, const double *y, size_t n, double 
 			cum += c[k];
 		free(c);
 	} else {
-		k = (long)floor((double)mn / 2 - normal_quantile(1 - alpha / 2) *
+		k = (long)floor((double)mn / 2 - stats_normal_quantile(1 - alpha / 2) *
 				sqrt((double)mn * (double)(m + n + 1) / 12));
 	}
 	if (k < 1)
