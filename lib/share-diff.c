@@ -3,7 +3,8 @@
  * (see share-diff.h). Each function's samples in a profile are taken as
  * binomial counts of that profile's samples; the change in share gets
  * Newcombe's interval, the ratio of shares Katz's log interval, both at a
- * level split over the functions tested (Bonferroni).
+ * level split over the functions tested (Bonferroni). Given the work each
+ * profile covers, counts are Poisson instead, compared by rate.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -159,6 +160,40 @@ static void merge_same_names(const struct report_row **v, size_t n, size_t *i, s
 	}
 }
 
+/* The change of a function's share: Newcombe's interval, Katz's for the ratio. */
+static void share_change(struct share_row *r, double nb, double nc, double z)
+{
+	r->delta = r->cand_share - r->base_share;
+	share_newcombe(r->base_count, nb, r->cand_count, nc, z, &r->low, &r->high);
+	if (r->base_count > 0 && r->cand_count > 0) {
+		double lr = log(r->cand_share / r->base_share);
+		double se = sqrt(1 / r->cand_count - 1 / nc + 1 / r->base_count - 1 / nb);
+
+		r->rel = exp(lr) - 1;
+		r->rel_low = exp(lr - z * se) - 1;
+		r->rel_high = exp(lr + z * se) - 1;
+	}
+}
+
+/* The change of its samples per unit of work, counts as Poisson: normal for the difference, log for the ratio. */
+static void rate_change(struct share_row *r, double wb, double wc, double z)
+{
+	double se = sqrt(r->base_count / (wb * wb) + r->cand_count / (wc * wc));
+
+	r->base_rate = r->base_count / wb;
+	r->cand_rate = r->cand_count / wc;
+	r->delta = r->cand_rate - r->base_rate;
+	r->low = r->delta - z * se;
+	r->high = r->delta + z * se;
+	if (r->base_count > 0 && r->cand_count > 0) {
+		double lr = log(r->cand_rate / r->base_rate), sl = sqrt(1 / r->base_count + 1 / r->cand_count);
+
+		r->rel = exp(lr) - 1;
+		r->rel_low = exp(lr - z * sl) - 1;
+		r->rel_high = exp(lr + z * sl) - 1;
+	}
+}
+
 int share_diff_build(const struct share_diff_spec *spec, struct share_diff *out)
 {
 	double conf = spec->confidence ? spec->confidence : 0.95;
@@ -174,6 +209,9 @@ int share_diff_build(const struct share_diff_spec *spec, struct share_diff *out)
 		return error("the confidence must be between 0 and 1, not %g", conf);
 	if (!(min_share >= 0 && min_share < 1))
 		return error("the smallest share tested must be between 0 and 1, not %g", min_share);
+	if ((spec->base_work || spec->cand_work) && !(spec->base_work > 0 && spec->cand_work > 0))
+		return error("the work of both profiles must be given, each more than 0 (%g, %g)",
+			     spec->base_work, spec->cand_work);
 	if (pick_counts(spec->base, spec->sample_type, "the base profile", &bi, &bper) ||
 	    pick_counts(spec->cand, spec->sample_type, "the candidate profile", &ci, &cper))
 		return -1;
@@ -188,6 +226,9 @@ int share_diff_build(const struct share_diff_spec *spec, struct share_diff *out)
 	out->base_samples = (double)rb.total / bper;
 	out->cand_samples = (double)rc.total / cper;
 	out->min_share = min_share;
+	out->per_work = spec->base_work > 0;
+	out->base_work = spec->base_work;
+	out->cand_work = spec->cand_work;
 	if (out->base_samples <= 0 || out->cand_samples <= 0) {
 		error("the %s profile has no samples", out->base_samples <= 0 ? "base" : "candidate");
 		goto out;
@@ -222,23 +263,16 @@ int share_diff_build(const struct share_diff_spec *spec, struct share_diff *out)
 	for (size_t k = 0; k < out->nr; k++) {
 		struct share_row *r = &out->rows[k];
 
-		r->delta = r->cand_share - r->base_share;
-		r->rel = r->rel_low = r->rel_high = NAN;
+		r->rel = r->rel_low = r->rel_high = r->base_rate = r->cand_rate = NAN;
 		if (fmax(r->base_share, r->cand_share) < min_share) {
 			r->cls = SHARE_UNTESTED;
+			r->delta = r->cand_share - r->base_share;
 			continue;
 		}
-		share_newcombe(r->base_count, out->base_samples, r->cand_count, out->cand_samples, z,
-			       &r->low, &r->high);
-		if (r->base_count > 0 && r->cand_count > 0) {
-			double lr = log(r->cand_share / r->base_share);
-			double se = sqrt(1 / r->cand_count - 1 / out->cand_samples + 1 / r->base_count -
-					 1 / out->base_samples);
-
-			r->rel = exp(lr) - 1;
-			r->rel_low = exp(lr - z * se) - 1;
-			r->rel_high = exp(lr + z * se) - 1;
-		}
+		if (out->per_work)
+			rate_change(r, spec->base_work, spec->cand_work, z);
+		else
+			share_change(r, out->base_samples, out->cand_samples, z);
 		if (r->low > 0 && (tol < 0 || isnan(r->rel) || r->rel > tol))
 			r->cls = SHARE_DEARER;
 		else if (r->high < 0 && (tol < 0 || isnan(r->rel) || r->rel < -tol))
@@ -267,10 +301,14 @@ void share_diff_release(struct share_diff *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static void format_row(const struct share_row *r, struct strbuf *out)
+static void format_row(const struct share_row *r, bool per_work, struct strbuf *out)
 {
-	strbuf_addf(out, "  %+6.2f pts [%+.2f, %+.2f]  %5.2f%% -> %5.2f%%", r->delta * 100, r->low * 100,
-		    r->high * 100, r->base_share * 100, r->cand_share * 100);
+	if (per_work)
+		strbuf_addf(out, "  %+9.4g [%+.4g, %+.4g]  %9.4g -> %-9.4g", r->delta, r->low, r->high,
+			    r->base_rate, r->cand_rate);
+	else
+		strbuf_addf(out, "  %+6.2f pts [%+.2f, %+.2f]  %5.2f%% -> %5.2f%%", r->delta * 100,
+			    r->low * 100, r->high * 100, r->base_share * 100, r->cand_share * 100);
 	if (isnan(r->rel))
 		strbuf_addf(out, "  %-22s", r->base_count > 0 ? "(gone)" : "(new)");
 	else
@@ -284,6 +322,9 @@ void share_diff_format_text(const struct share_diff *d, size_t top, struct strbu
 	size_t same = 0, shown;
 	double largest = 0;
 
+	if (d->per_work)
+		strbuf_addf(out, "per unit of work: base %.4g samples, candidate %.4g\n", d->base_samples / d->base_work,
+			    d->cand_samples / d->cand_work);
 	strbuf_addf(out, "base %.0f samples, candidate %.0f; %zu functions tested (at least %.1f%% of "
 		    "either), each interval at %.2f%%\n", d->base_samples, d->cand_samples, d->tested,
 		    d->min_share * 100, d->confidence_each * 100);
@@ -293,12 +334,12 @@ void share_diff_format_text(const struct share_diff *d, size_t top, struct strbu
 
 		if (!n)
 			continue;
-		strbuf_addf(out, "\n%s (%zu): share change [interval], base -> candidate, relative\n",
-			    pass ? "cheaper" : "dearer", n);
+		strbuf_addf(out, "\n%s (%zu): %s change [interval], base -> candidate, relative\n",
+			    pass ? "cheaper" : "dearer", n, d->per_work ? "samples per unit of work:" : "share");
 		shown = 0;
 		for (size_t i = 0; i < d->nr; i++)
 			if (d->rows[i].cls == want && (!top || shown++ < top))
-				format_row(&d->rows[i], out);
+				format_row(&d->rows[i], d->per_work, out);
 		if (top && n > top)
 			strbuf_addf(out, "  ... %zu more\n", n - top);
 	}
@@ -309,8 +350,12 @@ void share_diff_format_text(const struct share_diff *d, size_t top, struct strbu
 				largest = d->rows[i].delta;
 		}
 	if (!d->cheaper && !d->dearer)
-		strbuf_addstr(out, "\nno function's share changed beyond what the counts and the tolerance allow\n");
-	if (same)
+		strbuf_addf(out, "\nno function's %s changed beyond what the counts and the tolerance allow\n",
+			    d->per_work ? "samples per unit of work" : "share");
+	if (same && d->per_work)
+		strbuf_addf(out, "\nthe same: %zu function%s (the largest change %+.4g samples per unit)\n",
+			    same, same == 1 ? "" : "s", largest);
+	else if (same)
 		strbuf_addf(out, "\nthe same: %zu function%s (the largest change %+.2f pts)\n", same,
 			    same == 1 ? "" : "s", largest * 100);
 }
@@ -326,6 +371,9 @@ json_t *share_diff_to_json(const struct share_diff *d)
 
 	json_object_set_new(doc, "base_samples", json_real(d->base_samples));
 	json_object_set_new(doc, "cand_samples", json_real(d->cand_samples));
+	json_object_set_new(doc, "per_work", json_boolean(d->per_work));
+	json_object_set_new(doc, "base_work", d->per_work ? json_real(d->base_work) : json_null());
+	json_object_set_new(doc, "cand_work", d->per_work ? json_real(d->cand_work) : json_null());
 	json_object_set_new(doc, "tested", json_integer((json_int_t)d->tested));
 	json_object_set_new(doc, "confidence_each", json_real(d->confidence_each));
 	json_object_set_new(doc, "dearer", json_integer((json_int_t)d->dearer));
@@ -340,6 +388,8 @@ json_t *share_diff_to_json(const struct share_diff *d)
 		json_object_set_new(o, "cand_samples", json_real(r->cand_count));
 		json_object_set_new(o, "base_share", json_real(r->base_share));
 		json_object_set_new(o, "cand_share", json_real(r->cand_share));
+		json_object_set_new(o, "base_rate", num(r->base_rate));
+		json_object_set_new(o, "cand_rate", num(r->cand_rate));
 		json_object_set_new(o, "change", json_real(r->delta));
 		json_object_set_new(o, "change_low", r->cls == SHARE_UNTESTED ? json_null() : num(r->low));
 		json_object_set_new(o, "change_high", r->cls == SHARE_UNTESTED ? json_null() : num(r->high));

@@ -28,8 +28,9 @@ struct share_row {
 	const char *name;
 	double base_count, cand_count;	/* samples (self, or total with by_total) */
 	double base_share, cand_share;	/* fractions of each profile's samples */
-	double delta, low, high;	/* cand_share - base_share and its interval */
-	double rel, rel_low, rel_high;	/* cand_share / base_share - 1; NaN when either is 0 */
+	double base_rate, cand_rate;	/* samples per unit of work, with the work given; else NaN */
+	double delta, low, high;	/* cand_share - base_share (or the rates') and its interval */
+	double rel, rel_low, rel_high;	/* cand / base - 1 of the shares (or rates); NaN when either is 0 */
 	enum share_class cls;
 };
 
@@ -40,6 +41,12 @@ struct share_diff_spec {
 	double confidence;	/* over all the functions tested (Bonferroni); 0: 0.95 */
 	double min_share;	/* functions under this share in both are not tested; 0: 0.005 */
 	double tolerance;	/* a relative change within this is the same; 0: 0.05 (5%); < 0: none */
+	/*
+	 * The work each profile covers (requests served, instance-seconds), both
+	 * or neither: with it, functions are compared by their samples per unit
+	 * of work, as Poisson counts, instead of by their shares.
+	 */
+	double base_work, cand_work;
 };
 
 struct share_diff {
@@ -47,6 +54,8 @@ struct share_diff {
 	size_t nr;
 	double base_samples, cand_samples;
 	double min_share;	/* the smallest share tested */
+	bool per_work;		/* compared by rates (the spec's work), not shares */
+	double base_work, cand_work;
 	size_t tested;
 	double confidence_each;	/* each function's interval's level */
 	size_t cheaper, dearer;

@@ -20,7 +20,7 @@
 const char usage_canary[] =
 "usage: hotloop canary --profiles BASE CAND [--by self|total] [--sample-type NAME]\n"
 "                      [--confidence PCT] [--min-share PCT] [--tolerance PCT]\n"
-"                      [--top N] [--json]\n"
+"                      [--work BASE,CAND] [--top N] [--json]\n"
 "\n"
 "Compare two profiles of one program, the base version's and the\n"
 "candidate's (two versions in a fleet, pulled from Pyroscope or Parca, or\n"
@@ -35,6 +35,8 @@ const char usage_canary[] =
 "  --min-share PCT     test functions with at least this share in either\n"
 "                      profile (default 0.5)\n"
 "  --tolerance PCT     a relative change within this is the same (default 5)\n"
+"  --work BASE,CAND    the work each profile covers (requests, instance-seconds):\n"
+"                      compare samples per unit of work instead of shares\n"
 "  --top N             list at most N functions of each kind (default 20, 0: all)\n"
 "  --json              one JSON document on stdout (docs/canary.md)\n";
 
@@ -50,10 +52,26 @@ static int parse_pct(const char *opt, const char *arg, double lo, double hi, dou
 	return 0;
 }
 
+/* "1200,80": the work of the base's profile and the candidate's, each > 0. */
+static int parse_work(const char *arg, double *base, double *cand)
+{
+	char *end, *mid;
+
+	*base = strtod(arg, &mid);
+	if (mid == arg || *mid != ',')
+		goto bad;
+	*cand = strtod(mid + 1, &end);
+	if (end == mid + 1 || *end || !(*base > 0 && *cand > 0 && isfinite(*base) && isfinite(*cand)))
+		goto bad;
+	return 0;
+bad:
+	return usage_error("canary", "invalid --work '%s': two numbers above 0, BASE,CAND", arg);
+}
+
 int cmd_canary(int argc, char **argv)
 {
 	enum { OPT_PROFILES = 256, OPT_BY, OPT_TYPE, OPT_CONFIDENCE, OPT_MIN_SHARE, OPT_TOLERANCE,
-	       OPT_TOP, OPT_JSON };
+	       OPT_WORK, OPT_TOP, OPT_JSON };
 	static const struct option opts[] = {
 		{ "profiles", no_argument, NULL, OPT_PROFILES },
 		{ "by", required_argument, NULL, OPT_BY },
@@ -61,6 +79,7 @@ int cmd_canary(int argc, char **argv)
 		{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
 		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
 		{ "tolerance", required_argument, NULL, OPT_TOLERANCE },
+		{ "work", required_argument, NULL, OPT_WORK },
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ NULL, 0, NULL, 0 }
@@ -100,6 +119,10 @@ int cmd_canary(int argc, char **argv)
 				return HL_EXIT_USAGE;
 			if (!spec.tolerance)
 				spec.tolerance = -1;	/* 0: any change the counts can tell */
+			break;
+		case OPT_WORK:
+			if (parse_work(optarg, &spec.base_work, &spec.cand_work))
+				return HL_EXIT_USAGE;
 			break;
 		case OPT_TOP:
 			if ((top = parse_count("--top", optarg, 0, 1L << 30)) < 0)

@@ -63,7 +63,12 @@ test_expect_success 'folded stacks: exact counts, a new function, --by total, --
 	hotloop canary --profiles b.folded c.folded --by total --json >t.json &&
 	jq -e ".functions[] | select(.function == \"main\") | .class == \"same\" and .base_share == 1" t.json >/dev/null &&
 	hotloop canary --profiles b.folded c.folded --top 1 >top.txt &&
-	expect_grep "1 more" top.txt
+	expect_grep "1 more" top.txt &&
+	hotloop canary --profiles b.folded c.folded --work 10,10 --json >w.json &&
+	jq -e ".per_work and (.functions[] | select(.function == \"cold\") | .class == \"same\" and .base_rate == 100) and
+	       (.functions[] | select(.function == \"hot\") | .class == \"cheaper\")" w.json >/dev/null &&
+	hotloop canary --profiles b.folded c.folded --work 10,10 >w.txt &&
+	expect_grep "samples per unit of work" w.txt
 '
 
 test_expect_success 'bad input: a clear error, exit 1 or 2' '
@@ -76,6 +81,8 @@ test_expect_success 'bad input: a clear error, exit 1 or 2' '
 	test_expect_code_rc=0; hotloop canary --profiles b.folded c.folded --confidence 120 >out 2>err ||
 		test_expect_code_rc=$? &&
 	test "$test_expect_code_rc" = 2 && expect_grep "confidence" err &&
+	test_expect_code_rc=0; hotloop canary --profiles b.folded c.folded --work 10 >out 2>err || test_expect_code_rc=$? &&
+	test "$test_expect_code_rc" = 2 && expect_grep "BASE,CAND" err &&
 	: >empty.folded &&
 	test_expect_code_rc=0; hotloop canary --profiles empty.folded c.folded >out 2>err || test_expect_code_rc=$? &&
 	test "$test_expect_code_rc" = 1 && test -s err

@@ -101,6 +101,26 @@ static void test_share__classes(void **state)
 	share_diff_release(&d);
 	spec.by_total = false;
 
+	/* the same work in both: hot is cheaper, cold the same (its count did not change) */
+	spec.base_work = spec.cand_work = 10;
+	assert_int_equal(share_diff_build(&spec, &d), 0);
+	assert_true(d.per_work);
+	assert_int_equal(row(&d, "hot")->cls, SHARE_CHEAPER);
+	assert_true(fabs(row(&d, "hot")->delta - (500 - 900)) < 1e-9);
+	assert_int_equal(row(&d, "cold")->cls, SHARE_SAME);
+	assert_true(row(&d, "cold")->rel == 0);
+	assert_int_equal(row(&d, "newfn")->cls, SHARE_DEARER);
+	share_diff_release(&d);
+	/* the candidate did half the work: cold's rate doubled */
+	spec.cand_work = 5;
+	assert_int_equal(share_diff_build(&spec, &d), 0);
+	assert_int_equal(row(&d, "cold")->cls, SHARE_DEARER);
+	assert_true(fabs(row(&d, "cold")->rel - 1) < 1e-9);
+	share_diff_release(&d);
+	spec.cand_work = 0;
+	assert_int_equal(share_diff_build(&spec, &d), -1);
+	spec.base_work = 0;
+
 	spec.sample_type = "nope";
 	assert_int_equal(share_diff_build(&spec, &d), -1);
 	spec.sample_type = NULL;
