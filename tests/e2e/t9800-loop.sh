@@ -6,6 +6,7 @@
 # a second loop is refused; kill -9 then a rerun recovers. Effects are 2x
 # or more, far above noise.
 . "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-loop.sh"
 
 command -v git >/dev/null || skip_all="needs git"
 test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, user and PID namespaces)"
@@ -13,10 +14,7 @@ test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, u
 # spin N: N million rounds of an LCG, then "done N"; spin.c is the code the
 # agents edit, tests/run the test they must not touch.
 test_expect_success 'setup: a project in git' '
-	mkdir proj && cd proj &&
-	cp "$DATA/loop/spin.c" . &&
-	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
-	mkdir tests && printf "#!/bin/sh\n./spin 1 | grep -q \"^done 1\$\"\n" >tests/run && chmod +x tests/run &&
+	spin_project &&
 	cat >hotloop.conf <<-\EOC &&
 	[project]
 		build = make -s
@@ -39,7 +37,6 @@ test_expect_success 'setup: a project in git' '
 	[workload "small"]
 		run = ./spin 15
 	EOC
-	printf "spin\n" >.gitignore &&
 	git init -q && git add . && git -c user.name=t -c user.email=t@t commit -q -m base &&
 	echo "work in progress" >notes.txt && echo "// local edit" >>spin.c
 '

@@ -10,6 +10,7 @@
 # object); with --no-sandbox the same acts are caught by the integrity
 # check, named, and the loop stops with an error.
 . "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-loop.sh"
 
 command -v git >/dev/null || skip_all="needs git"
 test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, user and PID namespaces)"
@@ -19,10 +20,7 @@ U=$SCRATCH/proj
 GIT="git -c user.name=t -c user.email=t@t"
 
 test_expect_success 'setup: a project in git with work in progress' '
-	mkdir proj && cd proj &&
-	cp "$DATA/loop/spin.c" . &&
-	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
-	mkdir tests && printf "#!/bin/sh\n./spin 1 | grep -q \"^done 1\$\"\n" >tests/run && chmod +x tests/run &&
+	spin_project &&
 	cat >hotloop.conf <<-\EOC &&
 	[project]
 		build = make -s
@@ -40,7 +38,6 @@ test_expect_success 'setup: a project in git with work in progress' '
 		run = ./spin 40
 		primary = yes
 	EOC
-	printf "spin\n" >.gitignore &&
 	git init -q && git add . && $GIT commit -q -m base && git branch feature &&
 	echo "// stashed" >>Makefile && $GIT stash -q &&
 	echo "// staged" >>spin.c && git add spin.c && echo "// unstaged" >>spin.c &&

@@ -5,16 +5,15 @@
 # a sleep at once and a batch cleanly (no checkout left, exit 130), and
 # periods that are not ones. Short periods; nothing is timed.
 . "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-loop.sh"
 
 command -v git >/dev/null || skip_all="needs git"
 test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, user and PID namespaces)"
 
 # The baseline's tests fail once for each flag file in flags/ (the gate may write there).
 test_expect_success 'setup: a project in git' '
-	mkdir proj flags && cd proj &&
-	cp "$DATA/loop/spin.c" . &&
-	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
-	mkdir tests && cat >tests/run <<-EOT &&
+	mkdir flags && spin_project &&
+	cat >tests/run <<-EOT &&
 	#!/bin/sh
 	for f in $SCRATCH/flags/*; do [ -e "\$f" ] && { rm -f "\$f"; echo "failing once"; exit 1; }; done
 	./spin 1 | grep -q "^done 1\$"
@@ -37,7 +36,6 @@ test_expect_success 'setup: a project in git' '
 		run = ./spin 5
 		primary = yes
 	EOC
-	printf "spin\n" >.gitignore &&
 	git init -q && git add . && git -c user.name=t -c user.email=t@t commit -q -m base
 '
 

@@ -5,16 +5,14 @@
 # so a hostile title runs nothing; a command that fails stops there and a
 # rerun goes on; bad input changes nothing. Effects are 3x, far above noise.
 . "$(dirname "$0")/test-lib.sh"
+. "$TEST_DIR/lib-loop.sh"
 
 command -v git >/dev/null || skip_all="needs git"
 command -v jq >/dev/null || skip_all="needs jq"
 test_have_prereq SANDBOX || skip_all="no sandbox can be made here (bubblewrap, user and PID namespaces)"
 
 test_expect_success 'setup: a project in git' '
-	mkdir proj && cd proj &&
-	cp "$DATA/loop/spin.c" . &&
-	printf "spin: spin.c\n\tcc -O1 -g -fno-omit-frame-pointer -o spin spin.c\n" >Makefile &&
-	mkdir tests && printf "#!/bin/sh\n./spin 1 | grep -q \"^done 1\$\"\n" >tests/run && chmod +x tests/run &&
+	spin_project &&
 	cat >hotloop.conf <<-\EOC &&
 	[project]
 		build = make -s
@@ -32,7 +30,6 @@ test_expect_success 'setup: a project in git' '
 		run = ./spin 60
 		primary = yes
 	EOC
-	printf "spin\n" >.gitignore &&
 	git init -q -b main && git add . && git -c user.name=t -c user.email=t@t commit -q -m base
 '
 
