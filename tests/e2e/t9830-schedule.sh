@@ -4,7 +4,8 @@
 # the scratch directory: the real user's timers and crontab are never
 # touched): a systemd timer written, enabled, replaced, removed; a crontab
 # line added beside the user's own lines and removed from among them;
-# failures that leave everything as it was; periods cron cannot run.
+# failures that leave everything as it was; periods cron cannot run; and
+# the installed crontab line run as cron would: one batch of the loop.
 . "$(dirname "$0")/test-lib.sh"
 
 mkdir bin home
@@ -123,6 +124,29 @@ test_expect_success 'remove: exactly the job'"'"'s line goes' '
 	sched status >st && expect_grep "no timer or crontab line" st &&
 	sched remove --json >rm.json && jq -e ".kind == \"none\" and .removed == false and .installed == false" rm.json
 '
+
+if test_have_prereq SANDBOX; then
+test_expect_success 'the installed crontab line runs one batch of the loop' '
+	mkdir "cron proj" && cd "cron proj" && test_when_finished "cd \"$SCRATCH\"" &&
+	cat >hotloop.conf <<-\EOC &&
+	[project]
+		owned = .
+	[workload "main"]
+		run = sh -c "i=0; while [ \$i -lt 20000 ]; do i=\$((i + 1)); done"
+		primary = yes
+	EOC
+	git init -q && git add . && git -c user.name=t -c user.email=t@t commit -q -m base &&
+	hotloop schedule install --crontab --every 1h --agent "echo NO CANDIDATE" --rounds 1 >out &&
+	id=$(sed -n "s/^\(hotloop-cron-proj-[0-9a-f]\{8\}\): crontab line installed$/\1/p" out) &&
+	line=$(grep " # $id every 1h\$" "$STUB_CRONTAB") &&
+	cmd=${line#0 \* \* \* \* } && (cd / && sh -c "$cmd") &&
+	expect_grep "0 kept in 1 round (the agent said NO CANDIDATE)" .hotloop/schedule.log &&
+	git rev-parse -q --verify "refs/heads/hotloop/$(date +%Y-%m-%d)" >/dev/null &&
+	hotloop schedule remove >/dev/null && ! grep -q "$id" "$STUB_CRONTAB"
+'
+else
+	test_skip 'the installed crontab line runs one batch of the loop' 'no sandbox can be made here'
+fi
 
 test_expect_success 'no user systemd: cron is chosen' '
 	(STUB_NO_SYSTEMD=1 && export STUB_NO_SYSTEMD && sched install --every 30m --json) >auto.json &&
