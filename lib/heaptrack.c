@@ -484,6 +484,12 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 		strbuf_add(&a, r->command, r->command_len);
 		profile_add_comment(p, a.buf);
 	}
+	/* heaptrack names the executable first: its mapping is the first, as pprof's are */
+	for (size_t i = 0; i < r->nr_ips; i++)
+		if (r->ips[i].module == 1) {
+			profile_add_mapping(p, 0, 0, 0, str_dup(r, 1, &a), NULL);
+			break;
+		}
 	locs = xcalloc(HEAPTRACK_MAX_DEPTH, sizeof(*locs));
 	for (size_t i = 0; i < r->nr_allocs; i++) {
 		const struct ht_alloc *al = &r->allocs[i];
