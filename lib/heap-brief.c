@@ -130,26 +130,37 @@ static void quiet(const char *prefix, const char *msg)
 }
 
 /*
- * The line of the head of the innermost loop around a call on 'line' of
- * 'function' in 'binary', 0 when there is none or the code cannot be read.
+ * The line of the head of the innermost loop holding code of 'line' of
+ * 'function' in 'binary' (the line of a call's return address: the call
+ * itself, or the loop's next step after it), 0 when there is none or the
+ * code cannot be read.
  */
 static int64_t loop_around(const char *binary, const char *function, int64_t line)
 {
 	struct asm_function f;
 	report_fn old_error, old_warn;
 	int64_t head_line = 0;
+	int ret;
 
 	if (!binary || *binary != '/' || !function || line <= 0)
 		return 0;
 	old_error = set_error_routine(quiet);
 	old_warn = set_warn_routine(quiet);
-	if (!asm_load(binary, function, true, &f)) {
+	ret = asm_load(binary, function, true, &f);
+	if (ret) {
+		/* a compiler's clone of it: build_list.constprop.0 */
+		char *clone = xstrfmt("%s.", function);
+
+		asm_function_release(&f);
+		ret = asm_load(binary, clone, false, &f);
+		free(clone);
+	}
+	if (!ret) {
 		asm_analyze(&f);
 		for (size_t i = 0; i < f.nr_insns && !head_line; i++) {
 			const struct asm_insn *in = &f.insns[i];
 
-			if (!(in->classes & ASM_C_CALL) || in->line != line || in->loop < 0 ||
-			    (size_t)in->loop >= f.nr_loops)
+			if (in->line != line || in->loop < 0 || (size_t)in->loop >= f.nr_loops)
 				continue;
 			for (size_t j = 0; j < f.nr_insns; j++)
 				if (f.insns[j].addr == f.loops[in->loop].head)
@@ -216,7 +227,7 @@ static void set_tags(struct heap_site *s, bool no_asm)
 		}
 		if (s->loop_line)
 			s->evidence[HT_ALLOC_IN_LOOP] = xstrfmt("%" PRId64 " allocations; the call at line %"
-								PRId64 " of %s is in the loop of line %" PRId64,
+								PRId64 " of %s is in a loop of line %" PRId64,
 								n, s->loop_in == s->function ? s->line : s->caller_line,
 								s->loop_in, s->loop_line);
 	}

@@ -275,13 +275,17 @@ static int event_index(struct ht_reader *r, const char *s, const char *end, uint
 	return 0;
 }
 
-/* The state of the "+"/"-" replay. */
+/*
+ * The state of the "+"/"-" replay. last_plus is heaptrack_print's: the
+ * allocation info of the last "+", 0 after a "-" (so a "-" of the first
+ * allocation info after a "-" counts as temporary there too).
+ */
 struct replay {
-	uint32_t last_plus;	/* the allocation info of the last event when a "+" */
-	uint32_t last_minus;	/* ... when a "-" */
+	uint32_t last_plus;
+	uint32_t last_minus;	/* the allocation info of the last event when a "-" */
 };
 
-#define REPLAY_INIT { NONE, NONE }
+#define REPLAY_INIT { 0, NONE }
 
 /* Note what a was live with at the latest peak before it changes. */
 static void catch_up(struct ht_reader *r, struct ht_alloc *a)
@@ -315,9 +319,10 @@ static int event(struct ht_reader *r, struct replay *rp, char kind, uint32_t i)
 		rp->last_minus = NONE;
 		return 0;
 	}
-	/* a free of nothing live (heaptrack drops those): ignored */
+	/* a free of nothing live (heaptrack_interpret drops those): ignored */
 	if (!a->live) {
-		rp->last_plus = rp->last_minus = NONE;
+		rp->last_plus = 0;
+		rp->last_minus = NONE;
 		return 0;
 	}
 	catch_up(r, a);
@@ -325,7 +330,7 @@ static int event(struct ht_reader *r, struct replay *rp, char kind, uint32_t i)
 	r->live_bytes -= a->size;
 	if (rp->last_plus == i)
 		a->temp++;
-	rp->last_plus = NONE;
+	rp->last_plus = 0;
 	rp->last_minus = i;
 	return 0;
 }
@@ -336,9 +341,9 @@ static int read_version(struct ht_reader *r, const char *s, const char *end)
 
 	if (hex_field(r, &s, end, &tool) || hex_field(r, &s, end, &file))
 		return -1;
-	if (file < 2 || file > 3)
+	if (file < 1 || file > 3)
 		return line_error(&r->ip_pos, "heaptrack file version %" PRIu64 " is not supported "
-				  "(versions 2 and 3 are: heaptrack 1.1 and later)", file);
+				  "(versions 1 to 3 are: heaptrack 1.0 and later)", file);
 	r->version = (unsigned)file;
 	return 0;
 }
@@ -429,6 +434,25 @@ static const char *str_dup(struct ht_reader *r, uint32_t i, struct strbuf *sb)
 	return sb->buf;
 }
 
+/* heaptrack_print leaves operator new out of the stacks it starts */
+static bool is_operator_new(struct ht_reader *r, uint32_t ip)
+{
+	static const char *const names[] = {
+		"operator new(unsigned long)", "operator new[](unsigned long)",
+		"operator new(unsigned int)", "operator new[](unsigned int)",
+	};
+	const struct ht_ip *in = &r->ips[ip - 1];
+	const struct ht_str *st;
+
+	if (!in->nframe || !r->frames[in->frame_off].fn)
+		return false;
+	st = &r->strs[r->frames[in->frame_off].fn - 1];
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (st->len == strlen(names[i]) && !memcmp(r->buf + st->off, names[i], st->len))
+			return true;
+	return false;
+}
+
 static uint64_t ip_location(struct profile *p, struct ht_reader *r, uint32_t i,
 			    struct pf_line *lines, struct strbuf *a, struct strbuf *b)
 {
@@ -499,8 +523,13 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 
 		if (!al->allocs)
 			continue;
-		for (uint32_t t = al->trace; t && nloc < HEAPTRACK_MAX_DEPTH; t = r->traces[t - 1].parent)
-			locs[nloc++] = ip_location(p, r, r->traces[t - 1].ip, lines, &a, &b);
+		for (uint32_t t = al->trace; t && nloc < HEAPTRACK_MAX_DEPTH; t = r->traces[t - 1].parent) {
+			uint32_t ip = r->traces[t - 1].ip;
+
+			if (!nloc && is_operator_new(r, ip))
+				continue;
+			locs[nloc++] = ip_location(p, r, ip, lines, &a, &b);
+		}
 		total_locs += nloc;
 		if (total_locs > HEAPTRACK_MAX_LOCS) {
 			ret = error("cannot read '%s': more than %zu frames in all its stacks",

@@ -1,6 +1,6 @@
 /*
  * heaptrack.h: reading heaptrack's data files (heaptrack.NAME.PID[.zst|.gz],
- * the line-based format heaptrack_interpret writes, file versions 2 and 3)
+ * the line-based format heaptrack_interpret writes, file versions 1 to 3)
  * into the heap profile model (heap-profile.h), so report, flame, brief and
  * convert take them like any profile. The caller owns the struct profile.
  *
@@ -10,7 +10,9 @@
  * - alloc_* count the "+" lines; inuse_* what was live at the moment the
  *   live bytes were highest (heaptrack's peak); leak_* what was live at the
  *   end; temp_objects a "-" right after the "+" of the same allocation info
- *   (heaptrack's temporaries). All exact: heaptrack records every call.
+ *   (heaptrack_print's temporaries, by its rule to the letter). All exact:
+ *   heaptrack records every call. Leading "operator new" frames are left
+ *   out of the stacks, as heaptrack_print does.
  * - heaptrack does not say which call allocated, but writes a realloc as the
  *   "-" of the old block just before the "+" of the new one: an allocation
  *   info most of whose allocations come right after the free of a block
