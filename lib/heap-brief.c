@@ -175,12 +175,14 @@ static int64_t loop_around(const char *binary, const char *function, int64_t lin
 	return head_line;
 }
 
+static int rank_type = HEAP_ALLOC_SPACE;
+
 static int cmp_bytes(const void *a, const void *b)
 {
 	const struct heap_site *x = a, *y = b;
 
-	if (x->v[HEAP_ALLOC_SPACE] != y->v[HEAP_ALLOC_SPACE])
-		return x->v[HEAP_ALLOC_SPACE] > y->v[HEAP_ALLOC_SPACE] ? -1 : 1;
+	if (x->v[rank_type] != y->v[rank_type])
+		return x->v[rank_type] > y->v[rank_type] ? -1 : 1;
 	return strcmp(x->function, y->function);
 }
 
@@ -240,6 +242,11 @@ void heap_brief_finish(struct heap_brief *hb, size_t top, bool no_asm)
 	free(hb->site_of);
 	hb->site_of = NULL;
 	hb->nr_site_of = 0;
+	/* a profile of what was live only (jemalloc without prof_accum): by those bytes */
+	hb->rank = HEAP_ALLOC_SPACE;
+	if (hb->total[HEAP_ALLOC_SPACE] <= 0)
+		hb->rank = hb->total[HEAP_INUSE_SPACE] > 0 ? HEAP_INUSE_SPACE : HEAP_LEAK_SPACE;
+	rank_type = hb->rank;
 	if (hb->nr_sites)
 		qsort(hb->sites, hb->nr_sites, sizeof(*hb->sites), cmp_bytes);
 	hb->by_count = xcalloc(hb->nr_sites + 1, sizeof(*hb->by_count));
@@ -293,7 +300,10 @@ void heap_brief_format_md(const struct heap_brief *hb, struct strbuf *sb)
 {
 	size_t keep = hb->nr_sites < HEAP_SITES_SHOWN ? hb->nr_sites : HEAP_SITES_SHOWN;
 
-	strbuf_addstr(sb, "\n## Allocation sites (owned code, by bytes)\n\n- heap: ");
+	strbuf_addf(sb, "\n## Allocation sites (owned code, by %s)\n\n- heap: ",
+		    hb->rank == HEAP_ALLOC_SPACE ? "bytes allocated" : hb->rank == HEAP_INUSE_SPACE ?
+		    "bytes in use (the profile has no allocation counts)" :
+		    "bytes leaked (the profile has no allocation counts)");
 	human(sb, hb->total[HEAP_ALLOC_SPACE]);
 	strbuf_addf(sb, " in %" PRId64 " allocations", hb->total[HEAP_ALLOC_OBJECTS]);
 	if (hb->peak >= 0) {
@@ -370,6 +380,7 @@ json_t *heap_brief_to_json(const struct heap_brief *hb)
 		json_object_set_new(tot, heap_type_names[t], json_integer((json_int_t)hb->total[t]));
 	json_object_set_new(tot, "heap_peak", hb->peak >= 0 ? json_integer((json_int_t)hb->peak) : json_null());
 	json_object_set_new(o, "totals", tot);
+	json_object_set_new(o, "ranked_by", json_text(heap_type_names[hb->rank]));
 	for (size_t i = 0; i < keep; i++)
 		json_array_append_new(sites, site_json(&hb->sites[i], i + 1));
 	for (size_t i = 0; i < hb->nr_sites && i < (HEAP_SITES_SHOWN + 1) / 2; i++) {

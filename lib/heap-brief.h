@@ -46,7 +46,7 @@ struct heap_site {
 };
 
 struct heap_brief {
-	struct heap_site *sites;	/* by alloc_space, largest first */
+	struct heap_site *sites;	/* by 'rank' bytes, largest first */
 	size_t nr_sites, alloc_sites;
 	size_t *by_count;		/* indexes into sites, by alloc_objects */
 	uint32_t *site_of;		/* function id -> index + 1 (while building) */
@@ -55,6 +55,7 @@ struct heap_brief {
 	int64_t owned[HEAP_NR_TYPES];	/* of the sites' */
 	int64_t peak;			/* heap-peak=BYTES, -1 when the profile does not say */
 	int idx[HEAP_NR_TYPES];		/* the profile's sample type indexes, -1 when absent */
+	enum heap_sample_type rank;	/* sites' order: alloc_space, else (none) inuse_space, leak_space */
 };
 
 /* Start on profile p (a heap profile). */

@@ -22,6 +22,7 @@
 #include "callgrind.h"
 #include "perfdata.h"
 #include "heaptrack.h"
+#include "jeprof.h"
 #include "profile-io.h"
 
 static bool is_zstd(const void *data, size_t len)
@@ -88,7 +89,11 @@ static int decode_inflated(struct profile *p, const void *data, size_t len,
 {
 	int ret;
 
-	if (heaptrack_sniff(data, len)) {
+	if (jeprof_sniff(data, len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_JEPROF;
+		ret = jeprof_parse(p, data, len, what);
+	} else if (heaptrack_sniff(data, len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_HEAPTRACK;
 		ret = heaptrack_parse(p, data, len, what);
