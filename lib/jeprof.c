@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +340,7 @@ static const char *callee_of(struct je_addr *u)
 	uint64_t off, target = 0;
 	struct strbuf path = STRBUF_INIT;
 	struct sym_frame sf[MAX_INLINE];
+	struct stat st;
 	int fd, got;
 
 	if (u->callee_known)
@@ -348,11 +350,12 @@ static const char *callee_of(struct je_addr *u)
 		return NULL;
 	off = u->addr - m->start + m->offset;
 	strbuf_add(&path, m->path, m->path_len);
-	fd = open(path.buf, O_RDONLY | O_CLOEXEC);
+	/* a path from the profile may name a FIFO or a device: never block on it */
+	fd = open(path.buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	strbuf_release(&path);
 	if (fd < 0)
 		return NULL;
-	if (pread(fd, b, sizeof(b), (off_t)(off - 5)) == (ssize_t)sizeof(b)) {
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && pread(fd, b, sizeof(b), (off_t)(off - 5)) == (ssize_t)sizeof(b)) {
 		uint32_t insn = (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 |
 				(uint32_t)b[4] << 24;
 
