@@ -13,6 +13,7 @@
 #include "util.h"
 #include "strbuf.h"
 #include "lines.h"
+#include "symbolize.h"
 #include "profile.h"
 #include "heap-profile.h"
 #include "heaptrack.h"
@@ -64,6 +65,14 @@ struct ht_alloc {
 	uint64_t stamp;		/* the peak peak_live is of */
 };
 
+/* A module as found on this machine: where heaptrack saw it loaded. */
+struct ht_module {
+	bool looked;		/* tried to find its load address */
+	struct sym_dso *dso;	/* NULL: its file's addresses are not known */
+	uint64_t start, limit, offset;	/* its executable segment, as mapped */
+	uint64_t map_id;
+};
+
 struct ht_reader {
 	const char *buf;
 	size_t len, pos;
@@ -83,6 +92,9 @@ struct ht_reader {
 	size_t command_len;
 	uint64_t live_bytes, peak_bytes, last_ms;
 	uint64_t peaks;		/* new highs of live_bytes so far */
+	uint64_t page_size;	/* from the "I" line; 4096 without one */
+	struct ht_module *modules;	/* by module string index */
+	struct symbolizer *sym;
 	size_t skipped;
 	char skipped_kind;
 };
@@ -306,7 +318,9 @@ static int event(struct ht_reader *r, struct replay *rp, char kind, uint32_t i)
 		catch_up(r, a);
 		a->live++;
 		a->allocs++;
-		if (rp->last_minus != NONE && r->allocs[rp->last_minus].trace == a->trace)
+		/* realloc is written as the free of the old block, then the new one */
+		if (rp->last_minus != NONE && rp->last_minus != i &&
+		    r->allocs[rp->last_minus].trace == a->trace)
 			a->reallocs++;
 		r->live_bytes += a->size;
 		if (r->live_bytes > r->peak_bytes) {
@@ -409,7 +423,12 @@ static int parse_pass(struct ht_reader *r)
 			if (!ret)
 				r->last_ms = v;
 			break;
-		case 'I': case 'R': case 'A':
+		case 'I':
+			ret = hex_field(r, &s, end, &v);
+			if (!ret && v >= 512 && v <= ((uint64_t)1 << 30) && !(v & (v - 1)))
+				r->page_size = v;
+			break;
+		case 'R': case 'A':
 			break;
 		default:
 			if (!r->skipped++)
@@ -453,17 +472,137 @@ static bool is_operator_new(struct ht_reader *r, uint32_t ip)
 	return false;
 }
 
+/* The name heaptrack gives the function holding ip i (its outermost frame), or NULL. */
+static bool outer_name(struct ht_reader *r, const struct ht_ip *ip, const char **s, size_t *n)
+{
+	uint32_t fn = ip->nframe ? r->frames[ip->frame_off + ip->nframe - 1].fn : 0;
+
+	if (!fn)
+		return false;
+	*s = r->buf + r->strs[fn - 1].off;
+	*n = r->strs[fn - 1].len;
+	return true;
+}
+
+/*
+ * Whether the frames hotloop's symbolizer gives share a function name with
+ * heaptrack's frames of ip (heaptrack and elfutils may split an inline
+ * chain differently, so any name in common counts).
+ */
+static bool same_function(struct ht_reader *r, const struct ht_ip *ip,
+			  const struct sym_frame *sf, int got)
+{
+	for (uint32_t j = 0; j < ip->nframe; j++) {
+		uint32_t fn = r->frames[ip->frame_off + j].fn;
+		const struct ht_str *st = fn ? &r->strs[fn - 1] : NULL;
+
+		for (int k = 0; st && k < got; k++)
+			if (strlen(sf[k].name) == st->len && !memcmp(sf[k].name, r->buf + st->off, st->len))
+				return true;
+	}
+	return false;
+}
+
+/* Candidate load biases tried per module, and named addresses checked per candidate. */
+#define MAX_BIASES 65536
+#define CHECK_IPS 4
+
+/*
+ * Where module m was loaded, found from its file on this machine: the
+ * files carry no load addresses, but a bias is page-aligned and must put
+ * every address of the module inside its executable segment and give the
+ * functions heaptrack named there the same names here. The first such
+ * bias is taken; none (the file is gone, changed or stripped, or heaptrack
+ * named nothing in it) leaves the module's addresses as they are.
+ */
+static void find_module(struct ht_reader *r, uint32_t m, struct strbuf *path)
+{
+	struct ht_module *mod = &r->modules[m];
+	uint64_t lo = UINT64_MAX, hi = 0, vaddr, off, size, first, last, page = r->page_size;
+	const struct ht_ip *named[CHECK_IPS];
+	size_t nnamed = 0, tries = 0;
+	struct sym_dso *d;
+
+	mod->looked = true;
+	str_dup(r, m, path);
+	if (path->buf[0] != '/')
+		return;
+	for (size_t i = 0; i < r->nr_ips; i++) {
+		const struct ht_ip *ip = &r->ips[i];
+		const char *s = NULL;
+		size_t n = 0;
+
+		if (ip->module != m)
+			continue;
+		lo = ip->ip < lo ? ip->ip : lo;
+		hi = ip->ip > hi ? ip->ip : hi;
+		if (nnamed < CHECK_IPS && outer_name(r, ip, &s, &n))
+			named[nnamed++] = ip;
+	}
+	if (!nnamed)
+		return;
+	if (!r->sym)
+		r->sym = symbolizer_new();
+	d = symbolizer_dso(r->sym, path->buf, NULL);
+	if (!sym_dso_exec_segment(d, &vaddr, &off, &size) || !size || hi - lo >= size ||
+	    lo < vaddr)
+		return;
+	/* bias + vaddr <= lo and hi < bias + vaddr + size */
+	last = lo - vaddr;
+	first = hi - vaddr >= size ? hi - vaddr - size + 1 : 0;
+	first = (first + page - 1) / page * page;
+	for (uint64_t bias = first; bias <= last && tries < MAX_BIASES; bias += page, tries++) {
+		bool ok = true;
+
+		for (size_t k = 0; k < nnamed && ok; k++) {
+			struct sym_frame sf[HEAPTRACK_MAX_FRAMES];
+			int got = sym_lookup(d, named[k]->ip - bias - vaddr + off, sf, HEAPTRACK_MAX_FRAMES);
+
+			ok = same_function(r, named[k], sf, got);
+		}
+		if (ok) {
+			mod->dso = d;
+			mod->start = bias + vaddr;
+			mod->limit = bias + vaddr + size;
+			mod->offset = off;
+			return;
+		}
+		if (bias > UINT64_MAX - page)
+			break;
+	}
+}
+
 static uint64_t ip_location(struct profile *p, struct ht_reader *r, uint32_t i,
 			    struct pf_line *lines, struct strbuf *a, struct strbuf *b)
 {
 	struct ht_ip *ip = &r->ips[i - 1];
+	struct ht_module *mod = ip->module ? &r->modules[ip->module] : NULL;
 	uint64_t map = 0;
 	uint32_t nl = 0;
 
 	if (ip->loc_id)
 		return ip->loc_id;
-	if (ip->module)
-		map = profile_add_mapping(p, 0, 0, 0, str_dup(r, ip->module, a), NULL);
+	if (mod && !mod->looked)
+		find_module(r, ip->module, a);
+	if (mod && !mod->map_id)
+		mod->map_id = profile_add_mapping(p, mod->start, mod->limit, mod->offset,
+						  str_dup(r, ip->module, a), NULL);
+	map = mod ? mod->map_id : 0;
+	if (mod && mod->dso && !ip->nframe && ip->ip >= mod->start && ip->ip < mod->limit) {
+		/* heaptrack could not name it: hotloop's symbolizer, a byte back (a return address) */
+		struct sym_frame sf[HEAPTRACK_MAX_FRAMES];
+		int got = sym_lookup(mod->dso, ip->ip - mod->start + mod->offset - 1, sf,
+				     HEAPTRACK_MAX_FRAMES);
+
+		for (int k = 0; k < got; k++) {
+			lines[k].function_id = profile_add_function(p, sf[k].name, sf[k].system_name,
+								    sf[k].file, sf[k].start_line);
+			lines[k].line = sf[k].line;
+			lines[k].column = 0;
+		}
+		ip->loc_id = profile_add_location(p, map, ip->ip, lines, got > 0 ? (size_t)got : 0);
+		return ip->loc_id;
+	}
 	for (uint32_t j = 0; j < ip->nframe; j++) {
 		const struct ht_frame *f = &r->frames[ip->frame_off + j];
 
@@ -480,6 +619,41 @@ static uint64_t ip_location(struct profile *p, struct ht_reader *r, uint32_t i,
 	return ip->loc_id;
 }
 
+/* The op label for a call to 'fn' ("realloc@plt", "calloc"): malloc when unknown. */
+static const char *op_of(const char *fn)
+{
+	if (!fn)
+		return "malloc";
+	if (strstr(fn, "posix_memalign") || strstr(fn, "aligned_alloc") || strstr(fn, "memalign") ||
+	    strstr(fn, "valloc"))
+		return "memalign";
+	if (strstr(fn, "realloc"))
+		return "realloc";
+	if (strstr(fn, "calloc"))
+		return "calloc";
+	return "malloc";
+}
+
+/*
+ * The op of an allocation info whose stack starts at ip (after operator
+ * new): what the call there called, when its module was found here; else
+ * realloc when most of its allocations came right after the free of a
+ * block of another size from the same stack, as heaptrack writes a realloc.
+ */
+static const char *alloc_op(struct ht_reader *r, const struct ht_alloc *al, uint32_t ip)
+{
+	const struct ht_ip *in = ip ? &r->ips[ip - 1] : NULL;
+	const struct ht_module *mod = in && in->module ? &r->modules[in->module] : NULL;
+
+	if (mod && mod->dso && in->ip >= mod->start && in->ip < mod->limit) {
+		const char *callee = sym_callee(mod->dso, in->ip - mod->start + mod->offset);
+
+		if (callee)
+			return op_of(callee);
+	}
+	return al->reallocs * 2 > al->allocs ? "realloc" : "malloc";
+}
+
 static int build_profile(struct profile *p, struct ht_reader *r)
 {
 	struct pf_line lines[HEAPTRACK_MAX_FRAMES];
@@ -488,8 +662,7 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 	size_t total_locs = 0;
 	char *c;
 	int64_t op_key = profile_str(p, HEAP_OP_LABEL), bytes_key = profile_str(p, "bytes"),
-		bytes_unit = profile_str(p, "bytes"), op_malloc = profile_str(p, "malloc"),
-		op_realloc = profile_str(p, "realloc");
+		bytes_unit = profile_str(p, "bytes");
 	int ret = 0;
 
 	for (int t = 0; t < HEAP_NR_TYPES; t++)
@@ -508,10 +681,13 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 		strbuf_add(&a, r->command, r->command_len);
 		profile_add_comment(p, a.buf);
 	}
+	r->modules = xcalloc(r->nr_strs + 1, sizeof(*r->modules));
 	/* heaptrack names the executable first: its mapping is the first, as pprof's are */
 	for (size_t i = 0; i < r->nr_ips; i++)
 		if (r->ips[i].module == 1) {
-			profile_add_mapping(p, 0, 0, 0, str_dup(r, 1, &a), NULL);
+			find_module(r, 1, &a);
+			r->modules[1].map_id = profile_add_mapping(p, r->modules[1].start, r->modules[1].limit,
+								   r->modules[1].offset, str_dup(r, 1, &a), NULL);
 			break;
 		}
 	locs = xcalloc(HEAPTRACK_MAX_DEPTH, sizeof(*locs));
@@ -520,6 +696,7 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 		struct pf_label labels[2];
 		int64_t v[HEAP_NR_TYPES], sz = (int64_t)al->size;
 		size_t nloc = 0;
+		uint32_t leaf = 0;
 
 		if (!al->allocs)
 			continue;
@@ -528,6 +705,8 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 
 			if (!nloc && is_operator_new(r, ip))
 				continue;
+			if (!nloc)
+				leaf = ip;
 			locs[nloc++] = ip_location(p, r, ip, lines, &a, &b);
 		}
 		total_locs += nloc;
@@ -544,10 +723,11 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 		v[HEAP_LEAK_OBJECTS] = (int64_t)al->live;
 		v[HEAP_LEAK_SPACE] = sat_mul(al->live, sz);
 		v[HEAP_TEMP_OBJECTS] = (int64_t)al->temp;
-		labels[0] = (struct pf_label){ op_key, al->reallocs * 2 > al->allocs ? op_realloc : op_malloc, 0, 0 };
+		labels[0] = (struct pf_label){ op_key, profile_str(p, alloc_op(r, al, leaf)), 0, 0 };
 		labels[1] = (struct pf_label){ bytes_key, 0, sz, bytes_unit };
 		profile_add_sample(p, locs, nloc, v, labels, 2);
 	}
+	profile_mark_symbolized(p);
 	free(locs);
 	strbuf_release(&a);
 	strbuf_release(&b);
@@ -556,6 +736,9 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 
 static void reader_release(struct ht_reader *r)
 {
+	free(r->modules);
+	if (r->sym)
+		symbolizer_free(r->sym);
 	free(r->strs);
 	free(r->frames);
 	free(r->ips);
@@ -565,7 +748,7 @@ static void reader_release(struct ht_reader *r)
 
 int heaptrack_parse(struct profile *p, const char *buf, size_t len, const char *what)
 {
-	struct ht_reader r = { .buf = buf, .len = len, .ip_pos = { what, 0 } };
+	struct ht_reader r = { .buf = buf, .len = len, .ip_pos = { what, 0 }, .page_size = 4096 };
 	int ret = parse_pass(&r);
 
 	if (!ret && r.skipped)

@@ -13,16 +13,22 @@
  *   (heaptrack_print's temporaries, by its rule to the letter). All exact:
  *   heaptrack records every call. Leading "operator new" frames are left
  *   out of the stacks, as heaptrack_print does.
- * - heaptrack does not say which call allocated, but writes a realloc as the
- *   "-" of the old block just before the "+" of the new one: an allocation
- *   info most of whose allocations come right after the free of a block
+ * - heaptrack does not say which call allocated: op is what the call at the
+ *   stack's first address called, read from the call instruction in the
+ *   module's file (its PLT stub, "realloc@plt") when the module is found
+ *   here (below). Else, as heaptrack writes a realloc as the "-" of the old
+ *   block just before the "+" of the new one, an allocation info most of
+ *   whose allocations come right after the free of a block of another size
  *   from the same stack gets op=realloc, the others op=malloc.
  * - Stacks come from the trace tree ("t IP PARENT"), leaf first; an
  *   instruction pointer ("i IP MODULE [FUNCTION FILE LINE]...") becomes a
  *   location in a mapping named after its module, with heaptrack's own
  *   symbols and inlined frames (innermost first). Modules carry no load
- *   address in these files, so what heaptrack could not symbolize stays an
- *   address in its module.
+ *   address in these files: where a module's file is on this machine, the
+ *   page-aligned load bias that gives heaptrack's function names to its
+ *   addresses is searched for; found, the mapping has its real range (so
+ *   asm --profile works) and what heaptrack could not name is symbolized
+ *   here; else the addresses stay as they are, in a mapping without range.
  * Comments: "heaptrack", "heap-peak=BYTES", "command: ...".
  */
 #ifndef HOTLOOP_HEAPTRACK_H

@@ -4,11 +4,8 @@
  * mappings; then each distinct (address, return or not) is symbolized once,
  * in sorted order, and the stacks become samples.
  */
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,50 +325,16 @@ static void symbolize(struct profile *p, struct je_reader *r)
 }
 
 /*
- * The function the call just before return address u->addr called, by the
- * call's own bytes in the mapped file (x86-64 call rel32, arm64 bl): in a
- * program's code that is the PLT stub named "realloc@plt" and so on, even
- * when the allocator's own symbols are stripped.
+ * What the program's call before return address u->addr called (its PLT
+ * stub, "realloc@plt"): the allocator's own symbols may be stripped.
  */
 static const char *callee_of(struct je_addr *u)
 {
 	struct je_map *m = u->map;
-	unsigned char b[5];
-	uint64_t off, target = 0;
-	struct strbuf path = STRBUF_INIT;
-	struct sym_frame sf[MAX_INLINE];
-	struct stat st;
-	int fd, got;
 
-	if (u->callee_known)
-		return u->callee;
+	if (!u->callee_known && m && m->dso && u->addr >= m->start)
+		u->callee = sym_callee(m->dso, u->addr - m->start + m->offset);
 	u->callee_known = true;
-	if (!m || !m->dso || u->addr < m->start + 5)
-		return NULL;
-	off = u->addr - m->start + m->offset;
-	strbuf_add(&path, m->path, m->path_len);
-	/* a path from the profile may name a FIFO or a device: never block on it */
-	fd = open(path.buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	strbuf_release(&path);
-	if (fd < 0)
-		return NULL;
-	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && pread(fd, b, sizeof(b), (off_t)(off - 5)) == (ssize_t)sizeof(b)) {
-		uint32_t insn = (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 |
-				(uint32_t)b[4] << 24;
-
-#if defined(__x86_64__)
-		if (b[0] == 0xe8)
-			target = u->addr + (uint64_t)(int64_t)(int32_t)insn;
-#elif defined(__aarch64__)
-		if ((insn & 0xfc000000u) == 0x94000000u)
-			target = u->addr - 4 + (uint64_t)((int64_t)((int32_t)(insn << 6) >> 6) * 4);
-#endif
-	}
-	close(fd);
-	if (target < m->start || target >= m->end)
-		return NULL;
-	got = sym_lookup(m->dso, target - m->start + m->offset, sf, MAX_INLINE);
-	u->callee = got > 0 ? sf[got - 1].name : NULL;
 	return u->callee;
 }
 
@@ -496,6 +459,7 @@ static void build(struct profile *p, struct je_reader *r, const char *what)
 		profile_add_sample(p, locs, nloc, v, &label, 1);
 	}
 	p->default_sample_type = profile_str(p, heap_type_names[accum ? HEAP_ALLOC_SPACE : HEAP_INUSE_SPACE]);
+	profile_mark_symbolized(p);
 	free(locs);
 }
 

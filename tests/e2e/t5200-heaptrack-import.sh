@@ -101,6 +101,23 @@ test_expect_success 'convert writes pprof with the same totals' '
 	test "$(jq .total a.json)" = "$(jq .heap.totals.alloc_space b-realloc.json)"
 '
 
+test_expect_success 'asm --profile finds the module where heaptrack saw it loaded' '
+	hotloop asm "$WL" --fn make_node --profile hi-loop.zst --sample-type alloc_objects >asm.txt &&
+	expect_grep "samples   20000 alloc_objects in this function" asm.txt
+'
+
+if test_have_prereq GO; then
+	test_expect_success 'go tool pprof reads the converted file with the same totals' '
+		hotloop convert hi-temp.zst -o ht.pb.gz &&
+		go tool pprof -sample_index=alloc_objects -raw ht.pb.gz >raw.txt 2>&1 &&
+		expect_grep "alloc_objects/count" raw.txt &&
+		go tool pprof -sample_index=alloc_space -top ht.pb.gz >top.txt 2>&1 &&
+		expect_grep "scratch_copy" top.txt
+	'
+else
+	test_skip 'go tool pprof reads the converted file' 'needs go (apt-get install golang-go)'
+fi
+
 test_expect_success 'gzip and uncompressed files read the same' '
 	zstd -dc hi-leak.zst >hi-leak.txt && gzip -c hi-leak.txt >hi-leak.gz &&
 	hotloop report --sample-type leak_space --json hi-leak.txt >t1.json &&
