@@ -2317,6 +2317,11 @@ static bool cut_one(struct brief *b)
 		b->show_hotspots--;
 		return true;
 	}
+	/* a heap profile's allocation sites go last, from the bottom, never the first */
+	if (b->heap && b->heap->show > 1) {
+		b->heap->show--;
+		return true;
+	}
 	return false;
 }
 
@@ -2325,6 +2330,8 @@ static void fit_reset(struct brief *b, size_t budget)
 	b->show_hotspots = b->show_snippets = b->nr_hotspots;
 	b->truncated = false;
 	b->budget = budget;
+	if (b->heap)
+		b->heap->show = b->heap->nr_sites < HEAP_SITES_SHOWN ? b->heap->nr_sites : HEAP_SITES_SHOWN;
 }
 
 void brief_format_md(struct brief *b, size_t budget, struct strbuf *out)

@@ -256,6 +256,7 @@ void heap_brief_finish(struct heap_brief *hb, size_t top, bool no_asm)
 	if (hb->nr_sites)
 		qsort(hb->by_count, hb->nr_sites, sizeof(*hb->by_count), cmp_count);
 	keep = top ? top : HEAP_SITES_SHOWN;
+	hb->show = hb->nr_sites < HEAP_SITES_SHOWN ? hb->nr_sites : HEAP_SITES_SHOWN;
 	/* a site shown by count keeps its tags too */
 	for (size_t i = 0; i < hb->nr_sites; i++) {
 		bool shown = i < keep;
@@ -298,7 +299,7 @@ static void md_tags(const struct heap_site *s, struct strbuf *sb)
 
 void heap_brief_format_md(const struct heap_brief *hb, struct strbuf *sb)
 {
-	size_t keep = hb->nr_sites < HEAP_SITES_SHOWN ? hb->nr_sites : HEAP_SITES_SHOWN;
+	size_t keep = hb->show;
 
 	strbuf_addf(sb, "\n## Allocation sites (owned code, by %s)\n\n- heap: ",
 		    hb->rank == HEAP_ALLOC_SPACE ? "bytes allocated" : hb->rank == HEAP_INUSE_SPACE ?
@@ -340,9 +341,21 @@ void heap_brief_format_md(const struct heap_brief *hb, struct strbuf *sb)
 		const struct heap_site *s = &hb->sites[hb->by_count[i]];
 
 		strbuf_addf(sb, "%s `%s` %" PRId64, i ? "," : "", s->function, s->v[HEAP_ALLOC_OBJECTS]);
+		/* a site not in the table: its tags here */
+		if (hb->by_count[i] >= keep) {
+			bool any = false;
+
+			for (int t = 0; t < HT_NR; t++)
+				if (s->evidence[t]) {
+					strbuf_addf(sb, "%s%s", any ? ", " : " (", tag_names[t]);
+					any = true;
+				}
+			if (any)
+				strbuf_addch(sb, ')');
+		}
 	}
 	strbuf_addstr(sb, "\n\n");
-	for (size_t i = 0; i < hb->nr_sites; i++) {
+	for (size_t i = 0; i < keep; i++) {
 		const struct heap_site *s = &hb->sites[i];
 
 		for (int t = 0; t < HT_NR; t++)
@@ -374,7 +387,7 @@ static json_t *site_json(const struct heap_site *s, size_t rank)
 json_t *heap_brief_to_json(const struct heap_brief *hb)
 {
 	json_t *o = json_object(), *tot = json_object(), *sites = json_array(), *count = json_array();
-	size_t keep = hb->nr_sites < HEAP_SITES_SHOWN ? hb->nr_sites : HEAP_SITES_SHOWN;
+	size_t keep = hb->show;
 
 	for (int t = 0; t < HEAP_NR_TYPES; t++)
 		json_object_set_new(tot, heap_type_names[t], json_integer((json_int_t)hb->total[t]));

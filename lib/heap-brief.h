@@ -55,6 +55,7 @@ struct heap_brief {
 	int64_t owned[HEAP_NR_TYPES];	/* of the sites' */
 	int64_t peak;			/* heap-peak=BYTES, -1 when the profile does not say */
 	int idx[HEAP_NR_TYPES];		/* the profile's sample type indexes, -1 when absent */
+	size_t show;			/* sites shown by bytes: the budget may cut them */
 	enum heap_sample_type rank;	/* sites' order: alloc_space, else (none) inuse_space, leak_space */
 };
 

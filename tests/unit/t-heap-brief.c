@@ -155,6 +155,31 @@ static void test_heap_brief__formats(void **state)
 	profile_release(&p);
 }
 
+static void test_heap_brief__budget(void **state)
+{
+	struct brief_opts opts = { .owned = &proj, .context = -1, .no_asm = true };
+	struct strbuf md = STRBUF_INIT;
+	struct profile p;
+	struct brief b;
+
+	heap_profile(&p);
+	assert_int_equal(brief_build(&b, &p, profile_find_sample_type(&p, "alloc_space"), &opts), 0);
+	/* the hotspots go first, then the sites from the bottom, never the first */
+	brief_format_md(&b, 10, &md);
+	assert_int_equal(b.heap->show, 1);
+	assert_true(b.truncated);
+	assert_non_null(strstr(md.buf, "| 1 | `big` |"));
+	assert_null(strstr(md.buf, "| 2 |"));
+	/* a site cut from the table keeps its tags in the by-count line */
+	assert_non_null(strstr(md.buf, "`temps` 5000 (short-lived)"));
+	strbuf_reset(&md);
+	brief_format_md(&b, 0, &md);
+	assert_int_equal(b.heap->show, 4);
+	strbuf_release(&md);
+	brief_release(&b);
+	profile_release(&p);
+}
+
 static void test_heap_brief__not_heap(void **state)
 {
 	struct brief_opts opts = { .owned = &proj, .context = -1, .no_asm = true };
@@ -186,6 +211,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_heap_brief__sites_and_tags),
 		cmocka_unit_test(test_heap_brief__formats),
+		cmocka_unit_test(test_heap_brief__budget),
 		cmocka_unit_test(test_heap_brief__not_heap),
 	};
 
