@@ -93,6 +93,7 @@ struct ht_reader {
 	uint64_t live_bytes, peak_bytes, last_ms;
 	uint64_t peaks;		/* new highs of live_bytes so far */
 	uint64_t page_size;	/* from the "I" line; 4096 without one */
+	size_t biases_tried;	/* by find_module(), in all */
 	struct ht_module *modules;	/* by module string index */
 	struct symbolizer *sym;
 	size_t skipped;
@@ -503,8 +504,13 @@ static bool same_function(struct ht_reader *r, const struct ht_ip *ip,
 	return false;
 }
 
-/* Candidate load biases tried per module, and named addresses checked per candidate. */
+/*
+ * Candidate load biases tried per module and in all (a hostile file may
+ * name the same big library as thousands of modules), and named addresses
+ * checked per candidate.
+ */
 #define MAX_BIASES 65536
+#define MAX_ALL_BIASES ((size_t)1 << 20)
 #define CHECK_IPS 4
 
 /*
@@ -551,7 +557,8 @@ static void find_module(struct ht_reader *r, uint32_t m, struct strbuf *path)
 	last = lo - vaddr;
 	first = hi - vaddr >= size ? hi - vaddr - size + 1 : 0;
 	first = (first + page - 1) / page * page;
-	for (uint64_t bias = first; bias <= last && tries < MAX_BIASES; bias += page, tries++) {
+	for (uint64_t bias = first; bias <= last && tries < MAX_BIASES && r->biases_tried < MAX_ALL_BIASES;
+	     bias += page, tries++, r->biases_tried++) {
 		bool ok = true;
 
 		for (size_t k = 0; k < nnamed && ok; k++) {
