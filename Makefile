@@ -17,6 +17,8 @@ CFLAGS    += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare \
              -Wshadow -Wstrict-prototypes -fno-omit-frame-pointer \
              -Ilib -I$(B)/gen -DHOTLOOP_VERSION='"$(VERSION)"'
 LDLIBS    += -ldw -lelf -lprotobuf-c -ljansson -linih -lz -liberty -lcapstone -lsqlite3 -lmicrohttpd -lcurl -lcrypto -lpthread -lm
+# zstd: heaptrack's files come compressed with it
+LDLIBS    += -lzstd
 ifeq ($(V),1)
 Q :=
 QUIET = @:

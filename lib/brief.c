@@ -23,6 +23,8 @@
 #include "kb.h"
 #include "profile.h"
 #include "record.h"
+#include "heap-profile.h"
+#include "heap-brief.h"
 #include "stacks.h"
 #include "strbuf.h"
 #include "util.h"
@@ -1603,9 +1605,10 @@ static void header(struct builder *bd)
 	bd->main_map = p->nr_mappings ? &p->mappings[0] : NULL;
 }
 
-static void quality_warnings(struct brief *b)
+static void quality_warnings(struct brief *b, bool heap)
 {
-	if (b->samples < 100)
+	/* a heap profile's samples are stacks, each with all its allocations */
+	if (b->samples < 100 && !heap)
 		add_warning(b, xstrfmt("only %llu samples: shares are rough; record longer or at a higher -F",
 				       (unsigned long long)b->samples));
 	if (b->unknown_pct > 100 * BRIEF_QUALITY_WARN)
@@ -1623,11 +1626,32 @@ static void quality_warnings(struct brief *b)
 				    "default) or dwarf", b->truncated_pct));
 }
 
+/*
+ * A heap profile's allocation sites: each sample's first owned frame, as
+ * pass_totals() attributes, and the frame after it (its caller).
+ */
+static void heap_sites(struct builder *bd, bool fallback)
+{
+	struct heap_brief *hb = xcalloc(1, sizeof(*hb));
+
+	heap_brief_init(hb, bd->p);
+	for (size_t i = 0; i < bd->p->nr_samples; i++) {
+		size_t n = expand(bd, i, fallback), k;
+
+		for (k = 0; k < n && !bd->owned[k]; k++)
+			;
+		heap_brief_add(hb, bd->p, i, k < n ? &bd->frames[k] : NULL,
+			       k + 1 < n ? &bd->frames[k + 1] : NULL);
+	}
+	heap_brief_finish(hb, bd->o->top, bd->o->no_asm);
+	bd->b->heap = hb;
+}
+
 int brief_build(struct brief *b, const struct profile *p, int idx, const struct brief_opts *o)
 {
 	struct builder bd = { 0 };
 	int64_t attributed = 0;
-	bool fallback = false;
+	bool fallback = false, heap = profile_is_heap(p);
 	int ret = -1;
 
 	memset(b, 0, sizeof(*b));
@@ -1660,7 +1684,7 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 				       "executable and of files under the roots counts as owned (pass --owned DIR)",
 				       o->owned->nr_roots ? o->owned->roots[0] : "the project"));
 	}
-	quality_warnings(b);
+	quality_warnings(b, heap);
 	if (pick_hotspots(&bd))
 		goto out;
 	pass_details(&bd, fallback);
@@ -1674,8 +1698,11 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 		h = &b->hotspots[fs->hotspot];
 		d = &bd.details[fs->hotspot];
 		set_tags(h, d);
-		set_own_tags(h, fs);
-		set_asm(&bd, h);
+		/* where bytes are allocated says nothing about the code's instructions */
+		if (!heap) {
+			set_own_tags(h, fs);
+			set_asm(&bd, h);
+		}
 		top_shares(&d->callers, h->total, h->callers, &h->nr_callers);
 		top_shares(&d->callees, h->total, h->callees, &h->nr_callees);
 		set_snippet(&bd, h, d);
@@ -1683,6 +1710,8 @@ int brief_build(struct brief *b, const struct profile *p, int idx, const struct 
 	fold_tags(b);
 	hot_path(&bd, fallback);
 	rollups(&bd);
+	if (heap)
+		heap_sites(&bd, fallback);
 	b->show_hotspots = b->show_snippets = b->nr_hotspots;
 	ret = 0;
 out:
@@ -2233,6 +2262,8 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 			    b->kb_attempts, b->kb_attempts == 1 ? "" : "s");
 	for (size_t i = 0; i < b->nr_warnings; i++)
 		strbuf_addf(sb, "- warning: %s\n", b->warnings[i]);
+	if (b->heap)
+		heap_brief_format_md(b->heap, sb);
 
 	strbuf_addstr(sb, "\n## Hotspots (time attributed to owned code)\n");
 	if (!b->nr_hotspots)
@@ -2286,6 +2317,11 @@ static bool cut_one(struct brief *b)
 		b->show_hotspots--;
 		return true;
 	}
+	/* a heap profile's allocation sites go last, from the bottom, never the first */
+	if (b->heap && b->heap->show > 1) {
+		b->heap->show--;
+		return true;
+	}
 	return false;
 }
 
@@ -2294,6 +2330,8 @@ static void fit_reset(struct brief *b, size_t budget)
 	b->show_hotspots = b->show_snippets = b->nr_hotspots;
 	b->truncated = false;
 	b->budget = budget;
+	if (b->heap)
+		b->heap->show = b->heap->nr_sites < HEAP_SITES_SHOWN ? b->heap->nr_sites : HEAP_SITES_SHOWN;
 }
 
 void brief_format_md(struct brief *b, size_t budget, struct strbuf *out)
@@ -2403,6 +2441,8 @@ static json_t *render_json(const struct brief *b)
 	size_t nq;
 
 	json_object_set_new(doc, "workload", json_text(b->workload));
+	if (b->heap)
+		json_object_set_new(doc, "heap", heap_brief_to_json(b->heap));
 	json_object_set_new(q, "samples", json_integer((json_int_t)b->samples));
 	json_object_set_new(q, "event", json_text(b->event));
 	json_object_set_new(q, "sample_type", json_text(b->sample_type));
@@ -2520,5 +2560,8 @@ void brief_release(struct brief *b)
 	free(b->real_paths);
 	free(b->main_tree);
 	free(b->kb_dir);
+	if (b->heap)
+		heap_brief_release(b->heap);
+	free(b->heap);
 	memset(b, 0, sizeof(*b));
 }

@@ -21,6 +21,7 @@
 struct profile;
 struct strbuf;
 struct json_t;
+struct heap_brief;
 
 /* The vocabulary of tags, in the order they are listed. */
 enum brief_tag {
@@ -169,6 +170,7 @@ struct brief {
 	size_t show_hotspots, show_snippets;
 	bool truncated;
 	size_t budget;			/* tokens, 0: none */
+	struct heap_brief *heap;	/* a heap profile's allocation sites; NULL: not one */
 };
 
 /*

@@ -1,7 +1,8 @@
 /*
  * profile-io.c: format detection (see profile-io.h).
  * Detection looks at bytes, not names: a pprof message is a sequence of
- * field tags and lengths to its end, folded stacks are text. A file's
+ * field tags and lengths to its end, folded stacks are text; gzip and
+ * zstd (heaptrack's files) are inflated first. A file's
  * first 64 KiB tell its format; perf.data and perf script text are then
  * read as they stream by, the other formats whole.
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "util.h"
 #include "strbuf.h"
@@ -19,16 +21,62 @@
 #include "perfscript.h"
 #include "callgrind.h"
 #include "perfdata.h"
+#include "heaptrack.h"
+#include "jeprof.h"
 #include "profile-io.h"
+
+static bool is_zstd(const void *data, size_t len)
+{
+	return len >= 4 && !memcmp(data, "\x28\xb5\x2f\xfd", 4);
+}
 
 static bool is_gzip(const void *data, size_t len)
 {
-	return len >= 2 && !memcmp(data, "\x1f\x8b", 2);
+	return (len >= 2 && !memcmp(data, "\x1f\x8b", 2)) || is_zstd(data, len);
+}
+
+/* zstd frames (heaptrack's files), one after another, into raw: at most 'cap' bytes. */
+static int unzstd(struct strbuf *raw, const void *data, size_t len, size_t cap, const char *what)
+{
+	ZSTD_DStream *zs = ZSTD_createDStream();
+	ZSTD_inBuffer in = { data, len, 0 };
+	int ret = 0;
+
+	if (!zs)
+		return error("cannot read '%s': zstd init failed", what);
+	ZSTD_initDStream(zs);
+	for (;;) {
+		ZSTD_outBuffer out;
+		size_t r;
+
+		strbuf_grow(raw, 1 << 20);
+		out = (ZSTD_outBuffer){ raw->buf + raw->len, raw->alloc - raw->len - 1, 0 };
+		r = ZSTD_decompressStream(zs, &out, &in);
+		if (ZSTD_isError(r)) {
+			ret = error("cannot read '%s': corrupt zstd data (%s)", what, ZSTD_getErrorName(r));
+			break;
+		}
+		strbuf_setlen(raw, raw->len + out.pos);
+		if (raw->len > cap) {
+			ret = error("cannot read '%s': inflates to more than %zu bytes", what, cap);
+			break;
+		}
+		/* 0: a frame ended and all of it is out */
+		if (!r && in.pos == in.size)
+			break;
+		if (in.pos == in.size && out.pos < out.size) {
+			ret = error("cannot read '%s': truncated zstd data", what);
+			break;
+		}
+	}
+	ZSTD_freeDStream(zs);
+	return ret;
 }
 
 static int inflate_input(struct strbuf *raw, const void *data, size_t len, const char *what)
 {
-	if (gunzip_maybe(raw, data, len, PPROF_MAX_BYTES, what))
+	if (is_zstd(data, len) ? unzstd(raw, data, len, PPROF_MAX_BYTES, what) :
+	    gunzip_maybe(raw, data, len, PPROF_MAX_BYTES, what))
 		return -1;
 	if (!raw->len)
 		return error("cannot read '%s': it inflates to nothing", what);
@@ -41,7 +89,15 @@ static int decode_inflated(struct profile *p, const void *data, size_t len,
 {
 	int ret;
 
-	if (callgrind_sniff(data, len)) {
+	if (jeprof_sniff(data, len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_JEPROF;
+		ret = jeprof_parse(p, data, len, what);
+	} else if (heaptrack_sniff(data, len)) {
+		if (fmt)
+			*fmt = PROFILE_FORMAT_HEAPTRACK;
+		ret = heaptrack_parse(p, data, len, what);
+	} else if (callgrind_sniff(data, len)) {
 		if (fmt)
 			*fmt = PROFILE_FORMAT_CALLGRIND;
 		ret = callgrind_parse(p, data, len, what);

@@ -1,7 +1,8 @@
 /*
  * profile-io.h: reading a profile in any format hotloop understands,
  * recognized by content rather than by file name (perf.data; gzip or not:
- * pprof protobuf, callgrind output, perf script or folded text). The
+ * pprof protobuf, callgrind output, perf script or folded text; gzip or
+ * zstd: heaptrack's data files; jemalloc's heap profiles). The
  * commands that take a profile file share it.
  * The caller owns the struct profile.
  */
@@ -18,12 +19,15 @@ enum profile_format {
 	PROFILE_FORMAT_PERFSCRIPT,
 	PROFILE_FORMAT_CALLGRIND,
 	PROFILE_FORMAT_PERFDATA,
+	PROFILE_FORMAT_HEAPTRACK,
+	PROFILE_FORMAT_JEPROF,
 };
 
 /*
  * Decode 'len' bytes into p (freshly initialized): a perf.data file (by
- * its magic, perfdata.h) is read as such; otherwise gzip is inflated
- * first, then callgrind output (callgrind.h) is read as such, `perf
+ * its magic, perfdata.h) is read as such; otherwise gzip or zstd is
+ * inflated first, then a heaptrack file (heaptrack.h) or a jemalloc heap
+ * profile (jeprof.h), callgrind output (callgrind.h) is read as such, `perf
  * script` output when it looks like it, a pprof message as one (even one
  * mostly of printable bytes: pprof_sniff()), other text as folded stacks,
  * and anything else as a pprof message, for its errors.

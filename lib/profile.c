@@ -617,3 +617,24 @@ out:
 	free(labels);
 	return ret;
 }
+
+void profile_mark_symbolized(struct profile *p)
+{
+	for (size_t i = 0; i < p->nr_locations; i++) {
+		const struct pf_location *l = &p->locations[i];
+		struct pf_mapping *m = l->mapping_id && l->mapping_id <= p->nr_mappings ?
+				       &p->mappings[l->mapping_id - 1] : NULL;
+
+		if (!m || !l->nline)
+			continue;
+		m->has_functions = true;
+		m->has_inline_frames |= l->nline > 1;
+		for (uint32_t j = 0; j < l->nline; j++) {
+			const struct pf_line *ln = &p->lines[l->line_off + j];
+			const struct pf_function *fn = profile_function(p, ln->function_id);
+
+			m->has_line_numbers |= ln->line > 0;
+			m->has_filenames |= fn && fn->filename && *profile_string(p, fn->filename);
+		}
+	}
+}

@@ -236,6 +236,13 @@ int profile_validate(const struct profile *p);
  */
 int profile_merge(struct profile *dst, const struct profile *src);
 
+/*
+ * Set each mapping's has_functions, has_filenames, has_line_numbers and
+ * has_inline_frames from its locations, for a reader that symbolized them:
+ * pprof's tools take a mapping without them as one still to symbolize.
+ */
+void profile_mark_symbolized(struct profile *p);
+
 /* Sum of sample type 'idx' over all samples. */
 int64_t profile_total(const struct profile *p, int idx);
 

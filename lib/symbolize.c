@@ -2565,6 +2565,56 @@ bool sym_dso_has_dwarf(struct sym_dso *d)
 	return d && d->usable && d->dw && d->nr_cus;
 }
 
+static int elf_machine(struct sym_dso *d)
+{
+	GElf_Ehdr ehdr;
+
+	return d->elf && gelf_getehdr(d->elf, &ehdr) ? ehdr.e_machine : EM_NONE;
+}
+
+const char *sym_callee(struct sym_dso *d, uint64_t ret_off)
+{
+	struct sym_frame sf[8];
+	unsigned char b[5];
+	uint64_t target = 0;
+	struct stat st;
+	int fd, got;
+
+	if (!d || !d->usable || d->kernel || ret_off < sizeof(b))
+		return NULL;
+	/* the file was opened before: still, never block on what is not a regular one */
+	fd = open(d->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+	    pread(fd, b, sizeof(b), (off_t)(ret_off - sizeof(b))) == (ssize_t)sizeof(b)) {
+		uint32_t w = (uint32_t)b[1] | (uint32_t)b[2] << 8 | (uint32_t)b[3] << 16 |
+			     (uint32_t)b[4] << 24;
+
+		/* offsets within one segment differ as addresses do */
+		if (b[0] == 0xe8 && elf_machine(d) == EM_X86_64)
+			target = ret_off + (uint64_t)(int64_t)(int32_t)w;
+		else if ((w & 0xfc000000u) == 0x94000000u && elf_machine(d) == EM_AARCH64)
+			target = ret_off - 4 + (uint64_t)((int64_t)((int32_t)(w << 6) >> 6) * 4);
+	}
+	close(fd);
+	if (!target)
+		return NULL;
+	got = sym_lookup(d, target, sf, (int)ARRAY_SIZE(sf));
+	return got > 0 ? sf[got - 1].name : NULL;
+}
+
+bool sym_dso_exec_segment(struct sym_dso *d, uint64_t *vaddr, uint64_t *off, uint64_t *size)
+{
+	/* the executable segments come first (segments_read()) */
+	if (!d || !d->usable || d->kernel || !d->nr_segs)
+		return false;
+	*vaddr = d->segs[0].vaddr;
+	*off = d->segs[0].off;
+	*size = d->segs[0].size;
+	return true;
+}
+
 /* 'name' as a scope's names: the DWARF name, the linkage name, the demangled one without its parameters. */
 static bool scope_named(const struct origin *sc, const char *name)
 {

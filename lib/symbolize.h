@@ -95,6 +95,18 @@ const char *sym_dso_build_id(struct sym_dso *d);
 const char *sym_dso_path(struct sym_dso *d);
 /* Whether DWARF (source lines, inline frames) was found for the DSO. */
 bool sym_dso_has_dwarf(struct sym_dso *d);
+/*
+ * The DSO's first executable PT_LOAD segment: its address, file offset
+ * and size. False for the kernel or a DSO that resolves nothing.
+ */
+bool sym_dso_exec_segment(struct sym_dso *d, uint64_t *vaddr, uint64_t *off, uint64_t *size);
+/*
+ * The function a call returning to file offset 'ret_off' called, read from
+ * the call instruction's bytes (x86-64 call rel32, arm64 bl): a PLT stub
+ * "realloc@plt" for a call into a library. NULL when the instruction is
+ * not such a call or its target has no name.
+ */
+const char *sym_callee(struct sym_dso *d, uint64_t ret_off);
 
 /* An address range [lo, hi) of one inlined copy of a function. */
 struct sym_range {
