@@ -413,13 +413,15 @@ static void on_alloc(void *ptr, size_t size, int op)
 	tl_last = (uintptr_t)ptr;
 }
 
-/* ptr is about to be freed (or moved by realloc). */
-static void on_free(void *ptr)
+/* ptr is about to be freed (or moved by realloc: never a temporary). */
+static void on_free(void *ptr, bool by_realloc)
 {
 	if (!ptr)
 		return;
 	atomic_fetch_add_explicit(&g.frees, 1, memory_order_relaxed);
 	account(-(int64_t)malloc_usable_size(ptr));
+	if (by_realloc)
+		tl_last = 0;
 	if (!g.stats && (g.all || addr_remove((uintptr_t)ptr)))
 		sampled_free(ptr);
 	tl_last = 0;
@@ -676,7 +678,7 @@ EXPORT void free(void *p)
 		__libc_free(p);
 		return;
 	}
-	on_free(p);
+	on_free(p, false);
 	__libc_free(p);
 	LEAVE();
 }
@@ -699,7 +701,7 @@ EXPORT void *realloc(void *old, size_t n)
 
 	if (!ENTER())
 		return __libc_realloc(old, n);
-	on_free(old);
+	on_free(old, true);
 	p = __libc_realloc(old, n);
 	on_alloc(p, n, HEAP_OP_REALLOC);
 	LEAVE();
