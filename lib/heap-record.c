@@ -104,7 +104,7 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 			memset(s->stack_off + old, 0, (s->alloc_stacks - old) * sizeof(*s->stack_off));
 			s->nr_stacks = (size_t)id + 1;
 		}
-		ALLOC_GROW(s->pcs, s->nr_pcs + n, s->alloc_pcs);
+		ALLOC_GROW(s->pcs, s->nr_pcs + n + 1, s->alloc_pcs);
 		memcpy(s->pcs + s->nr_pcs, c->p, 8u * n);
 		c->p += 8u * n;
 		s->stack_off[id] = s->nr_pcs;

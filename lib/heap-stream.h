@@ -92,7 +92,8 @@ static inline uint64_t heap_next_gap(uint64_t *rng, uint64_t mean)
 	*rng = x;
 	u = ((double)(x >> 11) + 0.5) / 9007199254740992.0;	/* (0, 1) */
 	g = -__builtin_log(u) * (double)mean;
-	return g < 1 ? 1 : g > 9e18 ? (uint64_t)9e18 : (uint64_t)g;
+	/* rounded up: an allocation of s bytes is sampled when the gap is <= s, P = 1 - e^(-s/mean) */
+	return g > 9e18 ? (uint64_t)9e18 : (uint64_t)g + 1;
 }
 
 #endif
