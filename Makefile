@@ -87,7 +87,7 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libhotloop.a
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libhotloop.a $(LDLIBS) -lcmocka
 
 # The heap recorder's preload runs inside the profiled program: never sanitized.
-HEAP_LIB_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Ilib
+HEAP_LIB_CFLAGS := -O2 -g -fno-plt -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Ilib
 $(B)/libhotloop-heap.so: preload/heap.c lib/heap-stream.h
 	@mkdir -p $(dir $@)
 	$(QUIET) "  CC      $@"

@@ -62,6 +62,7 @@ void heap_stream_release(struct heap_stream *s)
 	free(s->stack_off);
 	free(s->stack_len);
 	free(s->maps);
+	free(s->ticks);
 	free(s->live);
 	heap_stream_init(s);
 }
@@ -151,13 +152,13 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		c->p += n;
 		return 0;
 	}
-	case HEAP_EV_LIVE: {
-		struct heap_live l;
+	case HEAP_EV_TICK: {
+		struct heap_tick t;
 
-		if (!take(c, &l.time_ns, 8) || !take(c, &l.bytes, 8))
+		if (!take(c, &t.time_ns, 8) || !take(c, &t.seq, 8))
 			return -1;
-		ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
-		s->live[s->nr_live++] = l;
+		ALLOC_GROW(s->ticks, s->nr_ticks + 1, s->alloc_ticks);
+		s->ticks[s->nr_ticks++] = t;
 		return 0;
 	}
 	case HEAP_EV_END:
@@ -221,14 +222,87 @@ static int ev_ref_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* A change of the live bytes at a point of the sequence. */
+struct delta {
+	uint64_t seq;
+	double bytes;
+};
+
+static int delta_cmp(const void *a, const void *b)
+{
+	const struct delta *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int tick_cmp(const void *a, const void *b)
+{
+	const struct heap_tick *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t whole(double v)
+{
+	return v <= 0 ? 0 : v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
+}
+
+/* The live bytes over the sequence: the peak, and their value at each tick. */
+static void replay(struct heap_stream *s)
+{
+	struct delta *d = xcalloc(2 * s->nr_allocs + 1, sizeof(*d));
+	size_t n = 0, t = 0;
+	double live = 0, peak = 0;
+	uint64_t end_ns = s->has_end ? s->end.end_ns : 0;
+
+	for (size_t i = 0; i < s->nr_allocs; i++) {
+		const struct heap_alloc *a = &s->allocs[i];
+		double b = heap_weight(a->size, s->header.rate) * (double)a->size;
+
+		if (a->flags & HEAP_ALLOC_UNTRACKED)
+			continue;	/* its free is never seen */
+		d[n++] = (struct delta){ a->seq, b };
+		if (a->freed != UINT64_MAX)
+			d[n++] = (struct delta){ a->freed, -b };
+	}
+	qsort(d, n, sizeof(*d), delta_cmp);
+	qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
+	s->peak_bytes = 0;
+	s->peak_seq = 0;
+	s->nr_live = 0;
+	for (size_t i = 0; i <= n; i++) {
+		/* the ticks before this event see the total so far */
+		while (t < s->nr_ticks && (i == n || s->ticks[t].seq <= d[i].seq)) {
+			ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
+			s->live[s->nr_live++] = (struct heap_live){ s->ticks[t].time_ns, whole(live) };
+			t++;
+		}
+		if (i == n)
+			break;
+		live += d[i].bytes;
+		if (live > peak) {
+			peak = live;
+			s->peak_seq = d[i].seq + 1;
+		}
+	}
+	s->peak_bytes = whole(peak);
+	if (end_ns) {
+		ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
+		s->live[s->nr_live++] = (struct heap_live){ end_ns, whole(live) };
+	}
+	free(d);
+}
+
 void heap_stream_match(struct heap_stream *s)
 {
 	size_t n = s->nr_allocs + s->nr_frees, k = 0, open = SIZE_MAX;
 	struct ev_ref *v;
 	uint64_t addr = 0;
 
-	if (!n)
+	if (!n) {
+		replay(s);
 		return;
+	}
 	v = xcalloc(n, sizeof(*v));
 	for (size_t i = 0; i < s->nr_allocs; i++)
 		v[k++] = (struct ev_ref){ s->allocs[i].addr, s->allocs[i].seq, i, false };
@@ -252,6 +326,7 @@ void heap_stream_match(struct heap_stream *s)
 		}
 	}
 	free(v);
+	replay(s);
 }
 
 static const char *const op_names[HEAP_NR_OPS] = {
@@ -297,7 +372,7 @@ static struct site *get_site(struct sites *t, uint64_t key)
 void heap_stream_add(struct heap_stream *s, struct recording *r)
 {
 	struct sites t = { 0 };
-	uint64_t peak = s->has_end ? s->end.peak_seq : UINT64_MAX;
+	uint64_t peak = s->peak_seq;
 	pid_t pid = (pid_t)s->header.pid;
 
 	for (size_t i = 0; i < s->nr_allocs; i++) {
@@ -603,8 +678,6 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 			res->allocs += s.end.allocs;
 			res->alloc_bytes += s.end.alloc_bytes;
 			res->dropped_stacks += s.end.dropped_stacks;
-			if (s.end.peak_bytes > res->peak_bytes)
-				res->peak_bytes = s.end.peak_bytes;
 		}
 		res->sampled += s.nr_allocs;
 		/* a new process image: its mappings start afresh */
@@ -615,6 +688,8 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 		if (s.maps)
 			recording_add_maps(r, (pid_t)s.header.pid, s.maps);
 		heap_stream_match(&s);
+		if (s.peak_bytes > res->peak_bytes)
+			res->peak_bytes = s.peak_bytes;
 		heap_stream_add(&s, r);
 		for (size_t k = 0; k < s.nr_live; k++) {
 			ALLOC_GROW(*rows, *nr_rows + 1, *alloc_rows);

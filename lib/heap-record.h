@@ -36,7 +36,7 @@ struct heap_record_result {
 	uint64_t cut_streams;	/* streams without their end (killed, still running) */
 	uint64_t allocs, alloc_bytes;	/* what the processes counted, sampled or not */
 	uint64_t sampled;	/* allocations recorded with their stack */
-	uint64_t peak_bytes;	/* the highest live total of any one process */
+	uint64_t peak_bytes;	/* the highest live total of any one process (estimated when sampled) */
 	uint64_t dropped_stacks;	/* allocations whose stack was not kept */
 	char *timeline;		/* the file of live bytes over time (caller frees) */
 };
@@ -84,6 +84,12 @@ struct heap_free {
 	uint8_t flags;
 };
 
+/* A HEAP_EV_TICK: the clock when the sequence was at seq. */
+struct heap_tick {
+	uint64_t time_ns, seq;
+};
+
+/* A point of the heap over time: the live bytes (estimated when sampled). */
 struct heap_live {
 	uint64_t time_ns, bytes;
 };
@@ -102,11 +108,17 @@ struct heap_stream {
 	size_t nr_stacks, alloc_stacks;
 	char *maps;		/* the MAPS snapshots' text, in order, NUL-terminated */
 	size_t nr_maps, alloc_maps;
-	struct heap_live *live;
-	size_t nr_live, alloc_live;
+	struct heap_tick *ticks;
+	size_t nr_ticks, alloc_ticks;
 	struct heap_end_event end;
 	bool has_end;
 	bool cut;		/* the file ends inside a chunk */
+
+	/* from heap_stream_match() */
+	uint64_t peak_bytes;	/* the highest live total (estimated when sampled) */
+	uint64_t peak_seq;	/* the events before the peak */
+	struct heap_live *live;	/* at each tick, and at the end */
+	size_t nr_live, alloc_live;
 };
 
 void heap_stream_init(struct heap_stream *s);
@@ -119,6 +131,8 @@ int heap_stream_parse(struct heap_stream *s, const void *data, size_t len);
 /*
  * Pair each allocation with its free (allocs[].freed, .temp): by address,
  * in sequence order; an address allocated again counts as freed then.
+ * Then replay the sequence: the live bytes at each tick (s->live), the
+ * peak (s->peak_bytes, s->peak_seq). Blocks are weighted by heap_weight().
  */
 void heap_stream_match(struct heap_stream *s);
 /*

@@ -46,7 +46,7 @@ enum heap_event_type {
 	HEAP_EV_ALLOC = 2,	/* u8 op, u8 flags, u32 stack, u64 seq, u64 addr, u64 size */
 	HEAP_EV_FREE = 3,	/* u8 flags, u64 seq, u64 addr */
 	HEAP_EV_MAPS = 4,	/* u32 len, the text of /proc/self/maps (a piece of it) */
-	HEAP_EV_LIVE = 5,	/* u64 time_ns, u64 live bytes */
+	HEAP_EV_TICK = 5,	/* u64 time_ns, u64 seq: the clock at that point of the sequence */
 	HEAP_EV_END = 6,	/* struct heap_end_event */
 };
 
@@ -67,8 +67,6 @@ struct heap_end_event {
 	uint64_t allocs;	/* every allocation made */
 	uint64_t alloc_bytes;	/* their requested bytes */
 	uint64_t frees;
-	uint64_t peak_bytes;	/* the highest live total (usable sizes) */
-	uint64_t peak_seq;	/* events sampled before the peak */
 	uint64_t end_ns;
 	uint64_t dropped_stacks;	/* stacks not kept: the stack table was full */
 	uint64_t untracked;	/* sampled blocks whose free the table could not follow */

@@ -44,15 +44,21 @@ extern void *__libc_pvalloc(size_t);
 /* Sampled blocks in the address table, stacks in the stack table: probes per lookup. */
 #define PROBES 32
 #define ADDR_SLOTS (1u << 21)
+/*
+ * In front of the address table, a counting filter: how many sampled
+ * blocks live at addresses of each slot (the address's bits above the
+ * 16-byte alignment, so that neighbour blocks share cache lines). A free
+ * of an unsampled block (all but a few) reads one byte of it.
+ */
+#define FILTER_SLOTS (1u << 16)
 #define STACK_SLOTS (1u << 20)
-/* Live bytes are added up per thread and published in steps of this much. */
-#define LIVE_STEP (64 * 1024)
-#define LIVE_EVERY_NS 10000000ull	/* at most one HEAP_EV_LIVE per 10 ms */
+#define TICK_EVERY_NS 10000000ull	/* at most one HEAP_EV_TICK per 10 ms */
 #define FD_LOW 900			/* the stream's descriptor is moved up here */
 
 struct tbuf {
 	struct tbuf *next;		/* every buffer, for the flush at exit */
 	atomic_int busy;		/* owned by a live thread */
+	uint64_t allocs, alloc_bytes, frees;	/* its threads' counts, summed at the end */
 	uint32_t len;			/* bytes of events after the chunk header */
 	unsigned char data[sizeof(struct heap_chunk_header) + HEAP_CHUNK_BYTES];
 };
@@ -71,21 +77,21 @@ static struct {
 	char dir[512], path[600];
 	uintptr_t self_lo, self_hi;	/* our own code: frames there are dropped */
 	atomic_uintptr_t *addrs;	/* 0 empty, 1 deleted, else a sampled block */
+	_Atomic unsigned char *filter;	/* FILTER_SLOTS counts; 255: too many to count */
 	atomic_uint_least64_t *stack_hash;
 	atomic_uint *stack_id;
 	atomic_uint next_stack;
 	struct tbuf *_Atomic bufs;
 	pthread_key_t key;
-	atomic_uint_least64_t seq, allocs, alloc_bytes, frees, dropped, untracked;
-	atomic_int_least64_t live;
-	atomic_uint_least64_t peak, peak_seq, last_live_ns;
+	atomic_uint_least64_t seq, dropped, untracked;
+	atomic_uint_least64_t last_tick_ns;
 	pthread_mutex_t lock;		/* start, fork, end */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static TLS int in_hook;
 static TLS struct tbuf *tb;
 static TLS uint64_t tl_rng, tl_until;
-static TLS int64_t tl_delta;
+static TLS unsigned tl_events;
 static TLS uintptr_t tl_last;	/* the thread's latest allocation */
 static TLS pid_t tl_tid;
 
@@ -175,7 +181,7 @@ static void thread_gone(void *p)
 	in_hook--;
 }
 
-static struct tbuf *get_tbuf(void)
+static __attribute__((noinline)) struct tbuf *get_tbuf(void)
 {
 	struct tbuf *b;
 
@@ -222,52 +228,36 @@ static void commit(unsigned char *end)
 	tb->len = (uint32_t)(end - (tb->data + sizeof(struct heap_chunk_header)));
 }
 
-static void emit_live(uint64_t now, uint64_t live)
+/*
+ * Now and then (every 64th sampled event of a thread at most, and 10 ms
+ * apart): the time at this sequence number, for the heap over time.
+ */
+static void tick(uint64_t seq)
 {
-	unsigned char *p = room(17);
+	uint64_t now, last;
+	unsigned char *p;
 
-	if (!p)
+	if (g.all && (++tl_events & 63))
 		return;
-	PUT(p, (uint8_t)HEAP_EV_LIVE);
+	now = mono_ns();
+	last = atomic_load(&g.last_tick_ns);
+	if (now - last < TICK_EVERY_NS ||
+	    !atomic_compare_exchange_strong(&g.last_tick_ns, &last, now))
+		return;
+	if (!(p = room(17)))
+		return;
+	PUT(p, (uint8_t)HEAP_EV_TICK);
 	PUT(p, now);
-	PUT(p, live);
+	PUT(p, seq);
 	commit(p);
 }
 
-/* Add d bytes to the live total (now and then: see LIVE_STEP). */
-static void account(int64_t d)
-{
-	int64_t live;
-	uint64_t peak, now, last;
-
-	tl_delta += d;
-	if (!g.all && tl_delta < LIVE_STEP && tl_delta > -LIVE_STEP)
-		return;
-	live = atomic_fetch_add(&g.live, tl_delta) + tl_delta;
-	tl_delta = 0;
-	peak = atomic_load(&g.peak);
-	while (live > 0 && (uint64_t)live > peak) {
-		if (atomic_compare_exchange_weak(&g.peak, &peak, (uint64_t)live)) {
-			atomic_store(&g.peak_seq, atomic_load(&g.seq));
-			break;
-		}
-	}
-	if (g.stats)
-		return;
-	if (g.all) {
-		/* every op gets here: look at the clock on every 64th only */
-		static TLS unsigned tick;
-		if (++tick & 63)
-			return;
-	}
-	now = mono_ns();
-	last = atomic_load(&g.last_live_ns);
-	if (now - last >= LIVE_EVERY_NS &&
-	    atomic_compare_exchange_strong(&g.last_live_ns, &last, now))
-		emit_live(now, live > 0 ? (uint64_t)live : 0);
-}
-
 /* ---- the tables ------------------------------------------------------------ */
+
+static unsigned filter_slot(uintptr_t a)
+{
+	return (unsigned)(a >> 4) & (FILTER_SLOTS - 1);
+}
 
 static bool addr_insert(uintptr_t a)
 {
@@ -279,24 +269,43 @@ static bool addr_insert(uintptr_t a)
 
 		if (v == a)
 			return true;
-		if ((v == 0 || v == 1) && atomic_compare_exchange_strong(s, &v, a))
+		if ((v == 0 || v == 1) && atomic_compare_exchange_strong(s, &v, a)) {
+			_Atomic unsigned char *f = &g.filter[filter_slot(a)];
+			unsigned char c = atomic_load_explicit(f, memory_order_relaxed);
+
+			while (c < 255 && !atomic_compare_exchange_weak(f, &c, c + 1))
+				;
 			return true;
+		}
 	}
 	return false;
 }
 
 static bool addr_remove(uintptr_t a)
 {
-	uint64_t h = mix(a);
+	_Atomic unsigned char *f = &g.filter[filter_slot(a)];
+	unsigned char c = atomic_load_explicit(f, memory_order_relaxed);
+	uint64_t h;
 
+	if (LIKELY(c == 0))
+		return false;
+	h = mix(a);
 	for (unsigned i = 0; i < PROBES; i++) {
 		atomic_uintptr_t *s = &g.addrs[(h + i) & (ADDR_SLOTS - 1)];
 		uintptr_t v = atomic_load_explicit(s, memory_order_relaxed);
 
 		if (v == 0)
 			return false;
-		if (v == a)
-			return atomic_compare_exchange_strong(s, &v, 1);
+		if (v == a) {
+			/* the end of a chain: empty again, else a deleted mark */
+			uintptr_t next = atomic_load(&g.addrs[(h + i + 1) & (ADDR_SLOTS - 1)]);
+
+			if (!atomic_compare_exchange_strong(s, &v, next == 0 ? 0 : 1))
+				return false;
+			while (c < 255 && c > 0 && !atomic_compare_exchange_weak(f, &c, c - 1))
+				;
+			return true;
+		}
 	}
 	return false;
 }
@@ -371,6 +380,7 @@ static void sampled_alloc(void *ptr, size_t size, int op)
 	PUT(p, (uint64_t)(uintptr_t)ptr);
 	PUT(p, (uint64_t)size);
 	commit(p);
+	tick(seq);
 }
 
 static void sampled_free(void *ptr)
@@ -386,44 +396,71 @@ static void sampled_free(void *ptr)
 	PUT(p, seq);
 	PUT(p, (uint64_t)(uintptr_t)ptr);
 	commit(p);
+	tick(seq);
 }
 
-/* An allocation of 'size' bytes at ptr was made by call 'op'. */
-static void on_alloc(void *ptr, size_t size, int op)
+/* The slow path of on_alloc(): the gap has run out (or was never drawn). */
+static __attribute__((noinline)) void alloc_slow(void *ptr, size_t size, uint64_t s, int op)
 {
-	if (!ptr)
+	if (g.stats) {
+		tl_until = UINT64_MAX;
 		return;
-	atomic_fetch_add_explicit(&g.allocs, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&g.alloc_bytes, size, memory_order_relaxed);
-	account((int64_t)malloc_usable_size(ptr));
-	if (!g.stats) {
-		uint64_t s = size ? size : 1;
-
-		if (UNLIKELY(!tl_rng)) {
-			tl_rng = mix((uint64_t)syscall(SYS_gettid) ^ mono_ns()) | 1;
-			tl_until = heap_next_gap(&tl_rng, g.rate);
-		}
-		if (g.all || tl_until <= s) {
-			tl_until = heap_next_gap(&tl_rng, g.rate);
-			sampled_alloc(ptr, size, op);
-		} else {
+	}
+	if (UNLIKELY(!tl_rng)) {
+		tl_rng = mix((uint64_t)syscall(SYS_gettid) ^ mono_ns()) | 1;
+		tl_until = heap_next_gap(&tl_rng, g.rate);
+		if (tl_until > s) {
 			tl_until -= s;
+			return;
 		}
 	}
-	tl_last = (uintptr_t)ptr;
+	tl_until = heap_next_gap(&tl_rng, g.rate);
+	sampled_alloc(ptr, size, op);
 }
 
-/* ptr is about to be freed (or moved by realloc: never a temporary). */
-static void on_free(void *ptr, bool by_realloc)
+/*
+ * An allocation of 'size' bytes at ptr was made by call 'op'. The fast
+ * path: count it, and take the size off the gap to the next sample.
+ */
+static inline __attribute__((always_inline)) void on_alloc(void *ptr, size_t size, int op)
 {
-	if (!ptr)
+	struct tbuf *b = tb;
+	uint64_t s = size ? size : 1;
+
+	if (UNLIKELY(!ptr) || (UNLIKELY(!b) && !(b = get_tbuf())))
 		return;
-	atomic_fetch_add_explicit(&g.frees, 1, memory_order_relaxed);
-	account(-(int64_t)malloc_usable_size(ptr));
-	if (by_realloc)
-		tl_last = 0;
-	if (!g.stats && (g.all || addr_remove((uintptr_t)ptr)))
+	b->allocs++;
+	b->alloc_bytes += size;
+	tl_last = (uintptr_t)ptr;
+	if (LIKELY(tl_until > s))
+		tl_until -= s;
+	else
+		alloc_slow(ptr, size, s, op);
+}
+
+/* The slow path of on_free(): ptr may be a sampled block. */
+static __attribute__((noinline)) void free_slow(void *ptr)
+{
+	if (g.all || addr_remove((uintptr_t)ptr))
 		sampled_free(ptr);
+}
+
+/*
+ * ptr is about to be freed (or moved by realloc: like heaptrack, a block
+ * realloc'd before its thread's next allocation is a temporary too). The
+ * fast path: count it, and one byte of the filter says it was not sampled.
+ */
+static inline __attribute__((always_inline)) void on_free(void *ptr)
+{
+	struct tbuf *b = tb;
+	uintptr_t a = (uintptr_t)ptr;
+
+	if (UNLIKELY(!ptr) || (UNLIKELY(!b) && !(b = get_tbuf())))
+		return;
+	b->frees++;
+	if (UNLIKELY(g.all) ||
+	    UNLIKELY(atomic_load_explicit(&g.filter[filter_slot(a)], memory_order_relaxed)))
+		free_slow(ptr);
 	tl_last = 0;
 }
 
@@ -523,6 +560,7 @@ static void *map_table(size_t bytes)
 static void clear_tables(void)
 {
 	madvise(g.addrs, ADDR_SLOTS * sizeof(*g.addrs), MADV_DONTNEED);
+	madvise((void *)g.filter, FILTER_SLOTS, MADV_DONTNEED);
 	madvise(g.stack_hash, STACK_SLOTS * sizeof(*g.stack_hash), MADV_DONTNEED);
 	madvise(g.stack_id, STACK_SLOTS * sizeof(*g.stack_id), MADV_DONTNEED);
 	atomic_store(&g.next_stack, 0);
@@ -532,31 +570,24 @@ static void end_stream(void)
 {
 	struct heap_end_event e;
 	unsigned char *p;
-	int64_t live;
 
 	pthread_mutex_lock(&g.lock);
 	if (g.state != ST_ON || getpid() != g.pid) {
 		pthread_mutex_unlock(&g.lock);
 		return;
 	}
-	live = atomic_fetch_add(&g.live, tl_delta) + tl_delta;
-	tl_delta = 0;
-	if (live > 0 && (uint64_t)live > atomic_load(&g.peak)) {
-		atomic_store(&g.peak, (uint64_t)live);
-		atomic_store(&g.peak_seq, atomic_load(&g.seq));
-	}
 	if (!g.stats)
 		emit_maps();
 	e = (struct heap_end_event){
-		.allocs = atomic_load(&g.allocs),
-		.alloc_bytes = atomic_load(&g.alloc_bytes),
-		.frees = atomic_load(&g.frees),
-		.peak_bytes = atomic_load(&g.peak),
-		.peak_seq = atomic_load(&g.peak_seq),
 		.end_ns = mono_ns(),
 		.dropped_stacks = atomic_load(&g.dropped),
 		.untracked = atomic_load(&g.untracked),
 	};
+	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
+		e.allocs += b->allocs;
+		e.alloc_bytes += b->alloc_bytes;
+		e.frees += b->frees;
+	}
 	if ((p = room(1 + sizeof(e)))) {
 		PUT(p, (uint8_t)HEAP_EV_END);
 		PUT(p, e);
@@ -590,15 +621,11 @@ static void at_fork_child(void)
 	g.fd = -1;
 	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
 		b->len = 0;
+		b->allocs = b->alloc_bytes = b->frees = 0;
 		if (b != tb)
 			atomic_store(&b->busy, 0);
 	}
 	clear_tables();
-	atomic_store(&g.allocs, 0);
-	atomic_store(&g.alloc_bytes, 0);
-	atomic_store(&g.frees, 0);
-	atomic_store(&g.peak, (uint64_t)(atomic_load(&g.live) > 0 ? atomic_load(&g.live) : 0));
-	atomic_store(&g.peak_seq, atomic_load(&g.seq));
 	pthread_mutex_init(&g.lock, NULL);
 	if (g.state == ST_ON)
 		start_stream();
@@ -629,14 +656,15 @@ __attribute__((constructor)) static void heap_start(void)
 	g.rate = rate ? strtoull(rate, NULL, 10) : 512 * 1024;
 	if (!g.rate)
 		g.rate = 1;
-	g.all = g.rate == 1;
 	g.stats = stats && !strcmp(stats, "1");
+	g.all = g.rate == 1 && !g.stats;
 	g.pid = getpid();
 	dl_iterate_phdr(find_self, NULL);
 	g.addrs = map_table(ADDR_SLOTS * sizeof(*g.addrs));
+	g.filter = map_table(FILTER_SLOTS);
 	g.stack_hash = map_table(STACK_SLOTS * sizeof(*g.stack_hash));
 	g.stack_id = map_table(STACK_SLOTS * sizeof(*g.stack_id));
-	if (!g.addrs || !g.stack_hash || !g.stack_id)
+	if (!g.addrs || !g.filter || !g.stack_hash || !g.stack_id)
 		goto out;
 	if (pthread_key_create(&g.key, thread_gone))
 		goto out;
@@ -678,7 +706,7 @@ EXPORT void free(void *p)
 		__libc_free(p);
 		return;
 	}
-	on_free(p, false);
+	on_free(p);
 	__libc_free(p);
 	LEAVE();
 }
@@ -701,7 +729,7 @@ EXPORT void *realloc(void *old, size_t n)
 
 	if (!ENTER())
 		return __libc_realloc(old, n);
-	on_free(old, true);
+	on_free(old);
 	p = __libc_realloc(old, n);
 	on_alloc(p, n, HEAP_OP_REALLOC);
 	LEAVE();

@@ -151,9 +151,18 @@ static void ev_free(struct sb *s, uint64_t seq, uint64_t addr, uint8_t flags)
 	put(s, &addr, 8);
 }
 
-static void ev_end(struct sb *s, uint64_t peak_seq)
+static void ev_tick(struct sb *s, uint64_t time_ns, uint64_t seq)
 {
-	struct heap_end_event e = { .allocs = 5, .peak_bytes = 300, .peak_seq = peak_seq };
+	uint8_t t = HEAP_EV_TICK;
+
+	put(s, &t, 1);
+	put(s, &time_ns, 8);
+	put(s, &seq, 8);
+}
+
+static void ev_end(struct sb *s)
+{
+	struct heap_end_event e = { .allocs = 5, .end_ns = 9000 };
 	uint8_t t = HEAP_EV_END;
 
 	put(s, &t, 1);
@@ -162,8 +171,9 @@ static void ev_end(struct sb *s, uint64_t peak_seq)
 
 /*
  * The stream of a program that allocates A (stack 1, 100 bytes) and frees
- * it at once, allocates B (stack 2, 200 bytes), reallocs B in place to 300
- * (the peak), frees it, and leaks C (stack 1, 50 bytes).
+ * it at once, allocates B (stack 2, 200 bytes), frees it, reallocs it in
+ * place to 300, leaks C (stack 1, 50 bytes: the peak, 350) and frees B.
+ * Live bytes by sequence: 100 0 200 0 300 350 50.
  */
 static void sample_stream(struct sb *s)
 {
@@ -176,13 +186,14 @@ static void sample_stream(struct sb *s)
 	ev_free(s, 1, 0x1000, HEAP_FREE_TEMP);
 	ev_stack(s, 2, pcs2, 1);
 	ev_alloc(s, HEAP_OP_MALLOC, 2, 2, 0x2000, 200);
+	ev_tick(s, 1000, 3);
 	chunk_end(s);
 	chunk_begin(s);
 	ev_free(s, 3, 0x2000, 0);
 	ev_alloc(s, HEAP_OP_REALLOC, 2, 4, 0x2000, 300);
 	ev_free(s, 6, 0x2000, 0);
 	ev_alloc(s, HEAP_OP_MALLOC, 1, 5, 0x3000, 50);
-	ev_end(s, 5);
+	ev_end(s);
 	chunk_end(s);
 }
 
@@ -209,6 +220,14 @@ static void test_heap__parse_and_match(void **state)
 	assert_false(st.allocs[1].temp);
 	assert_int_equal(st.allocs[2].freed, 6);
 	assert_int_equal(st.allocs[3].freed, UINT64_MAX);
+	assert_int_equal(st.peak_bytes, 350);
+	assert_int_equal(st.peak_seq, 6);
+	/* the tick before event 3 sees B alone; the end sees C */
+	assert_int_equal(st.nr_live, 2);
+	assert_int_equal(st.live[0].time_ns, 1000);
+	assert_int_equal(st.live[0].bytes, 200);
+	assert_int_equal(st.live[1].time_ns, 9000);
+	assert_int_equal(st.live[1].bytes, 50);
 	heap_stream_release(&st);
 	strbuf_release(&s.b);
 }
@@ -255,9 +274,9 @@ static void test_heap__the_profile(void **state)
 	assert_int_equal(value_of(&p, 0x401000, HEAP_TEMP_OBJECTS), 1);
 	assert_int_equal(value_of(&p, 0x401000, HEAP_LEAK_SPACE), 50);
 	assert_int_equal(value_of(&p, 0x403000, HEAP_ALLOC_SPACE), 500);
-	/* at the peak (5 events in): the realloc'd B is live, C not yet */
+	/* at the peak (6 events in): the realloc'd B and C are live */
 	assert_int_equal(value_of(&p, 0x403000, HEAP_INUSE_SPACE), 300);
-	assert_int_equal(value_of(&p, 0x401000, HEAP_INUSE_SPACE), 0);
+	assert_int_equal(value_of(&p, 0x401000, HEAP_INUSE_SPACE), 50);
 	assert_int_equal(value_of(&p, 0x403000, HEAP_LEAK_OBJECTS), 0);
 	assert_int_equal(profile_total(&p, HEAP_ALLOC_OBJECTS), 4);
 	profile_release(&p);
