@@ -58,6 +58,7 @@ void heap_stream_release(struct heap_stream *s)
 {
 	free(s->allocs);
 	free(s->frees);
+	free(s->order);
 	free(s->pcs);
 	free(s->stack_off);
 	free(s->stack_len);
@@ -121,6 +122,8 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		    a.op >= HEAP_NR_OPS)
 			return -1;
 		ALLOC_GROW(s->allocs, s->nr_allocs + 1, s->alloc_allocs);
+		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
+		s->order[s->nr_order++] = (struct heap_order){ a.seq, s->nr_allocs };
 		s->allocs[s->nr_allocs++] = a;
 		return 0;
 	}
@@ -130,6 +133,8 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		if (!take(c, &f.flags, 1) || !take(c, &f.seq, 8) || !take(c, &f.addr, 8))
 			return -1;
 		ALLOC_GROW(s->frees, s->nr_frees + 1, s->alloc_frees);
+		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
+		s->order[s->nr_order++] = (struct heap_order){ f.seq, s->nr_frees | HEAP_ORDER_FREE };
 		s->frees[s->nr_frees++] = f;
 		return 0;
 	}
@@ -202,37 +207,66 @@ int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
 	return 0;
 }
 
-/* An allocation or a free, by address, for heap_stream_match(). */
-struct ev_ref {
-	uint64_t addr, seq;
-	size_t idx;
-	bool is_free;
+/* The blocks live so far, by address: linear probing, backward-shift deletion. */
+struct live_map {
+	struct live_slot {
+		uint64_t addr;
+		size_t idx1;	/* index into allocs + 1; 0: empty */
+	} *v;
+	size_t mask, nr;
 };
 
-static int ev_ref_cmp(const void *a, const void *b)
+static size_t live_home(const struct live_map *m, uint64_t addr)
 {
-	const struct ev_ref *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->is_free != y->is_free)	/* at one seq (hostile): the free second */
-		return x->is_free ? 1 : -1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	return (size_t)(hash_u64(HASH_SEED, addr) & m->mask);
 }
 
-/* A change of the live bytes at a point of the sequence. */
-struct delta {
-	uint64_t seq;
-	double bytes;
-};
-
-static int delta_cmp(const void *a, const void *b)
+static struct live_slot *live_find(struct live_map *m, uint64_t addr)
 {
-	const struct delta *x = a, *y = b;
+	for (size_t i = live_home(m, addr);; i = (i + 1) & m->mask)
+		if (!m->v[i].idx1 || m->v[i].addr == addr)
+			return &m->v[i];
+}
 
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+static void live_grow(struct live_map *m)
+{
+	struct live_map old = *m;
+
+	m->mask = old.v ? 2 * old.mask + 1 : 1023;
+	m->v = xcalloc(m->mask + 1, sizeof(*m->v));
+	for (size_t i = 0; old.v && i <= old.mask; i++)
+		if (old.v[i].idx1)
+			*live_find(m, old.v[i].addr) = old.v[i];
+	free(old.v);
+}
+
+static void live_delete(struct live_map *m, struct live_slot *slot)
+{
+	size_t i = (size_t)(slot - m->v), j = i;
+
+	m->nr--;
+	for (;;) {
+		size_t h;
+
+		m->v[i].idx1 = 0;
+		do {
+			j = (j + 1) & m->mask;
+			if (!m->v[j].idx1)
+				return;
+			h = live_home(m, m->v[j].addr);
+		} while (i <= j ? (i < h && h <= j) : (i < h || h <= j));
+		m->v[i] = m->v[j];
+		i = j;
+	}
+}
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct heap_order *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
 static int tick_cmp(const void *a, const void *b)
@@ -247,86 +281,73 @@ static uint64_t whole(double v)
 	return v <= 0 ? 0 : v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
 }
 
-/* The live bytes over the sequence: the peak, and their value at each tick. */
-static void replay(struct heap_stream *s)
+static void add_live_point(struct heap_stream *s, uint64_t time_ns, double live)
 {
-	struct delta *d = xcalloc(2 * s->nr_allocs + 1, sizeof(*d));
-	size_t n = 0, t = 0;
-	double live = 0, peak = 0;
-	uint64_t end_ns = s->has_end ? s->end.end_ns : 0;
-
-	for (size_t i = 0; i < s->nr_allocs; i++) {
-		const struct heap_alloc *a = &s->allocs[i];
-		double b = heap_weight(a->size, s->header.rate) * (double)a->size;
-
-		if (a->flags & HEAP_ALLOC_UNTRACKED)
-			continue;	/* its free is never seen */
-		d[n++] = (struct delta){ a->seq, b };
-		if (a->freed != UINT64_MAX)
-			d[n++] = (struct delta){ a->freed, -b };
-	}
-	qsort(d, n, sizeof(*d), delta_cmp);
-	qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
-	s->peak_bytes = 0;
-	s->peak_seq = 0;
-	s->nr_live = 0;
-	for (size_t i = 0; i <= n; i++) {
-		/* the ticks before this event see the total so far */
-		while (t < s->nr_ticks && (i == n || s->ticks[t].seq <= d[i].seq)) {
-			ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
-			s->live[s->nr_live++] = (struct heap_live){ s->ticks[t].time_ns, whole(live) };
-			t++;
-		}
-		if (i == n)
-			break;
-		live += d[i].bytes;
-		if (live > peak) {
-			peak = live;
-			s->peak_seq = d[i].seq + 1;
-		}
-	}
-	s->peak_bytes = whole(peak);
-	if (end_ns) {
-		ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
-		s->live[s->nr_live++] = (struct heap_live){ end_ns, whole(live) };
-	}
-	free(d);
+	ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
+	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live) };
 }
 
 void heap_stream_match(struct heap_stream *s)
 {
-	size_t n = s->nr_allocs + s->nr_frees, k = 0, open = SIZE_MAX;
-	struct ev_ref *v;
-	uint64_t addr = 0;
+	struct live_map m = { 0 };
+	double live = 0, peak = 0;
+	size_t t = 0;
+	bool sorted = true;
 
-	if (!n) {
-		replay(s);
-		return;
-	}
-	v = xcalloc(n, sizeof(*v));
-	for (size_t i = 0; i < s->nr_allocs; i++)
-		v[k++] = (struct ev_ref){ s->allocs[i].addr, s->allocs[i].seq, i, false };
-	for (size_t i = 0; i < s->nr_frees; i++)
-		v[k++] = (struct ev_ref){ s->frees[i].addr, s->frees[i].seq, i, true };
-	qsort(v, n, sizeof(*v), ev_ref_cmp);
-	for (size_t i = 0; i < n; i++) {
-		if (i == 0 || v[i].addr != addr) {
-			addr = v[i].addr;
-			open = SIZE_MAX;
+	for (size_t i = 1; i < s->nr_order && sorted; i++)
+		sorted = s->order[i - 1].seq <= s->order[i].seq;
+	if (!sorted)	/* several threads: their chunks interleave */
+		qsort(s->order, s->nr_order, sizeof(*s->order), order_cmp);
+	qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
+	live_grow(&m);
+	s->peak_bytes = s->peak_seq = 0;
+	s->nr_live = 0;
+	for (size_t k = 0; k < s->nr_order; k++) {
+		const struct heap_order *o = &s->order[k];
+		struct heap_alloc *a;
+		struct live_slot *slot;
+		uint64_t addr;
+
+		/* the ticks before this event see the total so far */
+		for (; t < s->nr_ticks && s->ticks[t].seq <= o->seq; t++)
+			add_live_point(s, s->ticks[t].time_ns, live);
+		addr = o->ref & HEAP_ORDER_FREE ? s->frees[o->ref & ~HEAP_ORDER_FREE].addr :
+		       s->allocs[o->ref].addr;
+		slot = live_find(&m, addr);
+		if (slot->idx1) {
+			/* freed, or allocated again: the block before was freed unseen */
+			a = &s->allocs[slot->idx1 - 1];
+			a->freed = o->seq;
+			if (o->ref & HEAP_ORDER_FREE)
+				a->temp = s->frees[o->ref & ~HEAP_ORDER_FREE].flags & HEAP_FREE_TEMP;
+			live -= heap_weight(a->size, s->header.rate) * (double)a->size;
+			live_delete(&m, slot);
+			slot = live_find(&m, addr);
 		}
-		if (!v[i].is_free) {
-			/* allocated again: the block before was freed unseen */
-			if (open != SIZE_MAX)
-				s->allocs[open].freed = v[i].seq;
-			open = v[i].idx;
-		} else if (open != SIZE_MAX) {
-			s->allocs[open].freed = v[i].seq;
-			s->allocs[open].temp = s->frees[v[i].idx].flags & HEAP_FREE_TEMP;
-			open = SIZE_MAX;
+		if (o->ref & HEAP_ORDER_FREE)
+			continue;
+		a = &s->allocs[o->ref];
+		if (a->flags & HEAP_ALLOC_UNTRACKED)
+			continue;	/* its free is never seen */
+		if ((m.nr + 1) * 2 > m.mask) {
+			live_grow(&m);
+			slot = live_find(&m, addr);
+		}
+		slot->addr = addr;
+		slot->idx1 = (size_t)o->ref + 1;
+		m.nr++;
+		live += heap_weight(a->size, s->header.rate) * (double)a->size;
+		if (live > peak) {
+			peak = live;
+			s->peak_seq = o->seq + 1;
 		}
 	}
-	free(v);
-	replay(s);
+	for (; t < s->nr_ticks; t++)
+		add_live_point(s, s->ticks[t].time_ns, live);
+	if (s->has_end)
+		add_live_point(s, s->end.end_ns, live);
+	s->peak_bytes = whole(peak);
+	free(m.v);
 }
 
 static const char *const op_names[HEAP_NR_OPS] = {

@@ -94,12 +94,21 @@ struct heap_live {
 	uint64_t time_ns, bytes;
 };
 
+/* An event of the sequence: an allocation, or (with HEAP_ORDER_FREE) a free. */
+struct heap_order {
+	uint64_t seq;
+	uint64_t ref;		/* index into allocs, or into frees | HEAP_ORDER_FREE */
+};
+#define HEAP_ORDER_FREE (1ull << 63)
+
 struct heap_stream {
 	struct heap_file_header header;
 	struct heap_alloc *allocs;
 	size_t nr_allocs, alloc_allocs;
 	struct heap_free *frees;
 	size_t nr_frees, alloc_frees;
+	struct heap_order *order;	/* both, in the order the file has them */
+	size_t nr_order, alloc_order;
 	/* stack i (1..nr_stacks): pcs[stack_off[i]..stack_off[i] + stack_len[i]) */
 	uint64_t *pcs;
 	size_t nr_pcs, alloc_pcs;
@@ -129,10 +138,11 @@ void heap_stream_release(struct heap_stream *s);
  */
 int heap_stream_parse(struct heap_stream *s, const void *data, size_t len);
 /*
- * Pair each allocation with its free (allocs[].freed, .temp): by address,
- * in sequence order; an address allocated again counts as freed then.
- * Then replay the sequence: the live bytes at each tick (s->live), the
- * peak (s->peak_bytes, s->peak_seq). Blocks are weighted by heap_weight().
+ * Replay the sequence (sorted by seq when threads interleaved it): pair
+ * each allocation with its free (allocs[].freed, .temp) by address (an
+ * address allocated again counts as freed then), and follow the live
+ * bytes (weighted by heap_weight()): their value at each tick and at the
+ * end (s->live), and the peak (s->peak_bytes, s->peak_seq).
  */
 void heap_stream_match(struct heap_stream *s);
 /*

@@ -660,6 +660,8 @@ __attribute__((constructor)) static void heap_start(void)
 	g.all = g.rate == 1 && !g.stats;
 	g.pid = getpid();
 	dl_iterate_phdr(find_self, NULL);
+	/* each thread its own cache of unwind information: no lock per unwind */
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	g.addrs = map_table(ADDR_SLOTS * sizeof(*g.addrs));
 	g.filter = map_table(FILTER_SLOTS);
 	g.stack_hash = map_table(STACK_SLOTS * sizeof(*g.stack_hash));
