@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -218,7 +219,9 @@ struct live_map {
 
 static size_t live_home(const struct live_map *m, uint64_t addr)
 {
-	return (size_t)(hash_u64(HASH_SEED, addr) & m->mask);
+	uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;	/* Fibonacci hashing */
+
+	return (size_t)(h >> 32) & m->mask;
 }
 
 static struct live_slot *live_find(struct live_map *m, uint64_t addr)
@@ -659,6 +662,36 @@ static char *timeline_path(const char *output)
 	return xstrfmt("%.*s.heap.csv", (int)n, output);
 }
 
+/* Map the stream file at path (*map NULL when it is empty), or -1 with an error. */
+static int map_stream(const char *path, void **map, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*map = NULL;
+	*len = 0;
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return error("cannot read '%s': %s", path, strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_STREAM_FILE) {
+		close(fd);
+		return error("'%s' is not a stream file of at most 16 GiB", path);
+	}
+	if (st.st_size) {
+		*map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (*map == MAP_FAILED) {
+			*map = NULL;
+			close(fd);
+			return error("cannot map '%s': %s", path, strerror(errno));
+		}
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
 /* Read every stream in dir into r, the live bytes into rows. */
 static int read_streams(const char *dir, struct recording *r, struct heap_record_result *res,
 			struct tl_row **rows, size_t *nr_rows, size_t *alloc_rows)
@@ -668,7 +701,6 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 	char **names = NULL;
 	size_t nr = 0, alloc = 0;
 	struct heap_stream s;
-	struct strbuf buf = STRBUF_INIT;
 	int ret = 0;
 
 	if (!d)
@@ -685,12 +717,18 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 		char *path = xstrfmt("%s/%s", dir, names[i]);
 		struct sampler_event ev = { .type = SAMPLER_COMM };
 
-		strbuf_reset(&buf);
-		if (read_file(&buf, path, MAX_STREAM_FILE) || heap_stream_parse(&s, buf.buf, buf.len)) {
+		void *map = NULL;
+		size_t len = 0;
+
+		if (map_stream(path, &map, &len) || heap_stream_parse(&s, map, len)) {
 			warning("skipped the heap stream '%s'", names[i]);
+			if (map)
+				munmap(map, len);
 			free(path);
 			continue;
 		}
+		if (map)
+			munmap(map, len);
 		free(path);
 		res->streams++;
 		if (!s.has_end) {
@@ -720,7 +758,6 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 		}
 	}
 	heap_stream_release(&s);
-	strbuf_release(&buf);
 	for (size_t i = 0; i < nr; i++)
 		free(names[i]);
 	free(names);
