@@ -301,7 +301,8 @@ void heap_stream_match(struct heap_stream *s)
 		sorted = s->order[i - 1].seq <= s->order[i].seq;
 	if (!sorted)	/* several threads: their chunks interleave */
 		qsort(s->order, s->nr_order, sizeof(*s->order), order_cmp);
-	qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
+	if (s->nr_ticks > 1)
+		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
 	live_grow(&m);
 	s->peak_bytes = s->peak_seq = 0;
 	s->nr_live = 0;
@@ -711,7 +712,8 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 			names[nr++] = xstrdup(de->d_name);
 		}
 	closedir(d);
-	qsort(names, nr, sizeof(*names), name_cmp);
+	if (nr > 1)
+		qsort(names, nr, sizeof(*names), name_cmp);
 	heap_stream_init(&s);
 	for (size_t i = 0; i < nr; i++) {
 		char *path = xstrfmt("%s/%s", dir, names[i]);
@@ -769,7 +771,8 @@ static int write_timeline(const char *path, struct tl_row *rows, size_t nr, uint
 	struct strbuf sb = STRBUF_INIT;
 	int ret;
 
-	qsort(rows, nr, sizeof(*rows), tl_row_cmp);
+	if (nr > 1)
+		qsort(rows, nr, sizeof(*rows), tl_row_cmp);
 	strbuf_addstr(&sb, "seconds,pid,live_bytes\n");
 	for (size_t i = 0; i < nr; i++)
 		strbuf_addf(&sb, "%.6f,%u,%llu\n",
