@@ -513,16 +513,15 @@ int heap_check_program(const char *name)
 			size_t nph = 0;
 			GElf_Ehdr eh;
 
-			is_elf = gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC;
+			/* a static PIE is ET_DYN like a PIE, but without PT_INTERP */
 			if (gelf_getehdr(elf, &eh) && !elf_getphdrnum(elf, &nph)) {
+				is_elf = true;
 				for (size_t i = 0; i < nph; i++) {
 					GElf_Phdr ph;
 
 					if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
 						has_interp = true;
 				}
-				/* a static PIE is ET_DYN without PT_INTERP, and with no DT_NEEDED */
-				is_elf = true;
 			}
 		}
 		elf_end(elf);

@@ -82,7 +82,7 @@ static int record_heap(const struct record_options *ro, bool cpu_only, uint64_t 
 	if (ro->pid)
 		return usage_error("record", "--heap records a command it starts, not -p PID");
 	if (cpu_only || ro->duration_ns || ro->sampler.mmap_pages)
-		return usage_error("record", "--heap takes no CPU sampling options (--off-cpu, -d, -m)");
+		return usage_error("record", "--heap takes no CPU sampling options (-F, -g, --off-cpu, -d, -m)");
 	if (!o.argv)
 		return usage_error("record", "nothing to record: give a command after --");
 	ret = heap_record_run(&o, &res);
@@ -127,6 +127,7 @@ int cmd_record(int argc, char **argv)
 			if ((v = parse_count("-F", optarg, 1, 1000000)) < 0)
 				return HL_EXIT_USAGE;
 			o.sampler.freq = (unsigned)v;
+			cpu_only = true;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -147,6 +148,7 @@ int cmd_record(int argc, char **argv)
 		case 'g':
 			if (parse_call_graph("record", optarg, &o.sampler))
 				return HL_EXIT_USAGE;
+			cpu_only = true;
 			break;
 		case 'p':
 			if ((v = parse_count("-p", optarg, 1, 0x7fffffff)) < 0)

@@ -30,6 +30,10 @@ test_expect_code 2 '--heap-rate that is not a size' '
 	hotloop record --heap --heap-rate lots -- true
 '
 
+test_expect_code 2 '--heap with a CPU option (-F)' '
+	hotloop record --heap -F 99 -- true
+'
+
 test_expect_code 2 '--heap with -p' '
 	hotloop record --heap -p 1
 '
