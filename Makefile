@@ -47,6 +47,8 @@ DEPS      := $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
 
 .PHONY: all check unit e2e check-san demo deps install clean fuzz bench workloads
 all: hotloop
+all: $(B)/libhotloop-heap.so
+$(B)/hotloop: | $(B)/libhotloop-heap.so
 
 hotloop: $(B)/hotloop
 	@if [ "$(B)" = build ]; then ln -sf $(B)/hotloop hotloop; fi
@@ -85,6 +87,13 @@ $(B)/tests/t-%: tests/unit/t-%.c $(B)/libhotloop.a
 	@mkdir -p $(dir $@)
 	$(QUIET) "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(B)/libhotloop.a $(LDLIBS) -lcmocka
+
+# The heap recorder's preload runs inside the profiled program: never sanitized.
+HEAP_LIB_CFLAGS := -O2 -g -fno-plt -std=gnu11 -Wall -Wextra -Wno-unused-parameter -fPIC -shared -fvisibility=hidden -Ilib
+$(B)/libhotloop-heap.so: preload/heap.c lib/heap-stream.h
+	@mkdir -p $(dir $@)
+	$(QUIET) "  CC      $@"
+	$(Q)$(CC) $(HEAP_LIB_CFLAGS) $(if $(filter 1,$(DEVELOPER)),-Werror) -o $@ $< -lunwind -lpthread -lm -ldl
 
 # Workloads are built without sanitizers, with frame pointers and debug info:
 # they are the programs being profiled, not the code under test.
@@ -130,6 +139,8 @@ bench: all workloads
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(B)/hotloop $(DESTDIR)$(PREFIX)/bin/hotloop
+	install -d $(DESTDIR)$(PREFIX)/lib/hotloop
+	install -m 644 $(B)/libhotloop-heap.so $(DESTDIR)$(PREFIX)/lib/hotloop/libhotloop-heap.so
 
 clean:
 	rm -rf build hotloop

@@ -31,8 +31,8 @@ const char *heap_tag_name(enum heap_tag t)
 void heap_brief_init(struct heap_brief *hb, const struct profile *p)
 {
 	memset(hb, 0, sizeof(*hb));
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		hb->idx[t] = profile_find_sample_type(p, heap_type_names[t]);
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		hb->idx[t] = profile_find_sample_type(p, heap_sample_types[t][0]);
 	hb->nr_site_of = p->nr_functions + 1;
 	hb->site_of = xcalloc(hb->nr_site_of, sizeof(*hb->site_of));
 	hb->peak = -1;
@@ -74,11 +74,11 @@ void heap_brief_add(struct heap_brief *hb, const struct profile *p, size_t i,
 {
 	const struct pf_sample *s = &p->samples[i];
 	const int64_t *v = profile_sample_values(p, s);
-	int64_t vals[HEAP_NR_TYPES] = { 0 };
+	int64_t vals[HEAP_NR_SAMPLE_TYPES] = { 0 };
 	struct heap_site *hs;
 	const char *op;
 
-	for (int t = 0; t < HEAP_NR_TYPES; t++) {
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++) {
 		vals[t] = v && hb->idx[t] >= 0 ? v[hb->idx[t]] : 0;
 		hb->total[t] = add_sat(hb->total[t], vals[t]);
 	}
@@ -95,7 +95,7 @@ void heap_brief_add(struct heap_brief *hb, const struct profile *p, size_t i,
 		hb->site_of[site->fn->id] = (uint32_t)hb->nr_sites;
 	}
 	hs = &hb->sites[hb->site_of[site->fn->id] - 1];
-	for (int t = 0; t < HEAP_NR_TYPES; t++) {
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++) {
 		hs->v[t] = add_sat(hs->v[t], vals[t]);
 		hb->owned[t] = add_sat(hb->owned[t], vals[t]);
 	}
@@ -111,7 +111,7 @@ void heap_brief_add(struct heap_brief *hb, const struct profile *p, size_t i,
 		hs->caller_line = caller->line;
 		hs->caller_binary = frame_binary(p, caller);
 	}
-	op = profile_sample_label(p, s, HEAP_OP_LABEL);
+	op = profile_sample_label(p, s, HEAP_LABEL_OP);
 	if (op && !strcmp(op, "realloc")) {
 		int64_t sz = sample_bytes(p, s);
 
@@ -373,8 +373,8 @@ static json_t *site_json(const struct heap_site *s, size_t rank)
 	json_object_set_new(o, "file", json_text(s->file));
 	json_object_set_new(o, "line", json_integer((json_int_t)s->line));
 	json_object_set_new(o, "caller", s->caller ? json_text(s->caller) : json_null());
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		json_object_set_new(o, heap_type_names[t], json_integer((json_int_t)s->v[t]));
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		json_object_set_new(o, heap_sample_types[t][0], json_integer((json_int_t)s->v[t]));
 	json_object_set_new(o, "realloc_objects", json_integer((json_int_t)s->realloc_objects));
 	for (int t = 0; t < HT_NR; t++)
 		if (s->evidence[t])
@@ -389,11 +389,11 @@ json_t *heap_brief_to_json(const struct heap_brief *hb)
 	json_t *o = json_object(), *tot = json_object(), *sites = json_array(), *count = json_array();
 	size_t keep = hb->show;
 
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		json_object_set_new(tot, heap_type_names[t], json_integer((json_int_t)hb->total[t]));
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		json_object_set_new(tot, heap_sample_types[t][0], json_integer((json_int_t)hb->total[t]));
 	json_object_set_new(tot, "heap_peak", hb->peak >= 0 ? json_integer((json_int_t)hb->peak) : json_null());
 	json_object_set_new(o, "totals", tot);
-	json_object_set_new(o, "ranked_by", json_text(heap_type_names[hb->rank]));
+	json_object_set_new(o, "ranked_by", json_text(heap_sample_types[hb->rank][0]));
 	for (size_t i = 0; i < keep; i++)
 		json_array_append_new(sites, site_json(&hb->sites[i], i + 1));
 	for (size_t i = 0; i < hb->nr_sites && i < (HEAP_SITES_SHOWN + 1) / 2; i++) {

@@ -37,7 +37,7 @@ struct heap_site {
 	const char *caller;		/* the next frame out, or NULL */
 	const char *caller_file, *caller_binary;
 	int64_t caller_line;
-	int64_t v[HEAP_NR_TYPES];
+	int64_t v[HEAP_NR_SAMPLE_TYPES];
 	int64_t realloc_objects, min_size, max_size;	/* sizes: 0 when unknown */
 	int64_t loop_line;		/* the head of the loop around the call, 0: none found */
 	const char *loop_in;		/* the function holding that loop */
@@ -51,10 +51,10 @@ struct heap_brief {
 	size_t *by_count;		/* indexes into sites, by alloc_objects */
 	uint32_t *site_of;		/* function id -> index + 1 (while building) */
 	size_t nr_site_of;
-	int64_t total[HEAP_NR_TYPES];	/* the whole profile's */
-	int64_t owned[HEAP_NR_TYPES];	/* of the sites' */
+	int64_t total[HEAP_NR_SAMPLE_TYPES];	/* the whole profile's */
+	int64_t owned[HEAP_NR_SAMPLE_TYPES];	/* of the sites' */
 	int64_t peak;			/* heap-peak=BYTES, -1 when the profile does not say */
-	int idx[HEAP_NR_TYPES];		/* the profile's sample type indexes, -1 when absent */
+	int idx[HEAP_NR_SAMPLE_TYPES];		/* the profile's sample type indexes, -1 when absent */
 	size_t show;			/* sites shown by bytes: the budget may cut them */
 	enum heap_sample_type rank;	/* sites' order: alloc_space, else (none) inuse_space, leak_space */
 };

@@ -668,13 +668,13 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 	uint64_t *locs = NULL;
 	size_t total_locs = 0;
 	char *c;
-	int64_t op_key = profile_str(p, HEAP_OP_LABEL), bytes_key = profile_str(p, "bytes"),
+	int64_t op_key = profile_str(p, HEAP_LABEL_OP), bytes_key = profile_str(p, "bytes"),
 		bytes_unit = profile_str(p, "bytes");
 	int ret = 0;
 
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		profile_add_sample_type(p, heap_type_names[t], heap_type_units[t]);
-	p->default_sample_type = profile_str(p, heap_type_names[HEAP_ALLOC_SPACE]);
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		profile_add_sample_type(p, heap_sample_types[t][0], heap_sample_types[t][1]);
+	p->default_sample_type = profile_str(p, heap_sample_types[HEAP_ALLOC_SPACE][0]);
 	p->period_type.type = profile_str(p, "space");
 	p->period_type.unit = profile_str(p, "bytes");
 	p->period = 1;
@@ -701,7 +701,7 @@ static int build_profile(struct profile *p, struct ht_reader *r)
 	for (size_t i = 0; i < r->nr_allocs; i++) {
 		const struct ht_alloc *al = &r->allocs[i];
 		struct pf_label labels[2];
-		int64_t v[HEAP_NR_TYPES], sz = (int64_t)al->size;
+		int64_t v[HEAP_NR_SAMPLE_TYPES], sz = (int64_t)al->size;
 		size_t nloc = 0;
 		uint32_t leaf = 0;
 

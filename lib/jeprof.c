@@ -386,13 +386,13 @@ static bool is_final_dump(const char *what)
 static void build(struct profile *p, struct je_reader *r, const char *what)
 {
 	uint64_t *locs = xcalloc(JEPROF_MAX_DEPTH, sizeof(*locs));
-	int64_t op_key = profile_str(p, HEAP_OP_LABEL);
+	int64_t op_key = profile_str(p, HEAP_LABEL_OP);
 	bool final = is_final_dump(what), accum = false;
 	size_t n;
 	char *c;
 
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		profile_add_sample_type(p, heap_type_names[t], heap_type_units[t]);
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		profile_add_sample_type(p, heap_sample_types[t][0], heap_sample_types[t][1]);
 	p->period_type.type = profile_str(p, "space");
 	p->period_type.unit = profile_str(p, "bytes");
 	p->period = r->rate > INT64_MAX ? INT64_MAX : (int64_t)(r->rate ? r->rate : 1);
@@ -419,7 +419,7 @@ static void build(struct profile *p, struct je_reader *r, const char *what)
 
 	for (size_t i = 0; i < r->nr_stacks; i++) {
 		const struct je_stack *st = &r->stacks[i];
-		int64_t v[HEAP_NR_TYPES] = { 0 };
+		int64_t v[HEAP_NR_SAMPLE_TYPES] = { 0 };
 		const char *entry = NULL;
 		struct pf_label label;
 		size_t nloc = 0, k = 0;
@@ -458,7 +458,7 @@ static void build(struct profile *p, struct je_reader *r, const char *what)
 		label = (struct pf_label){ op_key, profile_str(p, op_of(entry)), 0, 0 };
 		profile_add_sample(p, locs, nloc, v, &label, 1);
 	}
-	p->default_sample_type = profile_str(p, heap_type_names[accum ? HEAP_ALLOC_SPACE : HEAP_INUSE_SPACE]);
+	p->default_sample_type = profile_str(p, heap_sample_types[accum ? HEAP_ALLOC_SPACE : HEAP_INUSE_SPACE][0]);
 	profile_mark_symbolized(p);
 	free(locs);
 }

@@ -36,6 +36,7 @@
 #include "unwind.h"
 #include "record.h"
 #include "runner.h"
+#include "heap-profile.h"
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -174,6 +175,9 @@ struct recording {
 	uint64_t cut_samples;	/* stacks cut where the stack copy ended */
 	bool off_cpu;		/* off-CPU intervals are recorded */
 	uint64_t last_time;	/* of the latest event */
+	bool heap;		/* samples are allocation sites (recording_set_heap()) */
+	int64_t *heap_values;	/* HEAP_NR_SAMPLE_TYPES by skey index */
+	size_t alloc_heap_values;
 
 	struct unwinder *unwinder;
 	struct unwind_frame *uframes;
@@ -253,6 +257,7 @@ void recording_free(struct recording *r)
 	strtab_release(&r->skeys);
 	free(r->sample_count);
 	free(r->sample_period);
+	free(r->heap_values);
 	unwinder_free(r->unwinder);
 	free(r->uframes);
 	free(r->file_fp);
@@ -752,6 +757,42 @@ static int on_sample(struct recording *r, const struct sampler_event *ev)
 	return 0;
 }
 
+void recording_set_heap(struct recording *r)
+{
+	r->heap = true;
+}
+
+void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uint32_t n,
+			const char *op, const int64_t *values)
+{
+	struct proc *p = get_proc(r, (uint32_t)pid);
+	uint32_t *fr = r->frame_buf;
+	struct skey head;
+	uint32_t i, k = 0;
+	int64_t *v;
+
+	/* every frame is a return address: the call into the allocator, and its callers */
+	for (i = 0; i < n && k < 2 * SAMPLER_MAX_FRAMES; i++)
+		fr[k++] = user_frame(r, p, pcs[i], true);
+	head = (struct skey){ (uint32_t)pid, (uint32_t)pid, intern_comm(r, op), k, 0, 0 };
+	strbuf_reset(&r->key);
+	strbuf_add(&r->key, &head, sizeof(head));
+	strbuf_add(&r->key, fr, k * sizeof(*fr));
+	i = intern_bytes(&r->skeys, r->key.buf, r->key.len);
+	grow_counts(r, i);
+	if (((size_t)i + 1) * HEAP_NR_SAMPLE_TYPES > r->alloc_heap_values) {
+		size_t old = r->alloc_heap_values;
+
+		ALLOC_GROW(r->heap_values, ((size_t)i + 1) * HEAP_NR_SAMPLE_TYPES, r->alloc_heap_values);
+		memset(r->heap_values + old, 0, (r->alloc_heap_values - old) * sizeof(*r->heap_values));
+	}
+	v = r->heap_values + (size_t)i * HEAP_NR_SAMPLE_TYPES;
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		v[t] = sat_add(v[t], values[t]);
+	r->sample_count[i]++;
+	r->nr_samples++;
+}
+
 /* The thread's time off CPU ends at 'now': charge it to the stack it left at. */
 static void back_on_cpu(struct recording *r, struct thread *t, uint64_t now)
 {
@@ -882,25 +923,17 @@ static bool parse_maps_line(char *line, uint64_t *start, uint64_t *end,
 	return **path != '\0';
 }
 
-int recording_add_process(struct recording *r, pid_t pid)
+/*
+ * The executable mappings listed in 'text' (/proc/PID/maps' format; cut
+ * into lines in place) become pid's. The executable's first code mapping
+ * is the one of file 'exe', or with exe NULL the first file's.
+ */
+static void add_maps_text(struct recording *r, pid_t pid, char *text, const char *exe)
 {
-	char path[64], buf[64], exe[4096];
-	struct strbuf sb = STRBUF_INIT;
-	DIR *dir;
-	struct dirent *de;
 	char *line, *next;
-	ssize_t exe_len;
 
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	exe_len = readlink(path, exe, sizeof(exe) - 1);
-	exe[exe_len > 0 ? exe_len : 0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	if (read_file(&sb, path, 64 << 20)) {
-		strbuf_release(&sb);
-		return -1;
-	}
 	get_proc(r, (uint32_t)pid)->has_exe = false;
-	for (line = sb.buf; *line; line = next) {
+	for (line = text; *line; line = next) {
 		uint64_t start, end, pgoff;
 		const char *file;
 		struct proc *p;
@@ -912,13 +945,38 @@ int recording_add_process(struct recording *r, pid_t pid)
 			next = line + strlen(line);
 		if (!parse_maps_line(line, &start, &end, &pgoff, &file))
 			continue;
-		/* the executable's first code mapping, as /proc/PID/exe names it */
 		p = get_proc(r, (uint32_t)pid);
-		p->exe_next = !p->has_exe && *exe && !strcmp(file, exe);
+		if (!exe && file[0] == '/')
+			exe = file;
+		p->exe_next = !p->has_exe && exe && *exe && !strcmp(file, exe);
 		add_map(r, (uint32_t)pid, start, end - start, pgoff,
 			intern_file(r, file, NULL, 0));
 	}
 	get_proc(r, (uint32_t)pid)->exe_next = false;
+}
+
+void recording_add_maps(struct recording *r, pid_t pid, char *maps)
+{
+	add_maps_text(r, pid, maps, NULL);
+}
+
+int recording_add_process(struct recording *r, pid_t pid)
+{
+	char path[64], buf[64], exe[4096];
+	struct strbuf sb = STRBUF_INIT;
+	DIR *dir;
+	struct dirent *de;
+	ssize_t exe_len;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	exe_len = readlink(path, exe, sizeof(exe) - 1);
+	exe[exe_len > 0 ? exe_len : 0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (read_file(&sb, path, 64 << 20)) {
+		strbuf_release(&sb);
+		return -1;
+	}
+	add_maps_text(r, pid, sb.buf, exe);
 	strbuf_release(&sb);
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
@@ -1233,8 +1291,13 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	b.ms = xcalloc(b.nm ? b.nm : 1, sizeof(*b.ms));
 	b.fl = xcalloc(b.nf ? b.nf : 1, sizeof(*b.fl));
 
-	profile_add_sample_type(p, "samples", "count");
-	if (info->period_is_time)
+	if (r->heap)
+		heap_profile_set_types(p, info->freq);
+	else
+		profile_add_sample_type(p, "samples", "count");
+	if (r->heap)
+		;
+	else if (info->period_is_time)
 		profile_add_sample_type(p, "cpu", "nanoseconds");
 	else
 		profile_add_sample_type(p, info->event, "count");
@@ -1243,7 +1306,8 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		profile_add_sample_type(p, RECORD_WALL, "nanoseconds");
 		p->default_sample_type = profile_str(p, "samples");
 	}
-	p->period_type = p->sample_type[1];
+	if (!r->heap)
+		p->period_type = p->sample_type[1];
 	p->time_nanos = info->time_nanos;
 	p->duration_nanos = info->duration_nanos;
 	profile_add_comment(p, info->event);
@@ -1302,6 +1366,17 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 			labels[3] = (struct pf_label){
 				.key = k_unwind, .str = profile_str(p, RECORD_UNWIND_SHORT),
 			};
+		if (r->heap) {
+			/* an allocation site: its values, labels pid and op */
+			labels[1] = (struct pf_label){
+				.key = profile_str(p, HEAP_LABEL_OP), .str = labels[2].str,
+			};
+			if (!r->sample_count[i])
+				continue;
+			profile_add_sample(p, locs, head.nframes,
+					   r->heap_values + i * HEAP_NR_SAMPLE_TYPES, labels, 2);
+			continue;
+		}
 		if (head.off_cpu) {
 			/* off CPU: no clock sample, the time blocked; wall time too */
 			if (!r->sample_count[i])
@@ -1317,7 +1392,9 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		}
 		profile_add_sample(p, locs, head.nframes, values, labels, head.cut ? 4 : 3);
 	}
-	if (info->period_is_time)
+	if (r->heap)
+		;
+	else if (info->period_is_time)
 		p->period = info->freq ? 1000000000 / info->freq : 0;
 	else
 		p->period = total_count ? total_period / (int64_t)total_count : 0;

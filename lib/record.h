@@ -131,5 +131,25 @@ uint64_t recording_cut_samples(const struct recording *r);
 void recording_set_off_cpu(struct recording *r, bool on);
 #define RECORD_UNWIND_SHORT "cut: stack copy too short"
 
+/* ---- heap recordings (lib/heap-record.c) ---- */
+
+/*
+ * The executable mappings of 'maps' (the text of /proc/PID/maps, cut into
+ * lines in place) become pid's; its first file is the executable.
+ */
+void recording_add_maps(struct recording *r, pid_t pid, char *maps);
+/*
+ * Samples are allocation sites: recording_build() gives the profile the
+ * heap sample types (heap-profile.h, with period info->freq) and labels
+ * pid and op, and no CPU sample types.
+ */
+void recording_set_heap(struct recording *r);
+/*
+ * Add HEAP_NR_SAMPLE_TYPES values to the site of pid at the return
+ * addresses pcs[0..n) (the allocator's caller first), allocated by 'op'.
+ */
+void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uint32_t n,
+			const char *op, const int64_t *values);
+
 
 #endif

@@ -4,10 +4,11 @@
  * environment, standard input from a file, a process group of its own, a
  * timeout, cancellation (hl_cancel()), and its output (stdout and stderr
  * together) kept as a tail in memory or written to a file. git's
- * run-command.c is the model. Two spawns stay elsewhere on purpose:
+ * run-command.c is the model. Three spawns stay elsewhere on purpose:
  * measured runs go through runner.c's launcher (so peak RSS is the run's
- * own), and record.c forks the profiled command stopped until its events
- * are open. A struct child_process owns its output buffer until
+ * own), record.c forks the profiled command stopped until its events
+ * are open, and heap-record.c runs its command on hotloop's terminal
+ * with the heap recorder preloaded. A struct child_process owns its output buffer until
  * child_process_release(); the strings it points to stay the caller's.
  */
 #ifndef HOTLOOP_RUN_COMMAND_H

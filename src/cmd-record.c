@@ -12,15 +12,21 @@
 #include <sys/wait.h>
 
 #include "builtin.h"
+#include "config.h"
+#include "heap-record.h"
 #include "record.h"
 #include "strbuf.h"
 
 const char usage_record[] =
 "usage: hotloop record [-F HZ] [-o FILE] [--call-graph auto|fp|dwarf[,SIZE]] [-p PID]\n"
 "                      [--duration SECS] [-m PAGES] [--off-cpu] [-- CMD ARGS...]\n"
+"   or: hotloop record --heap [--heap-rate SIZE] [-o FILE] -- CMD ARGS...\n"
 "\n"
 "Sample the CPU stacks of CMD (with its threads and the processes it\n"
 "forks) or of the running process PID, and write a pprof profile.\n"
+"With --heap, record where CMD (and every process it starts) allocates\n"
+"memory instead: a heap profile, and its live bytes over time in\n"
+"FILE's name with .heap.csv.\n"
 "\n"
 "  -F, --freq HZ            samples per second per thread (default 999)\n"
 "  -o, --output FILE        the profile to write (default hotloop.pb.gz)\n"
@@ -34,6 +40,12 @@ const char usage_record[] =
 "  -m, --mmap-pages PAGES   ring buffer pages per CPU, a power of two\n"
 "  --off-cpu                also where threads block, and for how long: sample\n"
 "                           types off-cpu and wall (on-CPU + off-CPU)\n"
+"  --heap                   allocations instead of CPU time: sample types\n"
+"                           alloc_space (default), alloc_objects, inuse_*\n"
+"                           (at the heap's peak), leak_* (live at exit),\n"
+"                           temp_objects\n"
+"  --heap-rate SIZE         sample one allocation per SIZE bytes on average\n"
+"                           (default 512KiB; 1: record every allocation)\n"
 "\n"
 "With a command, record exits with the command's exit status (128+N when\n"
 "a signal N killed it). A summary line goes to stderr.\n";
@@ -60,6 +72,31 @@ static int exit_code_of(int wait_status)
 	return HL_EXIT_FAILURE;
 }
 
+static int record_heap(const struct record_options *ro, bool cpu_only, uint64_t rate)
+{
+	struct heap_record_options o = { .argv = ro->argv, .output = ro->output, .rate = rate };
+	struct heap_record_result res;
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	if (ro->pid)
+		return usage_error("record", "--heap records a command it starts, not -p PID");
+	if (cpu_only || ro->duration_ns || ro->sampler.mmap_pages)
+		return usage_error("record", "--heap takes no CPU sampling options (-F, -g, --off-cpu, -d, -m)");
+	if (!o.argv)
+		return usage_error("record", "nothing to record: give a command after --");
+	ret = heap_record_run(&o, &res);
+	if (ret < 0) {
+		heap_record_result_release(&res);
+		return ret == -1 ? HL_EXIT_FAILURE : -ret;
+	}
+	heap_record_summary(&res, o.output, &sb);
+	fputs(sb.buf, stderr);
+	strbuf_release(&sb);
+	heap_record_result_release(&res);
+	return exit_code_of(res.wait_status);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -70,11 +107,15 @@ int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "off-cpu", no_argument, NULL, 'O' },
+		{ "heap", no_argument, NULL, 'H' },
+		{ "heap-rate", required_argument, NULL, 'R' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct record_options o = { .output = "hotloop.pb.gz" };
 	struct record_result res;
 	struct strbuf sb = STRBUF_INIT;
+	bool heap = false, cpu_only = false;
+	uint64_t heap_rate = 0;
 	long v;
 	int c, ret;
 
@@ -86,6 +127,7 @@ int cmd_record(int argc, char **argv)
 			if ((v = parse_count("-F", optarg, 1, 1000000)) < 0)
 				return HL_EXIT_USAGE;
 			o.sampler.freq = (unsigned)v;
+			cpu_only = true;
 			break;
 		case 'o':
 			if (!*optarg)
@@ -94,10 +136,19 @@ int cmd_record(int argc, char **argv)
 			break;
 		case 'O':
 			o.sampler.off_cpu = true;
+			cpu_only = true;
+			break;
+		case 'H':
+			heap = true;
+			break;
+		case 'R':
+			if (config_parse_size(optarg, &heap_rate) || !heap_rate)
+				return usage_error("record", "invalid --heap-rate '%s': expected bytes, e.g. 512KiB or 1", optarg);
 			break;
 		case 'g':
 			if (parse_call_graph("record", optarg, &o.sampler))
 				return HL_EXIT_USAGE;
+			cpu_only = true;
 			break;
 		case 'p':
 			if ((v = parse_count("-p", optarg, 1, 0x7fffffff)) < 0)
@@ -121,6 +172,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
+	if (heap_rate && !heap)
+		return usage_error("record", "--heap-rate needs --heap");
+	if (heap)
+		return record_heap(&o, cpu_only, heap_rate);
 	if (o.argv && o.pid)
 		return usage_error("record", "give a command or -p PID, not both");
 	if (!o.argv && !o.pid)

@@ -45,9 +45,9 @@ static void add(struct profile *p, const char *site, const char *op, int64_t siz
 	uint64_t libc = profile_add_mapping(p, 0x7f0000000000, 0x7f0000100000, 0, "/lib/libc.so.6", "");
 	struct pf_line l;
 	uint64_t locs[3];
-	int64_t v[HEAP_NR_TYPES] = { allocs, allocs * size, peak, peak * size, leak, leak * size, temp };
+	int64_t v[HEAP_NR_SAMPLE_TYPES] = { allocs, allocs * size, peak, peak * size, leak, leak * size, temp };
 	struct pf_label labels[2] = {
-		{ profile_str(p, HEAP_OP_LABEL), profile_str(p, op), 0, 0 },
+		{ profile_str(p, HEAP_LABEL_OP), profile_str(p, op), 0, 0 },
 		{ profile_str(p, "bytes"), 0, size, profile_str(p, "bytes") },
 	};
 
@@ -63,8 +63,8 @@ static void add(struct profile *p, const char *site, const char *op, int64_t siz
 static void heap_profile(struct profile *p)
 {
 	profile_init(p);
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		profile_add_sample_type(p, heap_type_names[t], heap_type_units[t]);
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		profile_add_sample_type(p, heap_sample_types[t][0], heap_sample_types[t][1]);
 	p->default_sample_type = profile_str(p, "alloc_space");
 	profile_add_comment(p, "heap-peak=123456");
 	/* big: the most bytes, no tag */

@@ -46,7 +46,7 @@ static int setup(void **state)
 
 static const char *sample_op(const struct profile *p, size_t i)
 {
-	return profile_sample_label(p, &p->samples[i], HEAP_OP_LABEL);
+	return profile_sample_label(p, &p->samples[i], HEAP_LABEL_OP);
 }
 
 static bool has_comment(const struct profile *p, const char *c)
@@ -60,7 +60,7 @@ static bool has_comment(const struct profile *p, const char *c)
 static void test_heaptrack__values(void **state)
 {
 	static const char in[] = HT_HEAD HT_EVENTS;
-	static const int64_t want[2][HEAP_NR_TYPES] = {
+	static const int64_t want[2][HEAP_NR_SAMPLE_TYPES] = {
 		{ 3, 48, 1, 16, 1, 16, 1 },
 		{ 1, 256, 1, 256, 1, 256, 0 },
 	};
@@ -70,13 +70,13 @@ static void test_heaptrack__values(void **state)
 	profile_init(&p);
 	assert_int_equal(heaptrack_parse(&p, in, strlen(in), "t"), 0);
 	assert_true(profile_is_heap(&p));
-	assert_int_equal(p.nr_sample_type, HEAP_NR_TYPES);
-	for (int t = 0; t < HEAP_NR_TYPES; t++)
-		assert_int_equal(profile_find_sample_type(&p, heap_type_names[t]), t);
+	assert_int_equal(p.nr_sample_type, HEAP_NR_SAMPLE_TYPES);
+	for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
+		assert_int_equal(profile_find_sample_type(&p, heap_sample_types[t][0]), t);
 	assert_string_equal(profile_string(&p, p.default_sample_type), "alloc_space");
 	assert_int_equal(p.nr_samples, 2);
 	for (size_t i = 0; i < 2; i++)
-		for (int t = 0; t < HEAP_NR_TYPES; t++)
+		for (int t = 0; t < HEAP_NR_SAMPLE_TYPES; t++)
 			assert_int_equal(profile_sample_values(&p, &p.samples[i])[t], want[i][t]);
 	/* info 0 came again right after its own free: a free and a malloc of one size */
 	assert_string_equal(sample_op(&p, 0), "malloc");

@@ -1,0 +1,927 @@
+/*
+ * heap-record.c: `hotloop record --heap`. Runs the command with
+ * libhotloop-heap.so preloaded, then reads the stream of every process image
+ * (heap-stream.h), pairs allocations with their frees, and builds one heap
+ * profile through record.c's timeline (mappings, symbols) plus a CSV of the
+ * live bytes over time.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "strbuf.h"
+#include "hindex.h"
+#include "profile.h"
+#include "pprof.h"
+#include "record.h"
+#include "runner.h"
+#include "heap-profile.h"
+#include "heap-record.h"
+
+/* What one stream may hold: stack ids, and text of maps. */
+#define MAX_STACK_ID (1u << 22)
+#define MAX_MAPS_TEXT (64u << 20)
+/* A stream file larger than this is not read. */
+#define MAX_STREAM_FILE ((size_t)16 << 30)
+
+double heap_weight(uint64_t size, uint64_t rate)
+{
+	double x;
+
+	if (rate <= 1)
+		return 1.0;
+	x = (double)(size ? size : 1) / (double)rate;
+	return 1.0 / -expm1(-x);
+}
+
+/* ---- the stream ------------------------------------------------------------ */
+
+void heap_stream_init(struct heap_stream *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void heap_stream_release(struct heap_stream *s)
+{
+	free(s->allocs);
+	free(s->frees);
+	free(s->order);
+	free(s->pcs);
+	free(s->stack_off);
+	free(s->stack_len);
+	free(s->maps);
+	free(s->ticks);
+	free(s->live);
+	heap_stream_init(s);
+}
+
+struct cursor {
+	const unsigned char *p, *end;
+};
+
+static bool take(struct cursor *c, void *out, size_t n)
+{
+	if ((size_t)(c->end - c->p) < n)
+		return false;
+	memcpy(out, c->p, n);
+	c->p += n;
+	return true;
+}
+
+static int parse_event(struct heap_stream *s, struct cursor *c)
+{
+	uint8_t type;
+
+	if (!take(c, &type, 1))
+		return -1;
+	switch (type) {
+	case HEAP_EV_STACK: {
+		uint32_t id;
+		uint16_t n;
+
+		if (!take(c, &id, 4) || !take(c, &n, 2) || n > HEAP_MAX_FRAMES ||
+		    (size_t)(c->end - c->p) < 8u * n)
+			return -1;
+		if (!id || id > MAX_STACK_ID)
+			return -1;
+		if (id >= s->nr_stacks) {
+			size_t old = s->alloc_stacks;
+
+			ALLOC_GROW(s->stack_off, (size_t)id + 1, s->alloc_stacks);
+			s->stack_len = xrealloc(s->stack_len, s->alloc_stacks * sizeof(*s->stack_len));
+			memset(s->stack_len + old, 0, (s->alloc_stacks - old) * sizeof(*s->stack_len));
+			memset(s->stack_off + old, 0, (s->alloc_stacks - old) * sizeof(*s->stack_off));
+			s->nr_stacks = (size_t)id + 1;
+		}
+		ALLOC_GROW(s->pcs, s->nr_pcs + n + 1, s->alloc_pcs);
+		memcpy(s->pcs + s->nr_pcs, c->p, 8u * n);
+		c->p += 8u * n;
+		s->stack_off[id] = s->nr_pcs;
+		s->stack_len[id] = n;
+		s->nr_pcs += n;
+		return 0;
+	}
+	case HEAP_EV_ALLOC: {
+		struct heap_alloc a = { .freed = UINT64_MAX };
+
+		if (!take(c, &a.op, 1) || !take(c, &a.flags, 1) || !take(c, &a.stack, 4) ||
+		    !take(c, &a.seq, 8) || !take(c, &a.addr, 8) || !take(c, &a.size, 8) ||
+		    a.op >= HEAP_NR_OPS)
+			return -1;
+		ALLOC_GROW(s->allocs, s->nr_allocs + 1, s->alloc_allocs);
+		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
+		s->order[s->nr_order++] = (struct heap_order){ a.seq, s->nr_allocs };
+		s->allocs[s->nr_allocs++] = a;
+		return 0;
+	}
+	case HEAP_EV_FREE: {
+		struct heap_free f;
+
+		if (!take(c, &f.flags, 1) || !take(c, &f.seq, 8) || !take(c, &f.addr, 8))
+			return -1;
+		ALLOC_GROW(s->frees, s->nr_frees + 1, s->alloc_frees);
+		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
+		s->order[s->nr_order++] = (struct heap_order){ f.seq, s->nr_frees | HEAP_ORDER_FREE };
+		s->frees[s->nr_frees++] = f;
+		return 0;
+	}
+	case HEAP_EV_MAPS: {
+		uint32_t n;
+
+		if (!take(c, &n, 4) || (size_t)(c->end - c->p) < n ||
+		    s->nr_maps + n + 2 > MAX_MAPS_TEXT)
+			return -1;
+		ALLOC_GROW(s->maps, s->nr_maps + n + 2, s->alloc_maps);
+		memcpy(s->maps + s->nr_maps, c->p, n);
+		s->nr_maps += n;
+		/* a NUL inside the text would end it early: make it a line end */
+		for (size_t i = s->nr_maps - n; i < s->nr_maps; i++)
+			if (!s->maps[i])
+				s->maps[i] = '\n';
+		if (n && s->maps[s->nr_maps - 1] != '\n')
+			s->maps[s->nr_maps++] = '\n';
+		s->maps[s->nr_maps] = '\0';
+		c->p += n;
+		return 0;
+	}
+	case HEAP_EV_TICK: {
+		struct heap_tick t;
+
+		if (!take(c, &t.time_ns, 8) || !take(c, &t.seq, 8))
+			return -1;
+		ALLOC_GROW(s->ticks, s->nr_ticks + 1, s->alloc_ticks);
+		s->ticks[s->nr_ticks++] = t;
+		return 0;
+	}
+	case HEAP_EV_END:
+		if (!take(c, &s->end, sizeof(s->end)))
+			return -1;
+		s->has_end = true;
+		return 0;
+	}
+	return -1;
+}
+
+int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
+{
+	struct cursor c = { data, (const unsigned char *)data + len };
+
+	heap_stream_release(s);
+	if (!take(&c, &s->header, sizeof(s->header)) ||
+	    memcmp(s->header.magic, HEAP_STREAM_MAGIC, sizeof(s->header.magic)))
+		return error("not a heap stream");
+	if (s->header.version != HEAP_STREAM_VERSION)
+		return error("heap stream version %u: expected %d", s->header.version,
+			     HEAP_STREAM_VERSION);
+	while (c.p < c.end) {
+		struct heap_chunk_header h;
+		struct cursor chunk;
+
+		if (!take(&c, &h, sizeof(h)) || (size_t)(c.end - c.p) < h.len) {
+			s->cut = true;	/* the process died while writing */
+			break;
+		}
+		chunk = (struct cursor){ c.p, c.p + h.len };
+		c.p += h.len;
+		while (chunk.p < chunk.end)
+			if (parse_event(s, &chunk)) {
+				error("malformed heap stream: bad event at byte %zu",
+				      (size_t)(chunk.p - (const unsigned char *)data));
+				heap_stream_release(s);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+/* The blocks live so far, by address: linear probing, backward-shift deletion. */
+struct live_map {
+	struct live_slot {
+		uint64_t addr;
+		size_t idx1;	/* index into allocs + 1; 0: empty */
+	} *v;
+	size_t mask, nr;
+};
+
+static size_t live_home(const struct live_map *m, uint64_t addr)
+{
+	uint64_t h = (addr >> 4) * 0x9e3779b97f4a7c15ull;	/* Fibonacci hashing */
+
+	return (size_t)(h >> 32) & m->mask;
+}
+
+static struct live_slot *live_find(struct live_map *m, uint64_t addr)
+{
+	for (size_t i = live_home(m, addr);; i = (i + 1) & m->mask)
+		if (!m->v[i].idx1 || m->v[i].addr == addr)
+			return &m->v[i];
+}
+
+static void live_grow(struct live_map *m)
+{
+	struct live_map old = *m;
+
+	m->mask = old.v ? 2 * old.mask + 1 : 1023;
+	m->v = xcalloc(m->mask + 1, sizeof(*m->v));
+	for (size_t i = 0; old.v && i <= old.mask; i++)
+		if (old.v[i].idx1)
+			*live_find(m, old.v[i].addr) = old.v[i];
+	free(old.v);
+}
+
+static void live_delete(struct live_map *m, struct live_slot *slot)
+{
+	size_t i = (size_t)(slot - m->v), j = i;
+
+	m->nr--;
+	for (;;) {
+		size_t h;
+
+		m->v[i].idx1 = 0;
+		do {
+			j = (j + 1) & m->mask;
+			if (!m->v[j].idx1)
+				return;
+			h = live_home(m, m->v[j].addr);
+		} while (i <= j ? (i < h && h <= j) : (i < h || h <= j));
+		m->v[i] = m->v[j];
+		i = j;
+	}
+}
+
+static int order_cmp(const void *a, const void *b)
+{
+	const struct heap_order *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->ref < y->ref ? -1 : x->ref > y->ref;
+}
+
+static int tick_cmp(const void *a, const void *b)
+{
+	const struct heap_tick *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t whole(double v)
+{
+	return v <= 0 ? 0 : v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
+}
+
+static void add_live_point(struct heap_stream *s, uint64_t time_ns, double live)
+{
+	ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
+	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live) };
+}
+
+void heap_stream_match(struct heap_stream *s)
+{
+	struct live_map m = { 0 };
+	double live = 0, peak = 0;
+	size_t t = 0;
+	bool sorted = true;
+
+	for (size_t i = 1; i < s->nr_order && sorted; i++)
+		sorted = s->order[i - 1].seq <= s->order[i].seq;
+	if (!sorted)	/* several threads: their chunks interleave */
+		qsort(s->order, s->nr_order, sizeof(*s->order), order_cmp);
+	if (s->nr_ticks > 1)
+		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
+	live_grow(&m);
+	s->peak_bytes = s->peak_seq = 0;
+	s->nr_live = 0;
+	for (size_t k = 0; k < s->nr_order; k++) {
+		const struct heap_order *o = &s->order[k];
+		struct heap_alloc *a;
+		struct live_slot *slot;
+		uint64_t addr;
+
+		/* the ticks before this event see the total so far */
+		for (; t < s->nr_ticks && s->ticks[t].seq <= o->seq; t++)
+			add_live_point(s, s->ticks[t].time_ns, live);
+		addr = o->ref & HEAP_ORDER_FREE ? s->frees[o->ref & ~HEAP_ORDER_FREE].addr :
+		       s->allocs[o->ref].addr;
+		slot = live_find(&m, addr);
+		if (slot->idx1) {
+			/* freed, or allocated again: the block before was freed unseen */
+			a = &s->allocs[slot->idx1 - 1];
+			a->freed = o->seq;
+			if (o->ref & HEAP_ORDER_FREE)
+				a->temp = s->frees[o->ref & ~HEAP_ORDER_FREE].flags & HEAP_FREE_TEMP;
+			live -= heap_weight(a->size, s->header.rate) * (double)a->size;
+			live_delete(&m, slot);
+			slot = live_find(&m, addr);
+		}
+		if (o->ref & HEAP_ORDER_FREE)
+			continue;
+		a = &s->allocs[o->ref];
+		if (a->flags & HEAP_ALLOC_UNTRACKED)
+			continue;	/* its free is never seen */
+		if ((m.nr + 1) * 2 > m.mask) {
+			live_grow(&m);
+			slot = live_find(&m, addr);
+		}
+		slot->addr = addr;
+		slot->idx1 = (size_t)o->ref + 1;
+		m.nr++;
+		live += heap_weight(a->size, s->header.rate) * (double)a->size;
+		if (live > peak) {
+			peak = live;
+			s->peak_seq = o->seq + 1;
+		}
+	}
+	for (; t < s->nr_ticks; t++)
+		add_live_point(s, s->ticks[t].time_ns, live);
+	if (s->has_end)
+		add_live_point(s, s->end.end_ns, live);
+	s->peak_bytes = whole(peak);
+	free(m.v);
+}
+
+static const char *const op_names[HEAP_NR_OPS] = {
+	[HEAP_OP_MALLOC] = HEAP_OP_NAME_MALLOC,
+	[HEAP_OP_CALLOC] = HEAP_OP_NAME_CALLOC,
+	[HEAP_OP_REALLOC] = HEAP_OP_NAME_REALLOC,
+	[HEAP_OP_MEMALIGN] = HEAP_OP_NAME_MEMALIGN,
+};
+
+/* One allocation site of a stream: a stack and an op, its values summed. */
+struct site {
+	uint64_t key;		/* stack << 2 | op */
+	double v[HEAP_NR_SAMPLE_TYPES];
+};
+
+struct sites {
+	struct site *v;
+	size_t nr, alloc;
+	struct hindex index;
+};
+
+static bool site_eq(const void *table, size_t i, const void *key)
+{
+	return ((const struct sites *)table)->v[i].key == *(const uint64_t *)key;
+}
+
+static struct site *get_site(struct sites *t, uint64_t key)
+{
+	uint64_t hash = hash_u64(HASH_SEED, key);
+	size_t s, i;
+
+	hindex_reserve(&t->index);
+	s = hindex_find(&t->index, hash, site_eq, t, &key);
+	if ((i = hindex_at(&t->index, s)) != HINDEX_NONE)
+		return &t->v[i];
+	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+	memset(&t->v[t->nr], 0, sizeof(t->v[t->nr]));
+	t->v[t->nr].key = key;
+	hindex_set(&t->index, s, hash, t->nr);
+	return &t->v[t->nr++];
+}
+
+void heap_stream_add(struct heap_stream *s, struct recording *r)
+{
+	struct sites t = { 0 };
+	uint64_t peak = s->peak_seq;
+	pid_t pid = (pid_t)s->header.pid;
+
+	for (size_t i = 0; i < s->nr_allocs; i++) {
+		const struct heap_alloc *a = &s->allocs[i];
+		struct site *st = get_site(&t, (uint64_t)a->stack << 2 | a->op);
+		double w = heap_weight(a->size, s->header.rate);
+		double bytes = w * (double)a->size;
+		bool tracked = !(a->flags & HEAP_ALLOC_UNTRACKED);
+
+		st->v[HEAP_ALLOC_OBJECTS] += w;
+		st->v[HEAP_ALLOC_SPACE] += bytes;
+		if (tracked && a->seq < peak && a->freed >= peak) {
+			st->v[HEAP_INUSE_OBJECTS] += w;
+			st->v[HEAP_INUSE_SPACE] += bytes;
+		}
+		if (tracked && a->freed == UINT64_MAX) {
+			st->v[HEAP_LEAK_OBJECTS] += w;
+			st->v[HEAP_LEAK_SPACE] += bytes;
+		}
+		if (a->temp)
+			st->v[HEAP_TEMP_OBJECTS] += w;
+	}
+	for (size_t i = 0; i < t.nr; i++) {
+		uint32_t stack = (uint32_t)(t.v[i].key >> 2);
+		const uint64_t *pcs = NULL;
+		uint32_t n = 0;
+		int64_t v[HEAP_NR_SAMPLE_TYPES];
+
+		if (stack && stack < s->nr_stacks && s->stack_len[stack]) {
+			pcs = s->pcs + s->stack_off[stack];
+			n = s->stack_len[stack];
+		}
+		for (int k = 0; k < HEAP_NR_SAMPLE_TYPES; k++)
+			v[k] = t.v[i].v[k] >= 9e18 ? INT64_MAX : llround(t.v[i].v[k]);
+		recording_add_heap(r, pid, pcs, n, op_names[t.v[i].key & 3], v);
+	}
+	free(t.v);
+	hindex_release(&t.index);
+}
+
+/* ---- the program ------------------------------------------------------------- */
+
+char *heap_find_lib(void)
+{
+	char exe[PATH_MAX], *slash, *path;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0)
+		return error("cannot find the running binary: %s", strerror(errno)), NULL;
+	exe[n] = '\0';
+	if ((slash = strrchr(exe, '/')))
+		*slash = '\0';
+	path = xstrfmt("%s/%s", exe, HEAP_LIB_NAME);
+	if (!access(path, R_OK))
+		return path;
+	free(path);
+	path = xstrfmt("%s/../lib/hotloop/%s", exe, HEAP_LIB_NAME);
+	if (!access(path, R_OK))
+		return path;
+	free(path);
+	error("cannot find %s beside '%s' nor in '%s/../lib/hotloop': reinstall hotloop",
+	      HEAP_LIB_NAME, exe, exe);
+	return NULL;
+}
+
+/* The file execvp() would run for 'name' (a copy), or NULL. */
+static char *which(const char *name)
+{
+	const char *path = getenv("PATH");
+	struct strbuf sb = STRBUF_INIT;
+
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+
+		strbuf_reset(&sb);
+		if (len)
+			strbuf_add(&sb, path, len);
+		else
+			strbuf_addch(&sb, '.');
+		strbuf_addf(&sb, "/%s", name);
+		if (!access(sb.buf, X_OK))
+			return strbuf_detach(&sb, NULL);
+		path += len + (path[len] == ':');
+	}
+	strbuf_release(&sb);
+	return NULL;
+}
+
+int heap_check_program(const char *name)
+{
+	char *path = which(name);
+	struct stat st;
+	bool is_elf = false, has_interp = false;
+	int fd, ret = 0;
+
+	if (!path || stat(path, &st))
+		goto out;
+	if (st.st_mode & (S_ISUID | S_ISGID)) {
+		ret = error("'%s' is set%s: the dynamic linker ignores the heap recorder's preload "
+			    "for it; record a copy without that bit",
+			    path, st.st_mode & S_ISUID ? "uid" : "gid");
+		goto out;
+	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0) {
+		Elf *elf;
+
+		elf_version(EV_CURRENT);
+		if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) && elf_kind(elf) == ELF_K_ELF) {
+			size_t nph = 0;
+			GElf_Ehdr eh;
+
+			/* a static PIE is ET_DYN like a PIE, but without PT_INTERP */
+			if (gelf_getehdr(elf, &eh) && !elf_getphdrnum(elf, &nph)) {
+				is_elf = true;
+				for (size_t i = 0; i < nph; i++) {
+					GElf_Phdr ph;
+
+					if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+						has_interp = true;
+				}
+			}
+		}
+		elf_end(elf);
+		close(fd);
+	}
+	if (is_elf && !has_interp)
+		ret = error("'%s' is statically linked: the heap recorder works by preloading a "
+			    "library, which a static program never loads", path);
+out:
+	free(path);
+	return ret;
+}
+
+static int check_output(const char *path)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	int fd, ret = 0;
+
+	strbuf_addf(&tmp, "%s.tmp.XXXXXX", path);
+	fd = mkstemp(tmp.buf);
+	if (fd < 0) {
+		ret = error("cannot create '%s': %s", path, strerror(errno));
+	} else {
+		close(fd);
+		unlink(tmp.buf);
+	}
+	strbuf_release(&tmp);
+	return ret;
+}
+
+static void remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		char *p;
+
+		if (de->d_name[0] == '.')
+			continue;
+		p = xstrfmt("%s/%s", dir, de->d_name);
+		unlink(p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	rmdir(dir);
+}
+
+/* Start the command with the preload; its pid, or a negative exit code. */
+static pid_t spawn(const struct heap_record_options *o, const char *lib, const char *dir,
+		   uint64_t rate)
+{
+	int pfd[2], err = 0;
+	pid_t pid;
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC))
+		return error("cannot make a pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return error("cannot fork: %s", strerror(errno));
+	}
+	if (!pid) {
+		const char *old = getenv("LD_PRELOAD");
+		char buf[32];
+
+		if (old && *old) {
+			char *v = xstrfmt("%s %s", lib, old);
+			setenv("LD_PRELOAD", v, 1);
+		} else {
+			setenv("LD_PRELOAD", lib, 1);
+		}
+		setenv(HEAP_ENV_DIR, dir, 1);
+		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rate);
+		setenv(HEAP_ENV_RATE, buf, 1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		execvp(o->argv[0], o->argv);
+		err = errno;
+		if (write(pfd[1], &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(pfd[1]);
+	do
+		n = read(pfd[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	if (n == sizeof(err)) {
+		waitpid(pid, NULL, 0);
+		if (err == ENOENT) {
+			error("cannot run '%s': command not found", o->argv[0]);
+			return -HL_EXIT_NOT_FOUND;
+		}
+		error("cannot run '%s': %s", o->argv[0], strerror(err));
+		return -HL_EXIT_NOT_EXECUTABLE;
+	}
+	return pid;
+}
+
+struct tl_row {
+	uint64_t time_ns, bytes;
+	uint32_t pid;
+};
+
+static int tl_row_cmp(const void *a, const void *b)
+{
+	const struct tl_row *x = a, *y = b;
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	unsigned long pa, pb, na = 0, nb = 0;
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+
+	if (sscanf(x, "heap.%lu.%lu", &pa, &na) == 2 && sscanf(y, "heap.%lu.%lu", &pb, &nb) == 2 &&
+	    (pa != pb || na != nb))
+		return pa != pb ? (pa < pb ? -1 : 1) : (na < nb ? -1 : 1);
+	return strcmp(x, y);
+}
+
+/* The timeline's file: the profile's name without .pb.gz/.pb, then .heap.csv. */
+static char *timeline_path(const char *output)
+{
+	size_t n = strlen(output);
+
+	if (n > 6 && !strcmp(output + n - 6, ".pb.gz"))
+		n -= 6;
+	else if (n > 3 && !strcmp(output + n - 3, ".pb"))
+		n -= 3;
+	return xstrfmt("%.*s.heap.csv", (int)n, output);
+}
+
+/* Map the stream file at path (*map NULL when it is empty), or -1 with an error. */
+static int map_stream(const char *path, void **map, size_t *len)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	*map = NULL;
+	*len = 0;
+	if (fd < 0 || fstat(fd, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return error("cannot read '%s': %s", path, strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > MAX_STREAM_FILE) {
+		close(fd);
+		return error("'%s' is not a stream file of at most 16 GiB", path);
+	}
+	if (st.st_size) {
+		*map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (*map == MAP_FAILED) {
+			*map = NULL;
+			close(fd);
+			return error("cannot map '%s': %s", path, strerror(errno));
+		}
+		*len = (size_t)st.st_size;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Read every stream in dir into r, the live bytes into rows. */
+static int read_streams(const char *dir, struct recording *r, struct heap_record_result *res,
+			struct tl_row **rows, size_t *nr_rows, size_t *alloc_rows)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char **names = NULL;
+	size_t nr = 0, alloc = 0;
+	struct heap_stream s;
+	int ret = 0;
+
+	if (!d)
+		return error("cannot read '%s': %s", dir, strerror(errno));
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "heap.", 5)) {
+			ALLOC_GROW(names, nr + 1, alloc);
+			names[nr++] = xstrdup(de->d_name);
+		}
+	closedir(d);
+	if (nr > 1)
+		qsort(names, nr, sizeof(*names), name_cmp);
+	heap_stream_init(&s);
+	for (size_t i = 0; i < nr; i++) {
+		char *path = xstrfmt("%s/%s", dir, names[i]);
+		struct sampler_event ev = { .type = SAMPLER_COMM };
+
+		void *map = NULL;
+		size_t len = 0;
+
+		if (map_stream(path, &map, &len) || heap_stream_parse(&s, map, len)) {
+			warning("skipped the heap stream '%s'", names[i]);
+			if (map)
+				munmap(map, len);
+			free(path);
+			continue;
+		}
+		if (map)
+			munmap(map, len);
+		free(path);
+		res->streams++;
+		if (!s.has_end) {
+			res->cut_streams++;
+		} else {
+			res->allocs += s.end.allocs;
+			res->alloc_bytes += s.end.alloc_bytes;
+			res->dropped_stacks += s.end.dropped_stacks;
+		}
+		res->sampled += s.nr_allocs;
+		/* a new process image: its mappings start afresh */
+		ev.pid = ev.tid = s.header.pid;
+		ev.comm.comm = "";
+		ev.comm.exec = true;
+		recording_event(&ev, r);
+		if (s.maps)
+			recording_add_maps(r, (pid_t)s.header.pid, s.maps);
+		heap_stream_match(&s);
+		if (s.peak_bytes > res->peak_bytes)
+			res->peak_bytes = s.peak_bytes;
+		heap_stream_add(&s, r);
+		for (size_t k = 0; k < s.nr_live; k++) {
+			ALLOC_GROW(*rows, *nr_rows + 1, *alloc_rows);
+			(*rows)[(*nr_rows)++] = (struct tl_row){
+				s.live[k].time_ns, s.live[k].bytes, s.header.pid,
+			};
+		}
+	}
+	heap_stream_release(&s);
+	for (size_t i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}
+
+static int write_timeline(const char *path, struct tl_row *rows, size_t nr, uint64_t start_ns)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int ret;
+
+	if (nr > 1)
+		qsort(rows, nr, sizeof(*rows), tl_row_cmp);
+	strbuf_addstr(&sb, "seconds,pid,live_bytes\n");
+	for (size_t i = 0; i < nr; i++)
+		strbuf_addf(&sb, "%.6f,%u,%llu\n",
+			    rows[i].time_ns > start_ns ? (double)(rows[i].time_ns - start_ns) / 1e9 : 0.0,
+			    rows[i].pid, (unsigned long long)rows[i].bytes);
+	ret = write_file_atomic(path, sb.buf, sb.len);
+	strbuf_release(&sb);
+	return ret;
+}
+
+int heap_record_run(const struct heap_record_options *o, struct heap_record_result *res)
+{
+	uint64_t rate = o->rate ? o->rate : HEAP_DEFAULT_RATE;
+	char *lib = NULL, *peak = NULL, *event = NULL;
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
+	struct recording *r = NULL;
+	struct strbuf cmd = STRBUF_INIT;
+	struct tl_row *rows = NULL;
+	size_t nr_rows = 0, alloc_rows = 0, argc = 0;
+	struct timespec wall;
+	struct profile p;
+	uint64_t start;
+	pid_t pid;
+	int ret = -1;
+
+	memset(res, 0, sizeof(*res));
+	profile_init(&p);
+	if (heap_check_program(o->argv[0]) || check_output(o->output))
+		return -1;
+	if (!(lib = o->lib ? xstrdup(o->lib) : heap_find_lib()))
+		return -1;
+	{
+		/* the streams' directory (cmd holds its name until the end) */
+		const char *tmp = getenv("TMPDIR");
+		char *t = xstrfmt("%s/hotloop-heap.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+
+		if (!mkdtemp(t)) {
+			ret = error("cannot make a directory in '%s': %s",
+				    tmp && *tmp ? tmp : "/tmp", strerror(errno));
+			free(t);
+			goto out_lib;
+		}
+		strbuf_addstr(&cmd, t);
+		free(t);
+	}
+	clock_gettime(CLOCK_REALTIME, &wall);
+	start = now_ns();
+	sigaction(SIGINT, &ign, &old_int);
+	sigaction(SIGQUIT, &ign, &old_quit);
+	pid = spawn(o, lib, cmd.buf, rate);
+	if (pid > 0) {
+		while (waitpid(pid, &res->wait_status, 0) < 0 && errno == EINTR)
+			;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	res->duration_ns = now_ns() - start;
+	if (pid <= 0) {
+		ret = pid ? pid : -1;
+		goto out_dir;
+	}
+
+	r = recording_new(SAMPLER_CALLGRAPH_FP, 0);
+	recording_set_heap(r);
+	recording_set_main(r, pid);
+	if (read_streams(cmd.buf, r, res, &rows, &nr_rows, &alloc_rows))
+		goto out_dir;
+	if (!res->streams) {
+		ret = error("no heap stream came from '%s': its dynamic linker did not load %s "
+			    "(a static or setuid program, or one that clears LD_PRELOAD)",
+			    o->argv[0], HEAP_LIB_NAME);
+		goto out_dir;
+	}
+	if (res->cut_streams)
+		warning("%llu of %llu process images ended without writing their end (killed, "
+			"or still running): their last allocations are missing",
+			(unsigned long long)res->cut_streams, (unsigned long long)res->streams);
+	if (res->dropped_stacks)
+		warning("%llu allocations lost their stack: more distinct stacks than the "
+			"recorder keeps; they count under an empty stack",
+			(unsigned long long)res->dropped_stacks);
+
+	{
+		struct strbuf c = STRBUF_INIT;
+		struct recording_info info = { 0 };
+
+		while (o->argv[argc])
+			argc++;
+		runner_quote_argv(&c, (const char *const *)o->argv, argc);
+		event = xstrfmt("hotloop-heap: rate=%llu", (unsigned long long)rate);
+		info.event = event;
+		info.freq = (unsigned)(rate > UINT_MAX ? UINT_MAX : rate);
+		info.time_nanos = (int64_t)wall.tv_sec * 1000000000 + wall.tv_nsec;
+		info.duration_nanos = (int64_t)res->duration_ns;
+		info.command = c.buf;
+		ret = recording_build(r, &p, &info);
+		strbuf_release(&c);
+	}
+	if (ret)
+		goto out_dir;
+	p.period = (int64_t)rate;
+	peak = xstrfmt("%s%llu", HEAP_COMMENT_PEAK, (unsigned long long)res->peak_bytes);
+	profile_add_comment(&p, peak);
+	if ((ret = pprof_write_file(&p, o->output)))
+		goto out_dir;
+	res->timeline = timeline_path(o->output);
+	ret = write_timeline(res->timeline, rows, nr_rows, start);
+out_dir:
+	remove_dir(cmd.buf);
+out_lib:
+	recording_free(r);
+	profile_release(&p);
+	strbuf_release(&cmd);
+	free(rows);
+	free(peak);
+	free(event);
+	free(lib);
+	return ret;
+}
+
+void heap_record_result_release(struct heap_record_result *res)
+{
+	free(res->timeline);
+	res->timeline = NULL;
+}
+
+static void add_bytes(struct strbuf *sb, uint64_t b)
+{
+	if (b >= 10ull << 30)
+		strbuf_addf(sb, "%.1f GiB", (double)b / (1 << 30));
+	else if (b >= 10ull << 20)
+		strbuf_addf(sb, "%.1f MiB", (double)b / (1 << 20));
+	else if (b >= 10ull << 10)
+		strbuf_addf(sb, "%.1f KiB", (double)b / (1 << 10));
+	else
+		strbuf_addf(sb, "%llu B", (unsigned long long)b);
+}
+
+void heap_record_summary(const struct heap_record_result *res, const char *output,
+			 struct strbuf *sb)
+{
+	strbuf_addf(sb, "hotloop record: %llu allocations (%llu recorded), ",
+		    (unsigned long long)res->allocs, (unsigned long long)res->sampled);
+	add_bytes(sb, res->alloc_bytes);
+	strbuf_addstr(sb, " allocated, heap peak ");
+	add_bytes(sb, res->peak_bytes);
+	strbuf_addf(sb, ", %llu process%s, %.2f s, wrote '%s'",
+		    (unsigned long long)res->streams, res->streams == 1 ? "" : "es",
+		    (double)res->duration_ns / 1e9, output);
+	if (res->timeline)
+		strbuf_addf(sb, " and '%s'", res->timeline);
+	strbuf_addch(sb, '\n');
+}

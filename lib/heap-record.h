@@ -1,0 +1,154 @@
+/*
+ * heap-record.h: `hotloop record --heap` as a library. heap_record_run()
+ * runs a command with libhotloop-heap.so preloaded, reads the stream every
+ * process image of its tree wrote (heap-stream.h), and writes one heap
+ * profile (heap-profile.h) and the heap's size over time beside it. The
+ * stream reader and the sampling math are exposed for tests.
+ *
+ * A struct heap_stream owns its arrays; the caller owns the rest.
+ */
+#ifndef HOTLOOP_HEAP_RECORD_H
+#define HOTLOOP_HEAP_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "heap-stream.h"
+
+struct strbuf;
+struct recording;
+
+#define HEAP_DEFAULT_RATE (512 * 1024)
+
+struct heap_record_options {
+	char **argv;		/* the command */
+	const char *output;	/* the profile to write */
+	uint64_t rate;		/* mean bytes between samples; 1: every allocation; 0: default */
+	const char *lib;	/* the preload; NULL: heap_find_lib() */
+};
+
+struct heap_record_result {
+	int wait_status;	/* the command's, as from waitpid() */
+	uint64_t duration_ns;
+	uint64_t streams;	/* process images recorded */
+	uint64_t cut_streams;	/* streams without their end (killed, still running) */
+	uint64_t allocs, alloc_bytes;	/* what the processes counted, sampled or not */
+	uint64_t sampled;	/* allocations recorded with their stack */
+	uint64_t peak_bytes;	/* the highest live total of any one process (estimated when sampled) */
+	uint64_t dropped_stacks;	/* allocations whose stack was not kept */
+	char *timeline;		/* the file of live bytes over time (caller frees) */
+};
+
+/*
+ * Record and write o->output. 0 when a profile was written; -1 on failure
+ * (a static or setuid program, no stream, a bad output); -HL_EXIT_NOT_FOUND
+ * / -HL_EXIT_NOT_EXECUTABLE when the command cannot be run.
+ */
+int heap_record_run(const struct heap_record_options *o, struct heap_record_result *res);
+void heap_record_result_release(struct heap_record_result *res);
+
+/* "hotloop record: N allocations (N sampled), peak B, wrote 'FILE'" and what went wrong. */
+void heap_record_summary(const struct heap_record_result *res, const char *output,
+			 struct strbuf *sb);
+
+/*
+ * The preload: libhotloop-heap.so in the directory of the running binary,
+ * else in its ../lib/hotloop/. A string to free, or NULL with an error.
+ */
+char *heap_find_lib(void);
+
+/*
+ * Why the preload cannot reach the program 'path' (found in PATH like
+ * execvp): a static executable or a setuid/setgid one. 0 when it can (or
+ * when it cannot be told: exec reports that), -1 with the error.
+ */
+int heap_check_program(const char *path);
+
+/* ---- the stream, for the run and for tests ---- */
+
+/* How many allocations one sampled allocation of 'size' bytes stands for. */
+double heap_weight(uint64_t size, uint64_t rate);
+
+struct heap_alloc {
+	uint64_t seq, addr, size;
+	uint64_t freed;		/* seq of its free; UINT64_MAX: live at exit */
+	uint32_t stack;
+	uint8_t op, flags;
+	bool temp;
+};
+
+struct heap_free {
+	uint64_t seq, addr;
+	uint8_t flags;
+};
+
+/* A HEAP_EV_TICK: the clock when the sequence was at seq. */
+struct heap_tick {
+	uint64_t time_ns, seq;
+};
+
+/* A point of the heap over time: the live bytes (estimated when sampled). */
+struct heap_live {
+	uint64_t time_ns, bytes;
+};
+
+/* An event of the sequence: an allocation, or (with HEAP_ORDER_FREE) a free. */
+struct heap_order {
+	uint64_t seq;
+	uint64_t ref;		/* index into allocs, or into frees | HEAP_ORDER_FREE */
+};
+#define HEAP_ORDER_FREE (1ull << 63)
+
+struct heap_stream {
+	struct heap_file_header header;
+	struct heap_alloc *allocs;
+	size_t nr_allocs, alloc_allocs;
+	struct heap_free *frees;
+	size_t nr_frees, alloc_frees;
+	struct heap_order *order;	/* both, in the order the file has them */
+	size_t nr_order, alloc_order;
+	/* stack i (1..nr_stacks): pcs[stack_off[i]..stack_off[i] + stack_len[i]) */
+	uint64_t *pcs;
+	size_t nr_pcs, alloc_pcs;
+	uint64_t *stack_off;
+	uint32_t *stack_len;
+	size_t nr_stacks, alloc_stacks;
+	char *maps;		/* the MAPS snapshots' text, in order, NUL-terminated */
+	size_t nr_maps, alloc_maps;
+	struct heap_tick *ticks;
+	size_t nr_ticks, alloc_ticks;
+	struct heap_end_event end;
+	bool has_end;
+	bool cut;		/* the file ends inside a chunk */
+
+	/* from heap_stream_match() */
+	uint64_t peak_bytes;	/* the highest live total (estimated when sampled) */
+	uint64_t peak_seq;	/* the events before the peak */
+	struct heap_live *live;	/* at each tick, and at the end */
+	size_t nr_live, alloc_live;
+};
+
+void heap_stream_init(struct heap_stream *s);
+void heap_stream_release(struct heap_stream *s);
+/*
+ * Parse one stream file. 0 on success (a stream cut at the end is kept:
+ * s->cut), -1 with an error when it is not a stream or is malformed.
+ */
+int heap_stream_parse(struct heap_stream *s, const void *data, size_t len);
+/*
+ * Replay the sequence (sorted by seq when threads interleaved it): pair
+ * each allocation with its free (allocs[].freed, .temp) by address (an
+ * address allocated again counts as freed then), and follow the live
+ * bytes (weighted by heap_weight()): their value at each tick and at the
+ * end (s->live), and the peak (s->peak_bytes, s->peak_seq).
+ */
+void heap_stream_match(struct heap_stream *s);
+/*
+ * Add the stream's allocation sites to r (recording_set_heap()): alloc,
+ * inuse at s->end.peak_seq, leak and temp values, scaled by heap_weight().
+ */
+void heap_stream_add(struct heap_stream *s, struct recording *r);
+
+#endif

@@ -1,0 +1,861 @@
+/*
+ * heap.c: libhotloop-heap.so, preloaded by `hotloop record --heap`. It wraps
+ * glibc's allocator (malloc and friends reach __libc_malloc and friends),
+ * samples allocations by bytes, unwinds their stacks with libunwind, follows
+ * the frees of sampled blocks and writes everything to a per-process stream
+ * (lib/heap-stream.h) that lib/heap-record.c turns into a profile.
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <libunwind.h>
+
+#include "heap-stream.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+extern void *__libc_valloc(size_t);
+extern void *__libc_pvalloc(size_t);
+
+/* Sampled blocks in the address table, stacks in the stack table: probes per lookup. */
+#define PROBES 32
+#define ADDR_SLOTS (1u << 21)
+/*
+ * In front of the address table, a counting filter: how many sampled
+ * blocks live at addresses of each slot (the address's bits above the
+ * 16-byte alignment, so that neighbour blocks share cache lines). A free
+ * of an unsampled block (all but a few) reads one byte of it.
+ */
+#define FILTER_SLOTS (1u << 16)
+#define STACK_SLOTS (1u << 20)
+#define TICK_EVERY_NS 10000000ull	/* at most one HEAP_EV_TICK per 10 ms */
+#define FD_LOW 900			/* the stream's descriptor is moved up here */
+
+struct tbuf {
+	struct tbuf *next;		/* every buffer, for the flush at exit */
+	atomic_int busy;		/* owned by a live thread */
+	uint64_t allocs, alloc_bytes, frees;	/* its threads' counts, summed at the end */
+	uint32_t len;			/* bytes of events after the chunk header */
+	unsigned char data[sizeof(struct heap_chunk_header) + HEAP_CHUNK_BYTES];
+};
+
+enum state { ST_OFF, ST_ON, ST_ENDED };
+
+static struct {
+	int state;			/* enum state; ST_OFF: pass everything through */
+	bool all;			/* every allocation (rate 1): no address table */
+	bool stats;			/* totals only */
+	uint64_t rate;
+	pid_t pid;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	char dir[512], path[600];
+	uintptr_t self_lo, self_hi;	/* our own code: frames there are dropped */
+	atomic_uintptr_t *addrs;	/* 0 empty, 1 deleted, else a sampled block */
+	_Atomic unsigned char *filter;	/* FILTER_SLOTS counts; 255: too many to count */
+	atomic_uint_least64_t *stack_hash;
+	atomic_uint *stack_id;
+	atomic_uint next_stack;
+	struct tbuf *_Atomic bufs;
+	pthread_key_t key;
+	atomic_uint_least64_t seq, dropped, untracked;
+	atomic_uint_least64_t last_tick_ns;
+	pthread_mutex_t lock;		/* start, fork, end */
+} g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static TLS int in_hook;
+static TLS struct tbuf *tb;
+static TLS uint64_t tl_rng, tl_until;
+static TLS unsigned tl_events;
+static TLS uintptr_t tl_last;	/* the thread's latest allocation */
+static TLS pid_t tl_tid;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+/* ---- the stream ---------------------------------------------------------- */
+
+static bool write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		c += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* Our descriptor, still ours: a program may close it, or reuse its number. */
+static int stream_fd(void)
+{
+	struct stat st;
+	int fd;
+
+	if (g.fd >= 0 && !fstat(g.fd, &st) && st.st_dev == g.dev && st.st_ino == g.ino)
+		return g.fd;
+	fd = open(g.path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	g.fd = fcntl(fd, F_DUPFD_CLOEXEC, FD_LOW);
+	if (g.fd < 0)
+		g.fd = fd;
+	else
+		close(fd);
+	if (!fstat(g.fd, &st)) {
+		g.dev = st.st_dev;
+		g.ino = st.st_ino;
+	}
+	return g.fd;
+}
+
+static void flush(struct tbuf *b)
+{
+	struct heap_chunk_header h = { b->len, (uint32_t)tl_tid };
+	int saved = errno;
+	int fd;
+
+	if (!b->len)
+		return;
+	if (g.state == ST_ON && getpid() == g.pid && (fd = stream_fd()) >= 0) {
+		memcpy(b->data, &h, sizeof(h));
+		write_all(fd, b->data, sizeof(h) + b->len);
+	}
+	b->len = 0;
+	errno = saved;
+}
+
+static void thread_gone(void *p)
+{
+	struct tbuf *b = p;
+
+	in_hook++;
+	flush(b);
+	atomic_store(&b->busy, 0);
+	tb = NULL;
+	in_hook--;
+}
+
+static __attribute__((noinline)) struct tbuf *get_tbuf(void)
+{
+	struct tbuf *b;
+
+	if (LIKELY(tb != NULL))
+		return tb;
+	tl_tid = (pid_t)syscall(SYS_gettid);
+	for (b = atomic_load(&g.bufs); b; b = b->next) {
+		int free_ = 0;
+		if (atomic_compare_exchange_strong(&b->busy, &free_, 1))
+			break;
+	}
+	if (!b) {
+		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b == MAP_FAILED)
+			return NULL;
+		atomic_store(&b->busy, 1);
+		b->next = atomic_load(&g.bufs);
+		while (!atomic_compare_exchange_weak(&g.bufs, &b->next, b))
+			;
+	}
+	b->len = 0;
+	tb = b;
+	pthread_setspecific(g.key, b);
+	return b;
+}
+
+/* Room for n bytes of events in the thread's buffer, or NULL. */
+static unsigned char *room(size_t n)
+{
+	struct tbuf *b = get_tbuf();
+
+	if (!b)
+		return NULL;
+	if (b->len + n > HEAP_CHUNK_BYTES)
+		flush(b);
+	return b->data + sizeof(struct heap_chunk_header) + b->len;
+}
+
+#define PUT(p, v) do { __typeof__(v) v_ = (v); memcpy(p, &v_, sizeof(v_)); p += sizeof(v_); } while (0)
+
+static void commit(unsigned char *end)
+{
+	tb->len = (uint32_t)(end - (tb->data + sizeof(struct heap_chunk_header)));
+}
+
+/*
+ * Now and then (every 64th sampled event of a thread at most, and 10 ms
+ * apart): the time at this sequence number, for the heap over time.
+ */
+static void tick(uint64_t seq)
+{
+	uint64_t now, last;
+	unsigned char *p;
+
+	if (g.all && (++tl_events & 63))
+		return;
+	now = mono_ns();
+	last = atomic_load(&g.last_tick_ns);
+	if (now - last < TICK_EVERY_NS ||
+	    !atomic_compare_exchange_strong(&g.last_tick_ns, &last, now))
+		return;
+	if (!(p = room(17)))
+		return;
+	PUT(p, (uint8_t)HEAP_EV_TICK);
+	PUT(p, now);
+	PUT(p, seq);
+	commit(p);
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+static unsigned filter_slot(uintptr_t a)
+{
+	return (unsigned)(a >> 4) & (FILTER_SLOTS - 1);
+}
+
+static bool addr_insert(uintptr_t a)
+{
+	uint64_t h = mix(a);
+
+	for (unsigned i = 0; i < PROBES; i++) {
+		atomic_uintptr_t *s = &g.addrs[(h + i) & (ADDR_SLOTS - 1)];
+		uintptr_t v = atomic_load_explicit(s, memory_order_relaxed);
+
+		if (v == a)
+			return true;
+		if ((v == 0 || v == 1) && atomic_compare_exchange_strong(s, &v, a)) {
+			_Atomic unsigned char *f = &g.filter[filter_slot(a)];
+			unsigned char c = atomic_load_explicit(f, memory_order_relaxed);
+
+			while (c < 255 && !atomic_compare_exchange_weak(f, &c, c + 1))
+				;
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool addr_remove(uintptr_t a)
+{
+	_Atomic unsigned char *f = &g.filter[filter_slot(a)];
+	unsigned char c = atomic_load_explicit(f, memory_order_relaxed);
+	uint64_t h;
+
+	if (LIKELY(c == 0))
+		return false;
+	h = mix(a);
+	for (unsigned i = 0; i < PROBES; i++) {
+		atomic_uintptr_t *s = &g.addrs[(h + i) & (ADDR_SLOTS - 1)];
+		uintptr_t v = atomic_load_explicit(s, memory_order_relaxed);
+
+		if (v == 0)
+			return false;
+		if (v == a) {
+			/* the end of a chain: empty again, else a deleted mark */
+			uintptr_t next = atomic_load(&g.addrs[(h + i + 1) & (ADDR_SLOTS - 1)]);
+
+			if (!atomic_compare_exchange_strong(s, &v, next == 0 ? 0 : 1))
+				return false;
+			while (c < 255 && c > 0 && !atomic_compare_exchange_weak(f, &c, c - 1))
+				;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint32_t stack_of(void)
+{
+	void *pcs[HEAP_MAX_FRAMES + 8];
+	uint64_t frames[HEAP_MAX_FRAMES];
+	int n = unw_backtrace(pcs, HEAP_MAX_FRAMES + 8), k = 0, skip = 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	unsigned char *p;
+
+	while (skip < n && (uintptr_t)pcs[skip] >= g.self_lo && (uintptr_t)pcs[skip] < g.self_hi)
+		skip++;
+	for (int i = skip; i < n && k < HEAP_MAX_FRAMES; i++) {
+		frames[k++] = (uint64_t)(uintptr_t)pcs[i];
+		h = mix(h ^ (uint64_t)(uintptr_t)pcs[i]);
+	}
+	h = mix(h ^ (uint64_t)k);
+	if (h < 2)
+		h += 2;
+	for (unsigned i = 0; i < PROBES; i++) {
+		unsigned s = (unsigned)(h + i) & (STACK_SLOTS - 1);
+		uint_least64_t v = atomic_load_explicit(&g.stack_hash[s], memory_order_acquire);
+		uint32_t id;
+
+		if (v == 0 && atomic_compare_exchange_strong(&g.stack_hash[s], &v, h)) {
+			id = atomic_fetch_add(&g.next_stack, 1) + 1;
+			p = room(7 + 8 * (size_t)k);
+			if (p) {
+				PUT(p, (uint8_t)HEAP_EV_STACK);
+				PUT(p, id);
+				PUT(p, (uint16_t)k);
+				memcpy(p, frames, 8 * (size_t)k);
+				commit(p + 8 * k);
+			}
+			atomic_store_explicit(&g.stack_id[s], id, memory_order_release);
+			return id;
+		}
+		if (v == h) {
+			while (!(id = atomic_load_explicit(&g.stack_id[s], memory_order_acquire)))
+				;	/* its first thread is writing it out */
+			return id;
+		}
+	}
+	atomic_fetch_add(&g.dropped, 1);
+	return 0;
+}
+
+/* ---- the hooks' slow paths --------------------------------------------------- */
+
+static void sampled_alloc(void *ptr, size_t size, int op)
+{
+	uint8_t flags = 0;
+	uint32_t stack;
+	uint64_t seq;
+	unsigned char *p;
+
+	if (!g.all && !addr_insert((uintptr_t)ptr)) {
+		flags |= HEAP_ALLOC_UNTRACKED;
+		atomic_fetch_add(&g.untracked, 1);
+	}
+	stack = stack_of();
+	seq = atomic_fetch_add(&g.seq, 1);
+	if (!(p = room(27)))
+		return;
+	PUT(p, (uint8_t)HEAP_EV_ALLOC);
+	PUT(p, (uint8_t)op);
+	PUT(p, flags);
+	PUT(p, stack);
+	PUT(p, seq);
+	PUT(p, (uint64_t)(uintptr_t)ptr);
+	PUT(p, (uint64_t)size);
+	commit(p);
+	tick(seq);
+}
+
+static void sampled_free(void *ptr)
+{
+	uint8_t flags = (uintptr_t)ptr == tl_last ? HEAP_FREE_TEMP : 0;
+	uint64_t seq = atomic_fetch_add(&g.seq, 1);
+	unsigned char *p = room(18);
+
+	if (!p)
+		return;
+	PUT(p, (uint8_t)HEAP_EV_FREE);
+	PUT(p, flags);
+	PUT(p, seq);
+	PUT(p, (uint64_t)(uintptr_t)ptr);
+	commit(p);
+	tick(seq);
+}
+
+/* The slow path of on_alloc(): the gap has run out (or was never drawn). */
+static __attribute__((noinline)) void alloc_slow(void *ptr, size_t size, uint64_t s, int op)
+{
+	if (g.stats) {
+		tl_until = UINT64_MAX;
+		return;
+	}
+	if (UNLIKELY(!tl_rng)) {
+		tl_rng = mix((uint64_t)syscall(SYS_gettid) ^ mono_ns()) | 1;
+		tl_until = heap_next_gap(&tl_rng, g.rate);
+		if (tl_until > s) {
+			tl_until -= s;
+			return;
+		}
+	}
+	tl_until = heap_next_gap(&tl_rng, g.rate);
+	sampled_alloc(ptr, size, op);
+}
+
+/*
+ * An allocation of 'size' bytes at ptr was made by call 'op'. The fast
+ * path: count it, and take the size off the gap to the next sample.
+ */
+static inline __attribute__((always_inline)) void on_alloc(void *ptr, size_t size, int op)
+{
+	struct tbuf *b = tb;
+	uint64_t s = size ? size : 1;
+
+	if (UNLIKELY(!ptr) || (UNLIKELY(!b) && !(b = get_tbuf())))
+		return;
+	b->allocs++;
+	b->alloc_bytes += size;
+	tl_last = (uintptr_t)ptr;
+	if (LIKELY(tl_until > s))
+		tl_until -= s;
+	else
+		alloc_slow(ptr, size, s, op);
+}
+
+/* The slow path of on_free(): ptr may be a sampled block. */
+static __attribute__((noinline)) void free_slow(void *ptr)
+{
+	if (g.all || addr_remove((uintptr_t)ptr))
+		sampled_free(ptr);
+}
+
+/*
+ * ptr is about to be freed (or moved by realloc: like heaptrack, a block
+ * realloc'd before its thread's next allocation is a temporary too). The
+ * fast path: count it, and one byte of the filter says it was not sampled.
+ */
+static inline __attribute__((always_inline)) void on_free(void *ptr)
+{
+	struct tbuf *b = tb;
+	uintptr_t a = (uintptr_t)ptr;
+
+	if (UNLIKELY(!ptr) || (UNLIKELY(!b) && !(b = get_tbuf())))
+		return;
+	b->frees++;
+	if (UNLIKELY(g.all) ||
+	    UNLIKELY(atomic_load_explicit(&g.filter[filter_slot(a)], memory_order_relaxed)))
+		free_slow(ptr);
+	tl_last = 0;
+}
+
+/* ---- start, fork, exit ---------------------------------------------------------- */
+
+static void emit_maps(void)
+{
+	static char buf[16384];
+	size_t have = 0;
+	ssize_t n;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while ((n = read(fd, buf + have, sizeof(buf) - have)) > 0 || have) {
+		size_t len = have + (n > 0 ? (size_t)n : 0), cut = len;
+		unsigned char *p;
+
+		if (n > 0 && len == sizeof(buf)) {
+			while (cut && buf[cut - 1] != '\n')
+				cut--;
+			if (!cut)
+				cut = len;
+		}
+		if ((p = room(5 + cut))) {
+			PUT(p, (uint8_t)HEAP_EV_MAPS);
+			PUT(p, (uint32_t)cut);
+			memcpy(p, buf, cut);
+			commit(p + cut);
+		}
+		memmove(buf, buf + cut, len - cut);
+		have = len - cut;
+		if (n <= 0)
+			break;
+	}
+	close(fd);
+}
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t here = (uintptr_t)&find_self;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
+		    here >= lo && here < lo + ph->p_memsz) {
+			g.self_lo = lo;
+			g.self_hi = lo + ph->p_memsz;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Create this process image's stream: DIR/heap.PID.N, the first N free. */
+static bool open_stream(void)
+{
+	struct heap_file_header h = { .magic = HEAP_STREAM_MAGIC, .version = HEAP_STREAM_VERSION };
+	struct stat st;
+	int fd = -1;
+
+	for (unsigned n = 0; n < 1000 && fd < 0; n++) {
+		snprintf(g.path, sizeof(g.path), "%s/heap.%d.%u", g.dir, (int)g.pid, n);
+		fd = open(g.path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return false;
+	}
+	if (fd < 0)
+		return false;
+	g.fd = fcntl(fd, F_DUPFD_CLOEXEC, FD_LOW);
+	if (g.fd < 0)
+		g.fd = fd;
+	else
+		close(fd);
+	fstat(g.fd, &st);
+	g.dev = st.st_dev;
+	g.ino = st.st_ino;
+	h.pid = (uint32_t)g.pid;
+	h.ppid = (uint32_t)getppid();
+	h.flags = g.stats ? HEAP_FILE_STATS : 0;
+	h.rate = g.rate;
+	h.start_ns = mono_ns();
+	return write_all(g.fd, &h, sizeof(h));
+}
+
+static void *map_table(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The tables start empty: a new process image, or a forked child. */
+static void clear_tables(void)
+{
+	madvise(g.addrs, ADDR_SLOTS * sizeof(*g.addrs), MADV_DONTNEED);
+	madvise((void *)g.filter, FILTER_SLOTS, MADV_DONTNEED);
+	madvise(g.stack_hash, STACK_SLOTS * sizeof(*g.stack_hash), MADV_DONTNEED);
+	madvise(g.stack_id, STACK_SLOTS * sizeof(*g.stack_id), MADV_DONTNEED);
+	atomic_store(&g.next_stack, 0);
+}
+
+static void end_stream(void)
+{
+	struct heap_end_event e;
+	unsigned char *p;
+
+	pthread_mutex_lock(&g.lock);
+	if (g.state != ST_ON || getpid() != g.pid) {
+		pthread_mutex_unlock(&g.lock);
+		return;
+	}
+	if (!g.stats)
+		emit_maps();
+	e = (struct heap_end_event){
+		.end_ns = mono_ns(),
+		.dropped_stacks = atomic_load(&g.dropped),
+		.untracked = atomic_load(&g.untracked),
+	};
+	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
+		e.allocs += b->allocs;
+		e.alloc_bytes += b->alloc_bytes;
+		e.frees += b->frees;
+	}
+	if ((p = room(1 + sizeof(e)))) {
+		PUT(p, (uint8_t)HEAP_EV_END);
+		PUT(p, e);
+		commit(p);
+	}
+	/* the other threads' buffers too: what they hold is recorded */
+	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next)
+		if (b != tb)
+			flush(b);
+	if (tb)
+		flush(tb);
+	g.state = ST_ENDED;
+	pthread_mutex_unlock(&g.lock);
+}
+
+static void start_stream(void)
+{
+	if (!open_stream()) {
+		g.state = ST_OFF;
+		return;
+	}
+	g.state = ST_ON;
+	if (!g.stats)
+		emit_maps();
+}
+
+static void at_fork_child(void)
+{
+	/* the child's own stream: its own tables and counts, the parent's buffers dropped */
+	g.pid = getpid();
+	g.fd = -1;
+	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
+		b->len = 0;
+		b->allocs = b->alloc_bytes = b->frees = 0;
+		if (b != tb)
+			atomic_store(&b->busy, 0);
+	}
+	clear_tables();
+	pthread_mutex_init(&g.lock, NULL);
+	if (g.state == ST_ON)
+		start_stream();
+	in_hook--;
+}
+
+static void at_fork_prepare(void)
+{
+	in_hook++;
+	pthread_mutex_lock(&g.lock);
+}
+
+static void at_fork_parent(void)
+{
+	pthread_mutex_unlock(&g.lock);
+	in_hook--;
+}
+
+__attribute__((constructor)) static void heap_start(void)
+{
+	const char *dir = getenv(HEAP_ENV_DIR), *rate = getenv(HEAP_ENV_RATE);
+	const char *stats = getenv(HEAP_ENV_STATS);
+
+	in_hook++;
+	if (!dir || !*dir || strlen(dir) >= sizeof(g.dir))
+		goto out;
+	strcpy(g.dir, dir);
+	g.rate = rate ? strtoull(rate, NULL, 10) : 512 * 1024;
+	if (!g.rate)
+		g.rate = 1;
+	g.stats = stats && !strcmp(stats, "1");
+	g.all = g.rate == 1 && !g.stats;
+	g.pid = getpid();
+	dl_iterate_phdr(find_self, NULL);
+	/* each thread its own cache of unwind information: no lock per unwind */
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	g.addrs = map_table(ADDR_SLOTS * sizeof(*g.addrs));
+	g.filter = map_table(FILTER_SLOTS);
+	g.stack_hash = map_table(STACK_SLOTS * sizeof(*g.stack_hash));
+	g.stack_id = map_table(STACK_SLOTS * sizeof(*g.stack_id));
+	if (!g.addrs || !g.filter || !g.stack_hash || !g.stack_id)
+		goto out;
+	if (pthread_key_create(&g.key, thread_gone))
+		goto out;
+	pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
+	start_stream();
+out:
+	in_hook--;
+}
+
+__attribute__((destructor)) static void heap_stop(void)
+{
+	in_hook++;
+	end_stream();
+	in_hook--;
+}
+
+/* ---- the interface ---------------------------------------------------------------- */
+
+#define ENTER() (LIKELY(g.state == ST_ON) && LIKELY(!in_hook) && (in_hook = 1))
+#define LEAVE() (in_hook = 0)
+
+EXPORT void *malloc(size_t n)
+{
+	void *p;
+
+	if (!ENTER())
+		return __libc_malloc(n);
+	p = __libc_malloc(n);
+	on_alloc(p, n, HEAP_OP_MALLOC);
+	LEAVE();
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p)
+		return;
+	if (!ENTER()) {
+		__libc_free(p);
+		return;
+	}
+	on_free(p);
+	__libc_free(p);
+	LEAVE();
+}
+
+EXPORT void *calloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (!ENTER())
+		return __libc_calloc(n, size);
+	p = __libc_calloc(n, size);
+	on_alloc(p, n * size, HEAP_OP_CALLOC);
+	LEAVE();
+	return p;
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+	void *p;
+
+	if (!ENTER())
+		return __libc_realloc(old, n);
+	on_free(old);
+	p = __libc_realloc(old, n);
+	on_alloc(p, n, HEAP_OP_REALLOC);
+	LEAVE();
+	return p;
+}
+
+EXPORT void *reallocarray(void *old, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(old, bytes);
+}
+
+static void *aligned(size_t align, size_t n)
+{
+	void *p;
+
+	if (!ENTER())
+		return __libc_memalign(align, n);
+	p = __libc_memalign(align, n);
+	on_alloc(p, n, HEAP_OP_MEMALIGN);
+	LEAVE();
+	return p;
+}
+
+EXPORT void *memalign(size_t align, size_t n)
+{
+	return aligned(align, n);
+}
+
+EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	return aligned(align, n);
+}
+
+EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p;
+
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	if (!(p = aligned(align, n)))
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	return aligned((size_t)sysconf(_SC_PAGESIZE), n);
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return aligned(page, (n + page - 1) & ~(page - 1));
+}
+
+/* dlopen: the new mappings are written out, for the stacks in them. */
+EXPORT void *dlopen(const char *file, int mode)
+{
+	static void *(*real)(const char *, int);
+	void *h;
+
+	if (!real)
+		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	h = real(file, mode);
+	if (h && g.state == ST_ON && !g.stats && !in_hook) {
+		in_hook = 1;
+		emit_maps();
+		in_hook = 0;
+	}
+	return h;
+}
+
+/* exec and _exit: what was recorded is written out first. */
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	in_hook++;
+	end_stream();
+	in_hook--;
+	return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+#define EXEC_WRAPPER(name, ...) \
+	static int (*real)(__VA_ARGS__); \
+	in_hook++; \
+	end_stream(); \
+	if (!real) \
+		real = (int (*)(__VA_ARGS__))dlsym(RTLD_NEXT, name); \
+	in_hook--;
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	EXEC_WRAPPER("execv", const char *, char *const *)
+	return real(path, argv);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	EXEC_WRAPPER("execvp", const char *, char *const *)
+	return real(file, argv);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	EXEC_WRAPPER("execvpe", const char *, char *const *, char *const *)
+	return real(file, argv, envp);
+}
+
+EXPORT void _exit(int status)
+{
+	in_hook++;
+	end_stream();
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+EXPORT void _Exit(int status)
+{
+	_exit(status);
+}
