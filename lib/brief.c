@@ -1596,8 +1596,8 @@ static void header(struct builder *bd)
 
 		if (!strncmp(c, "command: ", 9) && !b->workload)
 			b->workload = c + 9;
-		else if (!b->event && *c && !strchr(c, ' '))
-			b->event = c;
+		else if (!b->event && *c && !strchr(c, ' ') && !strchr(c, '='))
+			b->event = c;	/* a perf event's name; "heap-peak=N" is not one */
 	}
 	if (bd->o->workload)
 		b->workload = bd->o->workload;
@@ -2237,12 +2237,19 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 	size_t nq;
 
 	strbuf_addf(sb, "# hotloop brief%s%s\n\n", b->workload ? ": " : "", b->workload ? b->workload : "");
-	strbuf_addf(sb, "- profile: %llu samples", (unsigned long long)b->samples);
-	if (b->event)
-		strbuf_addf(sb, " of %s", b->event);
-	if (b->duration_s > 0)
-		strbuf_addf(sb, " over %.2f s (%.0f per second)", b->duration_s,
-			    (double)b->samples / b->duration_s);
+	if (b->heap) {
+		strbuf_addf(sb, "- profile: heap allocations, %llu stack%s", (unsigned long long)b->samples,
+			    b->samples == 1 ? "" : "s");
+		if (b->duration_s > 0)
+			strbuf_addf(sb, " over %.2f s", b->duration_s);
+	} else {
+		strbuf_addf(sb, "- profile: %llu samples", (unsigned long long)b->samples);
+		if (b->event)
+			strbuf_addf(sb, " of %s", b->event);
+		if (b->duration_s > 0)
+			strbuf_addf(sb, " over %.2f s (%.0f per second)", b->duration_s,
+				    (double)b->samples / b->duration_s);
+	}
 	strbuf_addf(sb, "; weighed by %s\n", b->sample_type);
 	strbuf_addf(sb, "- owned code: %s", b->owned_fallback ? "the main executable" : "");
 	if (b->owned_fallback && b->main_tree)
@@ -2251,7 +2258,8 @@ static void render_md(const struct brief *b, struct strbuf *sb)
 		strbuf_addf(sb, "%s%s", i ? ", " : "", b->owned->roots[i]);
 	if (b->owned->how && !b->owned_fallback)
 		strbuf_addf(sb, " (%s)", b->owned->how);
-	strbuf_addf(sb, "; %.1f%% of the time has no owned caller\n", b->unattributed_pct);
+	strbuf_addf(sb, "; %.1f%% of the %s has no owned caller\n", b->unattributed_pct,
+		    b->heap ? b->sample_type : "time");
 	strbuf_addf(sb, "- sample quality: %.1f%% with unknown frames, %.1f%% truncated stacks",
 		    b->unknown_pct, b->truncated_pct);
 	if (b->short_copy_pct > 0)
