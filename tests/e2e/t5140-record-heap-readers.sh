@@ -1,7 +1,7 @@
 #!/bin/sh
 # A heap profile is read by every reader: report, flame and brief with
-# --sample-type, convert, and an independent decoder (pprof-format) that
-# finds the same totals as hotloop report.
+# --sample-type, convert, and two independent decoders (pprof-format, and
+# go tool pprof) that find the same totals as hotloop report.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-heap.sh"
 
@@ -18,6 +18,19 @@ test_expect_success 'report: each sample type, totals equal to the independent d
 		i=$((i + 1))
 	done
 '
+
+if test_have_prereq GO; then
+test_expect_success 'go tool pprof -top: the same totals as hotloop report, each sample type' '
+	for t in alloc_objects alloc_space inuse_objects inuse_space leak_objects leak_space temp_objects; do
+		hotloop report --json --sample-type $t h.pb.gz >r.json &&
+		go tool pprof -sample_index=$t -top -unit=B h.pb.gz >top.txt 2>top.err &&
+		go_total=$(sed -n "s/^Showing nodes accounting for .* of \([0-9]*\)B* total\$/\1/p" top.txt) &&
+		test "$go_total" = "$(jq .total r.json)" || { echo "$t: go $go_total"; cat top.txt top.err; exit 1; }
+	done
+'
+else
+	test_skip 'go tool pprof -top: the same totals as hotloop report' 'needs go (apt-get install golang-go)'
+fi
 
 test_expect_success 'flame: --sample-type leak_space draws keep_cache' '
 	hotloop flame --sample-type leak_space -o leak.svg h.pb.gz &&
