@@ -819,6 +819,12 @@ int loadgen_run(const struct loadgen_spec *spec, struct loadgen_result *r)
 			r->cancelled = true;
 			break;
 		}
+		/* the windows that are over, before anything of the next is counted */
+		while (rel >= win_end) {
+			close_window(&e, (double)(win_end - win_ns) / 1e9, (double)win_end / 1e9,
+				     win_end - win_ns < warm);
+			win_end += win_ns;
+		}
 		/* the requests that are due */
 		while (next <= rel && next < end_sched) {
 			bool counted = next >= warm;
@@ -850,11 +856,6 @@ int loadgen_run(const struct loadgen_spec *spec, struct loadgen_result *r)
 				if (c->busy && now - c->intended > timeout_ns)
 					fail(&e, c, now, LOADGEN_ERR_TIMEOUT);
 			}
-		}
-		while (rel >= win_end) {
-			close_window(&e, (double)(win_end - win_ns) / 1e9, (double)win_end / 1e9,
-				     win_end - win_ns < warm);
-			win_end += win_ns;
 		}
 		if (next >= end_sched) {
 			if (!drain_end)
