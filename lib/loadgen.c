@@ -450,7 +450,8 @@ struct conn {
 	bool counted;		/* that request is after the warmup */
 	bool late;
 	bool want_out;		/* EPOLLOUT is asked for */
-	int64_t intended, sent_at;	/* ns, CLOCK_MONOTONIC */
+	bool stale;		/* its request timed out: the late reply is read and dropped */
+	int64_t intended, sent_at, stale_until;	/* ns, CLOCK_MONOTONIC */
 	size_t req, wpos;
 	struct strbuf in;
 };
@@ -462,7 +463,7 @@ struct engine {
 	struct conn *conns;
 	int *free;		/* a stack of the conns without a request */
 	int nr_free;
-	int nr_busy;
+	int nr_busy, nr_stale;
 	struct loadgen_counts win;
 	struct histogram win_hist;
 	int64_t t0, blocked_at;
@@ -497,11 +498,28 @@ static void count_error(struct engine *e, bool counted, enum loadgen_error err)
 	}
 }
 
-/* The request on c is over: an answer (err < 0: good) or an error. */
+static void release(struct engine *e, struct conn *c)
+{
+	if (c->stale)
+		e->nr_stale--;
+	c->stale = false;
+	c->busy = false;
+	e->nr_busy--;
+	e->free[e->nr_free++] = (int)(c - e->conns);
+}
+
+/*
+ * The request on c is over: an answer (err < 0: good) or an error. On a
+ * stale connection it was counted as a timeout already: c is free again.
+ */
 static void finish(struct engine *e, struct conn *c, int64_t now, int status, int err)
 {
 	struct loadgen_counts *t = &e->r->total;
 
+	if (c->stale) {
+		release(e, c);
+		return;
+	}
 	if (status) {
 		uint64_t lat = now > c->intended ? (uint64_t)(now - c->intended) : 0;
 
@@ -520,9 +538,7 @@ static void finish(struct engine *e, struct conn *c, int64_t now, int status, in
 	}
 	if (err >= 0)
 		count_error(e, c->counted, err);
-	c->busy = false;
-	e->nr_busy--;
-	e->free[e->nr_free++] = (int)(c - e->conns);
+	release(e, c);
 }
 
 static void fail(struct engine *e, struct conn *c, int64_t now, enum loadgen_error err)
@@ -530,6 +546,23 @@ static void fail(struct engine *e, struct conn *c, int64_t now, enum loadgen_err
 	conn_close(e, c);
 	if (c->busy)
 		finish(e, c, now, 0, err);
+}
+
+/*
+ * c's request timed out. When it was sent whole, keep the connection and
+ * drop the late reply when it comes (at most one more timeout): closing
+ * it would make an overloaded server pay for a new connection each time.
+ */
+static void timed_out(struct engine *e, struct conn *c, int64_t now, int64_t timeout_ns)
+{
+	if (c->state != CONN_UP || c->wpos < e->spec->requests[c->req].len) {
+		fail(e, c, now, LOADGEN_ERR_TIMEOUT);
+		return;
+	}
+	count_error(e, c->counted, LOADGEN_ERR_TIMEOUT);
+	c->stale = true;
+	c->stale_until = now + timeout_ns;
+	e->nr_stale++;
 }
 
 static int set_events(struct engine *e, struct conn *c, bool out)
@@ -853,22 +886,29 @@ int loadgen_run(const struct loadgen_spec *spec, struct loadgen_result *r)
 			for (int i = 0; i < spec->connections; i++) {
 				struct conn *c = &e.conns[i];
 
-				if (c->busy && now - c->intended > timeout_ns)
-					fail(&e, c, now, LOADGEN_ERR_TIMEOUT);
+				if (c->busy && c->stale && now > c->stale_until) {
+					conn_close(&e, c);
+					release(&e, c);
+				} else if (c->busy && !c->stale && now - c->intended > timeout_ns) {
+					timed_out(&e, c, now, timeout_ns);
+				}
 			}
 		}
 		if (next >= end_sched) {
 			if (!drain_end)
 				drain_end = end_sched + timeout_ns;
-			if (!e.nr_busy || rel >= drain_end)
+			if (e.nr_busy == e.nr_stale || rel >= drain_end)
 				break;
 		}
+		/* until the next window, the next request due, or a reply */
 		wait = win_end - rel;
-		if (next < end_sched && next - rel < wait)
+		if (next < end_sched && next > rel && next - rel < wait)
 			wait = next - rel;
+		else if (next < end_sched && next <= rel && e.nr_free)
+			wait = 0;
 		if (e.nr_busy && wait > 1000000)
 			wait = 1000000;
-		if (wait < 0 || (next <= rel && next < end_sched && e.nr_free))
+		if (wait < 0)
 			wait = 0;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;

@@ -1,8 +1,10 @@
 /*
  * loadsrv.c: the server `hotloop load` is tested against. One thread, poll,
- * 127.0.0.1 on a free port written to PORTFILE; it stops itself after 60 s.
- *   loadsrv MODE PORTFILE
- * MODE: ok (200, Content-Length; every other reply chunked), stall (ok, but
+ * 127.0.0.1 on a free port written to PORTFILE; it stops itself after
+ * SECONDS (60).
+ *   loadsrv MODE PORTFILE [SECONDS]
+ * MODE: ok (200, Content-Length; every other reply chunked), plain (200,
+ * Content-Length, for benchmarks), stall (ok, but
  * the 50th request sleeps 200 ms), errors (request i: i%10==0 500, i%10==5
  * 404), close (every 5th request: the connection closed unanswered), never
  * (reads, never answers), garbage (a reply that is not HTTP), line (the
@@ -50,7 +52,7 @@ static void reply(int fd, const char *mode, unsigned long i)
 		n = snprintf(out, sizeof(out), "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nbad\n");
 	} else if (!strcmp(mode, "errors") && i % 10 == 5) {
 		n = snprintf(out, sizeof(out), "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
-	} else if (i % 2) {
+	} else if (i % 2 && strcmp(mode, "plain")) {
 		n = snprintf(out, sizeof(out), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 			     "3;x=1\r\nok\n\r\n4\r\n%04lu\r\n0\r\n\r\n", i % 10000);
 	} else {
@@ -104,11 +106,11 @@ int main(int argc, char **argv)
 	int one = 1, nfds = 1, lfd;
 	FILE *f;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: loadsrv ok|stall|errors|close|never|garbage|line PORTFILE\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: loadsrv ok|plain|stall|errors|close|never|garbage|line PORTFILE [SECONDS]\n");
 		return 2;
 	}
-	alarm(60);
+	alarm(argc == 4 ? (unsigned)atoi(argv[3]) : 60);
 	signal(SIGTERM, on_term);
 	signal(SIGINT, on_term);
 	signal(SIGPIPE, SIG_IGN);
