@@ -179,7 +179,7 @@ static void add_exec_word(struct strbuf *sb, const char *s, bool exec)
 }
 
 /* hotloop loop -f CONF [--agent A] [--rounds N], as argv (the pointers are j's or 'rounds'). */
-static size_t job_argv(const struct schedule_job *j, const char *argv[8], char rounds[24])
+static size_t job_argv(const struct schedule_job *j, const char *argv[9], char rounds[24])
 {
 	size_t n = 0;
 
@@ -218,7 +218,7 @@ static const char *calendar_of(long p, char buf[64])
 
 void schedule_systemd_units(const struct schedule_job *j, struct strbuf *service, struct strbuf *timer)
 {
-	const char *argv[8];
+	const char *argv[9];
 	char rounds[24], cal[64];
 	struct strbuf every = STRBUF_INIT;
 	size_t n = job_argv(j, argv, rounds);
@@ -267,7 +267,7 @@ int schedule_cron_line(const struct schedule_job *j, struct strbuf *line)
 {
 	long p = j->period_s, m = p / 60, h = p / 3600, d = p / 86400;
 	struct strbuf cmd = STRBUF_INIT, every = STRBUF_INIT;
-	const char *argv[8], *log[2] = { j->log, NULL }, *dir[2] = { j->dir, NULL };
+	const char *argv[9], *log[2] = { j->log, NULL }, *dir[2] = { j->dir, NULL };
 	char rounds[24];
 	size_t n = job_argv(j, argv, rounds);
 
