@@ -28,6 +28,7 @@ DECLARE_CMD(init);
 DECLARE_CMD(config);
 DECLARE_CMD(scale);
 DECLARE_CMD(scenario);
+DECLARE_CMD(load);
 DECLARE_CMD(kb);
 DECLARE_CMD(store);
 DECLARE_CMD(serve);

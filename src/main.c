@@ -44,6 +44,7 @@ static const struct cmd commands[] = {
 	{ "config",  cmd_config,  CMD_JSON, "validate hotloop.conf and print it normalized", usage_config },
 	{ "scale",   cmd_scale,   CMD_JSON, "growth exponent of each function with input size", usage_scale },
 	{ "scenario", cmd_scenario, CMD_JSON, "a service under load: phases, resource timeline, metrics", usage_scenario },
+	{ "load",    cmd_load,    CMD_JSON, "an open-loop load generator: latency from the intended send time", usage_load },
 	{ "canary",  cmd_canary,  CMD_JSON, "two versions' profiles: which functions got cheaper or dearer", usage_canary },
 	{ "kb",      cmd_kb,      CMD_JSON, "the knowledge base of attempts: list, show, search", usage_kb },
 	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },

@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario canary kb store loop schedule pr serve mcp help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario load canary kb store loop schedule pr serve mcp help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -32,6 +32,7 @@ _hotloop()
 	config)  opts="-f --file --json --help" ;;
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
 	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --help" ;;
+	load)    opts="--rate --duration --poisson --seed -c --connections --window --warmup --timeout --request -X --method -H --header -d --data --line --json --help" ;;
 	canary)  opts="--profiles --by --sample-type --confidence --min-share --tolerance --work --top --json --help" ;;
 	kb)      opts="--function --diff --json --dir -f --config --help"
 		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then

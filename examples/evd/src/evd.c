@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "http.h"
 #include "net.h"
 #include "queue.h"
 #include "rules.h"
@@ -29,11 +30,12 @@
 #define CONSUMER_BATCH 256
 
 static const char usage[] =
-"usage: evd --port PORT --config FILE [--producers N] [--queue N]\n"
+"usage: evd --port PORT --config FILE [--producers N] [--queue N] [--http PORT]\n"
 "  --port PORT     listen on 127.0.0.1:PORT (0: any free port)\n"
 "  --config FILE   the rules, one per line (conf/default.conf)\n"
 "  --producers N   threads reading clients (2)\n"
-"  --queue N       slots in the event queue (4096); a full queue drops\n";
+"  --queue N       slots in the event queue (4096); a full queue drops\n"
+"  --http PORT     also answer POST /check on 127.0.0.1:PORT (0: any free port)\n";
 
 struct consumer {
 	pthread_t thread;
@@ -174,6 +176,7 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' },
 		{ "producers", required_argument, NULL, 'n' },
 		{ "queue", required_argument, NULL, 'q' },
+		{ "http", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -183,7 +186,8 @@ int main(int argc, char **argv)
 	struct consumer consumer;
 	struct producer *producers;
 	const char *config = NULL;
-	long port = -1, nr_producers = 2, slots = 4096;
+	long port = -1, nr_producers = 2, slots = 4096, http_port = -1;
+	struct http_front http;
 	char err[512];
 	int listen_fd, o, p;
 	sigset_t stop;
@@ -194,6 +198,7 @@ int main(int argc, char **argv)
 		case 'c': config = optarg; break;
 		case 'n': nr_producers = parse_num("--producers", optarg, 1, 64); break;
 		case 'q': slots = parse_num("--queue", optarg, 1, 1L << 24); break;
+		case 'H': http_port = parse_num("--http", optarg, 0, 65535); break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 2;
 		}
@@ -242,12 +247,23 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (http_port >= 0) {
+		int hp = (int)http_port;
+
+		if (http_start(&http, &hp, &rules, &stats)) {
+			fprintf(stderr, "evd: cannot listen for http on 127.0.0.1:%ld: %s\n", http_port, strerror(errno));
+			return 1;
+		}
+		printf("evd: http on 127.0.0.1:%d\n", hp);
+	}
 	printf("evd: listening on 127.0.0.1:%d\n", p);
 	fflush(stdout);
 
 	if (serve_until_stopped(listen_fd, &stop, producers, nr_producers, &stats))
 		fprintf(stderr, "evd: %s; stopping\n", strerror(errno));
 
+	if (http_port >= 0)
+		http_stop(&http);
 	/* producers drain their clients, then the consumer drains the queue */
 	for (long i = 0; i < nr_producers; i++)
 		producer_stop(&producers[i]);
