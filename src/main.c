@@ -45,6 +45,7 @@ static const struct cmd commands[] = {
 	{ "scale",   cmd_scale,   CMD_JSON, "growth exponent of each function with input size", usage_scale },
 	{ "scenario", cmd_scenario, CMD_JSON, "a service under load: phases, resource timeline, metrics", usage_scenario },
 	{ "canary",  cmd_canary,  CMD_JSON, "two versions' profiles: which functions got cheaper or dearer", usage_canary },
+	{ "catalog", cmd_catalog, 0,        "find known CPU anti-patterns in C and C++ source", usage_catalog },
 	{ "kb",      cmd_kb,      CMD_JSON, "the knowledge base of attempts: list, show, search", usage_kb },
 	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },
 	{ "serve",   cmd_serve,   0,        "the live dashboard of the loop's store, or a static copy", usage_serve },

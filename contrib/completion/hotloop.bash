@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario canary kb store loop schedule pr serve mcp help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario canary catalog kb store loop schedule pr serve mcp help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -33,6 +33,7 @@ _hotloop()
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
 	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --help" ;;
 	canary)  opts="--profiles --by --sample-type --confidence --min-share --tolerance --work --top --json --help" ;;
+	catalog) opts="check --catalog --no-default --severity --format --help" ;;
 	kb)      opts="--function --diff --json --dir -f --config --help"
 		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
 			COMPREPLY=($(compgen -W "list show search" -- "$cur"))
