@@ -4,6 +4,7 @@
  * 14). Patterns are parsed as code; metavariables, regexes and the
  * relational and composite operators are evaluated here, node by node.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -607,6 +608,96 @@ int cat_check_files(struct catalog *c, char *const *paths, size_t nr, struct cat
 		if (check_one(c, paths[i], out))
 			return -1;
 	return 0;
+}
+
+struct walk {
+	struct catalog *c;
+	struct cat_check *out;
+	dev_t *devs;
+	ino_t *inos;
+	size_t nr, alloc, alloc_ino;
+};
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int walk_dir(struct walk *w, const char *dir, int depth)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+	size_t nr = 0, alloc = 0;
+	int ret = 0;
+
+	if (stat(dir, &st)) {
+		w->out->skipped++;
+		note(w->out, "%s: skipped: %s", dir, errno == ELOOP ? "a loop of symbolic links" : strerror(errno));
+		return 0;
+	}
+	for (size_t i = 0; i < w->nr; i++) {
+		if (w->devs[i] == st.st_dev && w->inos[i] == st.st_ino) {
+			note(w->out, "%s: not entered: a directory already scanned (a loop of symbolic links?)", dir);
+			return 0;
+		}
+	}
+	if (depth > 256) {
+		note(w->out, "%s: not entered: more than 256 directories deep", dir);
+		return 0;
+	}
+	ALLOC_GROW(w->devs, w->nr + 1, w->alloc);
+	ALLOC_GROW(w->inos, w->nr + 1, w->alloc_ino);
+	w->devs[w->nr] = st.st_dev;
+	w->inos[w->nr++] = st.st_ino;
+	if (!(d = opendir(dir))) {
+		w->out->skipped++;
+		note(w->out, "%s: skipped: %s", dir, strerror(errno));
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		ALLOC_GROW(names, nr + 1, alloc);
+		names[nr++] = xstrfmt("%s/%s", dir, de->d_name);
+	}
+	closedir(d);
+	qsort(names, nr, sizeof(*names), by_name);
+	for (size_t i = 0; i < nr && !ret; i++) {
+		struct stat sub;
+
+		if (hl_cancelled())
+			break;
+		if (!stat(names[i], &sub) && S_ISDIR(sub.st_mode))
+			ret = walk_dir(w, names[i], depth + 1);
+		else if (cat_lang_of_path(names[i]) >= 0)
+			ret = check_one(w->c, names[i], w->out);
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+	return ret;
+}
+
+int cat_scan_paths(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out)
+{
+	struct walk w = { c, out, NULL, NULL, 0, 0, 0 };
+	int ret = 0;
+
+	if (catalog_compile(c))
+		return -1;
+	for (size_t i = 0; i < nr && !ret; i++) {
+		struct stat st;
+
+		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode))
+			ret = walk_dir(&w, paths[i], 0);
+		else
+			ret = check_one(c, paths[i], out);
+	}
+	free(w.devs);
+	free(w.inos);
+	return ret;
 }
 
 void cat_check_release(struct cat_check *r)

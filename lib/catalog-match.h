@@ -60,6 +60,14 @@ int cat_match_source(struct catalog *c, enum cat_lang lang, const char *path,
  */
 int cat_check_files(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out);
 
+/*
+ * Scan trees: every C or C++ file (by its name) under each directory (or
+ * each file given), in name order; dot-directories are not entered, and a
+ * directory reached again (a loop of symbolic links) is noted, not
+ * entered. Fails only when the catalog does not compile.
+ */
+int cat_scan_paths(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out);
+
 void cat_check_release(struct cat_check *r);
 /* Findings at or above 'min' */
 size_t cat_check_count(const struct cat_check *r, enum cat_severity min);

@@ -1,8 +1,8 @@
 /*
- * cmd-catalog.c: `hotloop catalog check FILE...`: the pattern catalog's
- * CPU anti-patterns found in source files, fast enough for an editor or
- * an agent to run on every save. Catalogs: the shipped one, a project's
- * own catalog/, and --catalog DIR (docs/catalog.md).
+ * cmd-catalog.c: `hotloop catalog check FILE...` and `catalog scan DIR...`:
+ * the pattern catalog's CPU anti-patterns found in source files (check:
+ * fast enough for an editor or an agent on every save) or trees. Catalogs:
+ * the shipped one, a project's own catalog/, and --catalog DIR.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -22,13 +22,15 @@
 const char usage_catalog[] =
 "usage: hotloop catalog check FILE... [--catalog DIR]... [--severity LEVEL]\n"
 "                             [--format text|json] [--no-default]\n"
+"   or: hotloop catalog scan DIR... [the same options]\n"
 "\n"
 "Find the catalog's CPU anti-patterns in C and C++ source files: strlen\n"
 "in a loop condition, allocation per iteration, std::endl in a loop and\n"
 "more (docs/catalog.md). The catalogs read: the one shipped with hotloop,\n"
 "./catalog/ when it exists, and each --catalog DIR; a later entry with the\n"
 "same id replaces an earlier one. Files that cannot be read or parsed are\n"
-"counted and noted on stderr; the check goes on.\n"
+"counted and noted on stderr; the check goes on. scan checks every C and\n"
+"C++ file under each DIR (not dot-directories), in name order.\n"
 "\n"
 "  --catalog DIR       also read the entries (*.json) of DIR\n"
 "  --no-default        not the shipped catalog nor ./catalog/\n"
@@ -87,7 +89,7 @@ static int load(struct catalog *c, const char *dir, struct strbuf *seen)
 	return ret;
 }
 
-static int catalog_check(int argc, char **argv)
+static int catalog_check(int argc, char **argv, bool scan)
 {
 	enum { OPT_CATALOG = 256, OPT_NO_DEFAULT, OPT_SEVERITY, OPT_FORMAT };
 	static const struct option opts[] = {
@@ -135,7 +137,8 @@ static int catalog_check(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		free(dirs);
-		return usage_error("catalog", "catalog check needs at least one FILE");
+		return usage_error("catalog", scan ? "catalog scan needs at least one DIR" :
+						     "catalog check needs at least one FILE");
 	}
 	strbuf_addch(&seen, '\n');
 	if (defaults) {
@@ -161,7 +164,7 @@ static int catalog_check(int argc, char **argv)
 		error("the catalog is empty: no *.json entry in the directories given");
 		goto out;
 	}
-	if (cat_check_files(&cat, argv + optind, argc - optind, &res))
+	if ((scan ? cat_scan_paths : cat_check_files)(&cat, argv + optind, argc - optind, &res))
 		goto out;
 	for (size_t i = 0; i < res.nr_notes; i++)
 		fprintf(stderr, "hotloop: %s\n", res.notes[i]);
@@ -193,8 +196,8 @@ out:
 int cmd_catalog(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error("catalog", "give a subcommand: check");
-	if (!strcmp(argv[1], "check"))
-		return catalog_check(argc - 1, argv + 1);
-	return usage_error("catalog", "unknown subcommand '%s': use check", argv[1]);
+		return usage_error("catalog", "give a subcommand: check or scan");
+	if (!strcmp(argv[1], "check") || !strcmp(argv[1], "scan"))
+		return catalog_check(argc - 1, argv + 1, !strcmp(argv[1], "scan"));
+	return usage_error("catalog", "unknown subcommand '%s': use check or scan", argv[1]);
 }

@@ -33,7 +33,7 @@ _hotloop()
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
 	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --help" ;;
 	canary)  opts="--profiles --by --sample-type --confidence --min-share --tolerance --work --top --json --help" ;;
-	catalog) opts="check --catalog --no-default --severity --format --help" ;;
+	catalog) opts="check scan --catalog --no-default --severity --format --help" ;;
 	kb)      opts="--function --diff --json --dir -f --config --help"
 		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
 			COMPREPLY=($(compgen -W "list show search" -- "$cur"))
