@@ -149,6 +149,8 @@ bench: all workloads
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
 	install -m 755 $(B)/hotloop $(DESTDIR)$(PREFIX)/bin/hotloop
+	install -d $(DESTDIR)$(PREFIX)/share/hotloop/catalog
+	install -m 644 catalog/*.json $(DESTDIR)$(PREFIX)/share/hotloop/catalog
 
 clean:
 	rm -rf build hotloop
