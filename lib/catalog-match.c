@@ -173,10 +173,15 @@ struct binding {
 struct ctx {
 	const char *src;	/* the target's */
 	enum cat_lang lang;
+	TSNode top;		/* the node the walk is at, and its ancestors (root first) */
+	TSNode *anc;
+	size_t nr_anc;
 	struct binding *env;
 	size_t nr, alloc;
 	struct strbuf text;
 };
+
+static void note(struct cat_check *r, const char *fmt, ...) ATTR_PRINTF(2, 3);
 
 static bool node_text_is(const char *src, TSNode n, const char *s, size_t len)
 {
@@ -311,17 +316,35 @@ static bool match_node(struct ctx *x, const struct cat_pattern *p, TSNode pn, TS
 
 static bool eval(struct ctx *x, const struct cat_rule *r, TSNode n);
 
+/* Any named node below n: a cursor's walk, not recursion (a file may nest deeply) */
 static bool descendants(struct ctx *x, const struct cat_rule *r, TSNode n)
 {
-	uint32_t nr = ts_node_named_child_count(n);
+	TSTreeCursor cur = ts_tree_cursor_new(n);
+	bool hit = false;
+	unsigned depth = 0;
 
-	for (uint32_t i = 0; i < nr; i++) {
-		TSNode c = ts_node_named_child(n, i);
+	if (!ts_tree_cursor_goto_first_child(&cur))
+		goto out;
+	depth = 1;
+	for (;;) {
+		TSNode c = ts_tree_cursor_current_node(&cur);
 
-		if (eval(x, r, c) || descendants(x, r, c))
-			return true;
+		if (ts_node_is_named(c) && eval(x, r, c)) {
+			hit = true;
+			break;
+		}
+		if (ts_tree_cursor_goto_first_child(&cur)) {
+			depth++;
+			continue;
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
+			if (--depth == 0 || !ts_tree_cursor_goto_parent(&cur))
+				goto out;
+		}
 	}
-	return false;
+out:
+	ts_tree_cursor_delete(&cur);
+	return hit;
 }
 
 static bool relation(struct ctx *x, enum cat_rel kind, const struct cat_relation *rel, TSNode n)
@@ -341,6 +364,19 @@ static bool relation(struct ctx *x, enum cat_rel kind, const struct cat_relation
 				return true;
 		return false;
 	case CAT_REL_INSIDE:
+		if (ts_node_eq(n, x->top)) {	/* the walk's ancestors: no ts_node_parent() search */
+			for (size_t i = x->nr_anc; i-- > 0; ) {
+				p = x->anc[i];
+				c = i + 1 < x->nr_anc ? x->anc[i + 1] : n;
+				if ((!rel->field ||
+				     ts_node_eq(ts_node_child_by_field_name(p, rel->field, strlen(rel->field)), c)) &&
+				    eval(x, rel->rule, p))
+					return true;
+				if (!rel->stop_end)
+					break;
+			}
+			return false;
+		}
 		for (c = n, p = ts_node_parent(n); !ts_node_is_null(p); c = p, p = ts_node_parent(p)) {
 			if ((!rel->field ||
 			     ts_node_eq(ts_node_child_by_field_name(p, rel->field, strlen(rel->field)), c)) &&
@@ -476,10 +512,12 @@ static void add_finding(struct ctx *x, const struct cat_entry *e, const char *pa
 int cat_match_source(struct catalog *c, enum cat_lang lang, const char *path,
 		     const char *src, size_t len, struct cat_check *out)
 {
-	struct ctx x = { src, lang, NULL, 0, 0, STRBUF_INIT };
+	struct ctx x = { .src = src, .lang = lang, .text = STRBUF_INIT };
 	TSParser *parser = new_parser(lang);
 	TSTreeCursor cur;
 	TSTree *tree;
+	size_t alloc_anc = 0;
+	bool too_deep = false;
 	int ret;
 
 	if (!parser)
@@ -499,6 +537,7 @@ int cat_match_source(struct catalog *c, enum cat_lang lang, const char *path,
 		TSNode n = ts_tree_cursor_current_node(&cur);
 
 		if (ts_node_is_named(n) && !ts_node_is_missing(n)) {
+			x.top = n;
 			for (size_t i = 0; i < c->nr; i++) {
 				const struct cat_entry *e = &c->entries[i];
 
@@ -509,13 +548,24 @@ int cat_match_source(struct catalog *c, enum cat_lang lang, const char *path,
 					add_finding(&x, e, path, n, out);
 			}
 		}
-		if (ts_tree_cursor_goto_first_child(&cur))
+		/* below CAT_MAX_NESTING the cost per node grows with the depth: not entered */
+		if (x.nr_anc >= CAT_MAX_NESTING && ts_node_child_count(n)) {
+			too_deep = true;
+		} else if (ts_tree_cursor_goto_first_child(&cur)) {
+			ALLOC_GROW(x.anc, x.nr_anc + 1, alloc_anc);
+			x.anc[x.nr_anc++] = n;
 			continue;
-		while (!ts_tree_cursor_goto_next_sibling(&cur))
+		}
+		while (!ts_tree_cursor_goto_next_sibling(&cur)) {
 			if (!ts_tree_cursor_goto_parent(&cur))
 				goto done;
+			x.nr_anc--;
+		}
 	}
 done:
+	if (too_deep)
+		note(out, "%s: nests deeper than %d levels: matched down to that depth", path, CAT_MAX_NESTING);
+	free(x.anc);
 	ts_tree_cursor_delete(&cur);
 	ts_tree_delete(tree);
 	ts_parser_delete(parser);
@@ -526,7 +576,6 @@ done:
 
 /* ---- files ---- */
 
-static void note(struct cat_check *r, const char *fmt, ...) ATTR_PRINTF(2, 3);
 static void note(struct cat_check *r, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;

@@ -38,6 +38,8 @@ struct cat_check {
 
 /* Files larger than this are skipped (with a note) */
 #define CAT_MAX_SOURCE (16u << 20)
+/* Nodes nested deeper are not tried (a note says so) */
+#define CAT_MAX_NESTING 1000
 
 /*
  * Parse every pattern of the catalog in each of its languages: 0, or -1

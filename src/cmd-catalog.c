@@ -17,6 +17,7 @@
 #include "builtin.h"
 #include "catalog-match.h"
 #include "catalog-rule.h"
+#include "json.h"
 #include "strbuf.h"
 
 const char usage_catalog[] =
@@ -186,6 +187,12 @@ static int catalog_check(int argc, char **argv, bool scan)
 	}
 	ret = cat_check_count(&res, min) ? HL_EXIT_REJECT : HL_EXIT_OK;
 out:
+	if (ret == HL_EXIT_FAILURE && json && *last_error()) {	/* errors follow the mode */
+		json_t *doc = json_object();
+
+		json_object_set_new(doc, "error", json_text(last_error()));
+		print_json(doc);
+	}
 	cat_check_release(&res);
 	catalog_release(&cat);
 	strbuf_release(&seen);

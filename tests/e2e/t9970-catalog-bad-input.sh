@@ -1,7 +1,8 @@
 #!/bin/sh
 # hotloop catalog check on files it cannot use: unparsable, huge, binary,
 # symbolic-link loops, directories, unknown languages and missing files
-# are noted and counted, and the other files are still checked.
+# are noted and counted, and the other files are still checked; a file
+# nested too deep is matched down to a depth, with a note.
 . "$(dirname "$0")/test-lib.sh"
 
 test_expect_success 'bad files are noted, counted, and the good one checked' '
@@ -26,6 +27,16 @@ test_expect_success 'bad files are noted, counted, and the good one checked' '
 test_expect_success 'the counts in JSON' '
 	{ hotloop catalog check --format json broken.c binary.c ok.c >out.json 2>err; test $? -eq 4; } &&
 	jq -e ".files == 2 and .skipped == 1 and .syntax_errors == 1 and (.notes | length) == 2" out.json
+'
+
+test_expect_success 'a file nested deeper than 1000 levels: matched above that, noted' '
+	{ printf "void f(void) {\n\tfor (;;) p = malloc(1);\n" &&
+	  i=0; while [ $i -lt 3000 ]; do printf "{"; i=$((i + 1)); done &&
+	  printf "q = malloc(2);" &&
+	  i=0; while [ $i -lt 3000 ]; do printf "}"; i=$((i + 1)); done && echo "}"; } >deep.c &&
+	{ hotloop catalog check deep.c >out 2>err; test $? -eq 4; } &&
+	expect_grep "^deep.c:2:.*malloc(1) in a loop" out &&
+	expect_grep "deep.c: nests deeper than 1000 levels" err
 '
 
 test_expect_code 2 'no file is a usage error' 'hotloop catalog check'

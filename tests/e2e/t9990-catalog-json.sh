@@ -23,4 +23,11 @@ test_expect_success 'exit 4 at or above --severity, 0 below it and when clean' '
 	test ! -s out
 '
 
+test_expect_success 'an error under --format json is {"error": ...} on stdout' '
+	mkdir bad &&
+	echo "{ \"id\": 1, \"languages\": [\"c\"], \"message\": \"m\", \"rule\": { \"kind\": \"a\" } }" >bad/x.json &&
+	{ hotloop catalog check --no-default --catalog bad --format json x.c >out.json 2>err; test $? -eq 1; } &&
+	jq -e ".error | test(\"bad/x.json: field .id.: must be a string\")" out.json
+'
+
 test_done
