@@ -147,7 +147,8 @@ static int catalog_check(int argc, char **argv, bool scan)
 		struct stat st;
 
 		if (!shipped) {
-			error("cannot find hotloop's own catalog: set HOTLOOP_CATALOG to its directory");
+			error("cannot find hotloop's own catalog: set HOTLOOP_CATALOG to its directory, "
+			      "or give --no-default and --catalog DIR");
 			goto out;
 		}
 		if (load(&cat, shipped, &seen)) {
