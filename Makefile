@@ -44,6 +44,11 @@ UNIT_SRC  := $(wildcard tests/unit/t-*.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(B)/tests/%)
 WL_SRC    := $(wildcard tests/workloads/*.c tests/workloads/*.cc)
 DEPS      := $(LIB_OBJ:.o=.d) $(CMD_OBJ:.o=.d)
+# The C and C++ tree-sitter grammars `catalog` matches with, from npm (make deps)
+TS_NPM    := build/npm/node_modules
+TS_OBJ    := $(B)/ts/c-parser.o $(B)/ts/cpp-parser.o $(B)/ts/cpp-scanner.o
+LIB_OBJ   += $(TS_OBJ)
+LDLIBS    += -ltree-sitter
 
 .PHONY: all check unit e2e check-san demo deps install clean fuzz bench workloads
 all: hotloop
@@ -82,6 +87,22 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(QUIET) "  CC      $@"
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+# Generated grammar sources: ABI 14 is what libtree-sitter 0.20 loads
+$(B)/ts/c-%.o: $(TS_NPM)/tree-sitter-c/src/%.c
+	@mkdir -p $(dir $@)
+	@grep -q '^#define LANGUAGE_VERSION 14$$' $(TS_NPM)/tree-sitter-c/src/parser.c || \
+		{ echo "hotloop: $(TS_NPM)/tree-sitter-c is not ABI 14: run make deps (tree-sitter-c@0.23)" >&2; exit 1; }
+	$(QUIET) "  CC      $@"
+	$(Q)$(CC) $(filter-out -W% -std=%,$(CFLAGS)) -std=gnu11 -w -I$(TS_NPM)/tree-sitter-c/src -c -o $@ $<
+$(B)/ts/cpp-%.o: $(TS_NPM)/tree-sitter-cpp/src/%.c
+	@mkdir -p $(dir $@)
+	@grep -q '^#define LANGUAGE_VERSION 14$$' $(TS_NPM)/tree-sitter-cpp/src/parser.c || \
+		{ echo "hotloop: $(TS_NPM)/tree-sitter-cpp is not ABI 14: run make deps (tree-sitter-cpp@0.23)" >&2; exit 1; }
+	$(QUIET) "  CC      $@"
+	$(Q)$(CC) $(filter-out -W% -std=%,$(CFLAGS)) -std=gnu11 -w -I$(TS_NPM)/tree-sitter-cpp/src -c -o $@ $<
+$(TS_NPM)/tree-sitter-c/src/%.c $(TS_NPM)/tree-sitter-cpp/src/%.c:
+	@echo "hotloop: $@ is missing: run make deps (it installs the tree-sitter grammars)" >&2; exit 1
 
 $(B)/tests/t-%: tests/unit/t-%.c $(B)/libhotloop.a
 	@mkdir -p $(dir $@)
@@ -141,6 +162,8 @@ install: all
 	install -m 755 $(B)/hotloop $(DESTDIR)$(PREFIX)/bin/hotloop
 	install -d $(DESTDIR)$(PREFIX)/lib/hotloop
 	install -m 644 $(B)/libhotloop-heap.so $(DESTDIR)$(PREFIX)/lib/hotloop/libhotloop-heap.so
+	install -d $(DESTDIR)$(PREFIX)/share/hotloop/catalog
+	install -m 644 catalog/*.json $(DESTDIR)$(PREFIX)/share/hotloop/catalog
 
 clean:
 	rm -rf build hotloop

@@ -36,6 +36,7 @@ DECLARE_CMD(mcp);
 DECLARE_CMD(schedule);
 DECLARE_CMD(pr);
 DECLARE_CMD(canary);
+DECLARE_CMD(catalog);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 

@@ -46,6 +46,7 @@ static const struct cmd commands[] = {
 	{ "scenario", cmd_scenario, CMD_JSON, "a service under load: phases, resource timeline, metrics", usage_scenario },
 	{ "load",    cmd_load,    CMD_JSON, "an open-loop load generator: latency from the intended send time", usage_load },
 	{ "canary",  cmd_canary,  CMD_JSON, "two versions' profiles: which functions got cheaper or dearer", usage_canary },
+	{ "catalog", cmd_catalog, 0,        "find known CPU anti-patterns in C and C++ source", usage_catalog },
 	{ "kb",      cmd_kb,      CMD_JSON, "the knowledge base of attempts: list, show, search", usage_kb },
 	{ "store",   cmd_store,   CMD_JSON, "what the loop's database holds: counts, the last loop", usage_store },
 	{ "serve",   cmd_serve,   0,        "the live dashboard of the loop's store, or a static copy", usage_serve },

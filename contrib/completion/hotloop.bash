@@ -3,7 +3,7 @@
 _hotloop()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]}
-	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario load canary kb store loop schedule pr serve mcp help"
+	local commands="record report flame convert push brief run asm doctor bench compare init config scale scenario load canary catalog kb store loop schedule pr serve mcp help"
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
 		COMPREPLY=($(compgen -W "$commands --help --version" -- "$cur"))
@@ -34,6 +34,7 @@ _hotloop()
 	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --help" ;;
 	load)    opts="--rate --duration --poisson --seed -c --connections --window --warmup --timeout --request -X --method -H --header -d --data --line --json --help" ;;
 	canary)  opts="--profiles --by --sample-type --confidence --min-share --tolerance --work --top --json --help" ;;
+	catalog) opts="check scan --catalog --no-default --severity --format --help" ;;
 	kb)      opts="--function --diff --json --dir -f --config --help"
 		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
 			COMPREPLY=($(compgen -W "list show search" -- "$cur"))

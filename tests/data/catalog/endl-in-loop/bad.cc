@@ -1,0 +1,6 @@
+/* endl-in-loop: matches */
+void example(void)
+{
+	for (auto &x : v)
+		std::cout << x << std::endl;
+}

@@ -1,0 +1,5 @@
+/* struct-by-value: matches */
+void example(void)
+{
+	double norm(struct matrix m);
+}

@@ -1,0 +1,5 @@
+/* struct-by-value: does not match */
+void example(void)
+{
+	double norm(const struct matrix *m);
+}
