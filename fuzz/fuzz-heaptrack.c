@@ -1,64 +1,14 @@
 /*
- * fuzz-heaptrack.c: libFuzzer target for the heaptrack data file reader.
- * Every input must either parse into a heap profile that validates, that
- * writes as folded text for each sample type, draws as a flame graph and
- * briefs, or fail with an error; anything else (a crash, a sanitizer
- * report, a leak, unbounded memory) is a bug.
+ * fuzz-heaptrack.c: libFuzzer target for the heaptrack data file reader
+ * (what every input must give: heap-reader.h).
  */
-#include <stddef.h>
-#include <stdint.h>
-
-#include "util.h"
-#include "strbuf.h"
-#include "profile.h"
-#include "heap-profile.h"
 #include "heaptrack.h"
-#include "folded.h"
-#include "flame.h"
-#include "brief.h"
-
-static void quiet(const char *prefix, const char *msg)
-{
-	(void)prefix;
-	(void)msg;
-}
+#include "heap-reader.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct profile p;
-	struct strbuf out = STRBUF_INIT;
-
-	set_error_routine(quiet);
-	set_warn_routine(quiet);
-	profile_init(&p);
 	(void)heaptrack_sniff(data, size);
-	if (!heaptrack_parse(&p, (const char *)data, size, "fuzz.f.heap")) {
-		struct flame_options o = FLAME_OPTIONS_INIT;
-		struct brief_owned owned = { 0 };
-		struct brief_opts bo = { .owned = &owned, .no_asm = true };
-		struct brief b;
-
-		if (profile_validate(&p))
-			BUG("heaptrack_parse returned a profile that does not validate");
-		if (!profile_is_heap(&p))
-			BUG("heaptrack_parse returned a profile that is not a heap profile");
-		for (size_t i = 0; i < p.nr_sample_type; i++) {
-			strbuf_reset(&out);
-			if (folded_write(&p, (int)i, &out))
-				BUG("folded_write failed on a parsed profile");
-		}
-		o.min_width = 0;
-		strbuf_reset(&out);
-		flame_render(&p, NULL, &o, &out);
-		if (!brief_build(&b, &p, profile_find_sample_type(&p, "alloc_space"), &bo)) {
-			strbuf_reset(&out);
-			brief_format_md(&b, 0, &out);
-			brief_release(&b);
-		}
-	}
-	strbuf_release(&out);
-	profile_release(&p);
-	return 0;
+	return fuzz_heap_reader("heaptrack_parse", heaptrack_parse, data, size);
 }
