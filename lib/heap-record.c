@@ -535,42 +535,6 @@ out:
 	return ret;
 }
 
-static int check_output(const char *path)
-{
-	struct strbuf tmp = STRBUF_INIT;
-	int fd, ret = 0;
-
-	strbuf_addf(&tmp, "%s.tmp.XXXXXX", path);
-	fd = mkstemp(tmp.buf);
-	if (fd < 0) {
-		ret = error("cannot create '%s': %s", path, strerror(errno));
-	} else {
-		close(fd);
-		unlink(tmp.buf);
-	}
-	strbuf_release(&tmp);
-	return ret;
-}
-
-static void remove_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-
-	while (d && (de = readdir(d))) {
-		char *p;
-
-		if (de->d_name[0] == '.')
-			continue;
-		p = xstrfmt("%s/%s", dir, de->d_name);
-		unlink(p);
-		free(p);
-	}
-	if (d)
-		closedir(d);
-	rmdir(dir);
-}
-
 /* Start the command with the preload; its pid, or a negative exit code. */
 static pid_t spawn(const struct heap_record_options *o, const char *lib, const char *dir,
 		   uint64_t rate)
@@ -799,7 +763,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 
 	memset(res, 0, sizeof(*res));
 	profile_init(&p);
-	if (heap_check_program(o->argv[0]) || check_output(o->output))
+	if (heap_check_program(o->argv[0]) || record_check_output(o->output))
 		return -1;
 	if (!(lib = o->lib ? xstrdup(o->lib) : heap_find_lib()))
 		return -1;
@@ -880,7 +844,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	res->timeline = timeline_path(o->output);
 	ret = write_timeline(res->timeline, rows, nr_rows, start);
 out_dir:
-	remove_dir(cmd.buf);
+	remove_tree(cmd.buf);	/* the streams, read */
 out_lib:
 	recording_free(r);
 	profile_release(&p);

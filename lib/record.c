@@ -1786,8 +1786,7 @@ static int write_profile(struct run *run, int64_t time_nanos, uint64_t duration_
 	return ret;
 }
 
-/* Fail before the command runs, not after, when the profile cannot be written. */
-static int check_output(const char *path)
+int record_check_output(const char *path)
 {
 	struct strbuf tmp = STRBUF_INIT;
 	int fd, ret = 0;
@@ -1815,7 +1814,7 @@ int record_run(const struct record_options *o, struct record_result *res)
 	memset(res, 0, sizeof(*res));
 	if (!o->argv && o->pid <= 0)
 		BUG("record_run needs a command or a pid");
-	if (check_output(o->output))
+	if (record_check_output(o->output))
 		return -1;
 	run.s = sampler_new(&o->sampler);
 	run.rec = recording_new(o->sampler.callgraph, sampler_regs_mask(run.s));

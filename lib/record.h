@@ -50,6 +50,8 @@ struct record_result {
  * in the middle of longer work stops too.
  */
 int record_run(const struct record_options *o, struct record_result *res);
+/* 0 when a file can be made where the profile goes: a failure before the command runs, not after. */
+int record_check_output(const char *path);
 
 /*
  * The line `hotloop record` ends with: "hotloop record: N samples, N lost,
