@@ -118,6 +118,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 			spec.opts.schedule = from_project;
 	}
 	spec.opts.fingerprint = (set & SET_NO_FP) ? false : p.cf.fingerprint;
+	spec.opts.heap = o->heap || p.cf.heap;
 	if (set & SET_NO_BUILD)
 		spec.build_base = spec.build_cand = false;
 	if (set & SET_NO_TEST)
@@ -259,6 +260,7 @@ int cmd_compare(int argc, char **argv)
 	if (ro.max_wait_set)
 		o.quiesce.max_wait = ro.max_wait;
 	o.env = ro.env;
+	o.heap = ro.heap;
 	o.cpus = o.quiesce.cpus = ro.cpus;
 	o.nr_cpus = o.quiesce.nr_cpus = ro.nr_cpus;
 	if (base_rev) {
