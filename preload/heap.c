@@ -427,6 +427,17 @@ static void stats_live(int64_t delta)
 		;
 }
 
+/*
+ * The size glibc's allocator gives the block at p: its chunk's size field,
+ * the word before p, without the flag bits (what malloc_usable_size()
+ * reads, without its call and its checks). The same value at the
+ * allocation and at the free, so the live bytes add up.
+ */
+static inline size_t block_size(const void *p)
+{
+	return ((const size_t *)p)[-1] & ~(size_t)7;
+}
+
 /* Stats mode: every free goes to free_slow(). */
 static void stats_filter(void)
 {
@@ -438,7 +449,7 @@ static void stats_filter(void)
 static __attribute__((noinline)) void alloc_slow(void *ptr, size_t size, uint64_t s, int op)
 {
 	if (g.stats) {
-		stats_live((int64_t)malloc_usable_size(ptr));
+		stats_live((int64_t)block_size(ptr));
 		return;
 	}
 	if (UNLIKELY(!tl_rng)) {
@@ -477,7 +488,7 @@ static inline __attribute__((always_inline)) void on_alloc(void *ptr, size_t siz
 static __attribute__((noinline)) void free_slow(void *ptr)
 {
 	if (g.stats) {
-		stats_live(-(int64_t)malloc_usable_size(ptr));
+		stats_live(-(int64_t)block_size(ptr));
 		return;
 	}
 	if (g.all || addr_remove((uintptr_t)ptr))
