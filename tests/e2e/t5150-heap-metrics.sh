@@ -85,6 +85,19 @@ test_expect_success 'compare text: the heap peaks on the memory line' '
 	expect_grep "^memory: .*; heap peak base 1[0-9][0-9][0-9] KiB, candidate 2[0-9][0-9][0-9] KiB" out
 '
 
+test_expect_code 4 'hotloop.conf: [gate] heap = yes and an allocs [metric] rule on two directories' '
+	mkdir base cand &&
+	printf "#!/bin/sh\nexec %s 20000\n" "$AC" >base/run.sh &&
+	printf "#!/bin/sh\nexec %s 40000\n" "$AC" >cand/run.sh &&
+	chmod +x base/run.sh cand/run.sh &&
+	printf "[gate]\n\theap = yes\n[workload \"w\"]\n\trun = ./run.sh\n[metric \"allocs\"]\n\tbetter = lower\n\ttolerance = 5%%\n" >hotloop.conf &&
+	hotloop compare --max-wait 0 --pairs 3 --looks 3 --json --base base --cand cand -f hotloop.conf >out.json; rc=$?
+	jq -e ".verdict == \"reject\" and .memory.cand_heap_peak > 0" out.json &&
+	jq -e "[.metrics[] | select(.name == \"allocs\" and .workload == \"w\")][0] |
+		.base >= 20000 and .base < 20100 and .cand - .base == 20000 and .ok == false" out.json || exit 99
+	exit $rc
+'
+
 test_expect_success 'a static program: a clear error, no run' '
 	! $B -n 1 -- "$WORKLOADS/heapstatic" >out 2>err &&
 	expect_grep "is statically linked" err &&
