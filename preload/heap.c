@@ -85,7 +85,7 @@ static struct {
 	pthread_key_t key;
 	atomic_uint_least64_t seq, dropped, untracked;
 	atomic_uint_least64_t last_tick_ns;
-	atomic_int_least64_t live, peak;	/* stats mode: usable bytes live, their highest */
+	atomic_int_least64_t live, peak;	/* stats mode: block bytes live, their highest */
 	pthread_mutex_t lock;		/* start, fork, end */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -407,8 +407,8 @@ static void sampled_free(void *ptr)
 
 /*
  * Stats mode: every allocation and free comes here (tl_until stays 0, the
- * filter is all ones), and the live bytes, as malloc_usable_size() counts
- * them, go by the thread's slack into g.live and its peak. No stack, no
+ * filter is all ones), and the live bytes, as block_size() counts them,
+ * go by the thread's slack into g.live and its peak. No stack, no
  * event: the totals and the peak are written at the end.
  */
 static void stats_live(int64_t delta)
