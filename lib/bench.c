@@ -49,6 +49,42 @@ void bench_summary(const struct bench_result *b, enum gate_metric m, struct stat
 	free(v);
 }
 
+size_t bench_metric_names(const struct bench_result *b, const char ***names)
+{
+	size_t nr = 0, alloc = 0;
+
+	*names = NULL;
+	for (size_t i = 0; i < b->nr_runs; i++)
+		for (size_t k = 0; k < b->runs[i].nr_metrics; k++) {
+			const char *name = b->runs[i].metrics[k].name;
+			size_t j = 0;
+
+			while (j < nr && strcmp((*names)[j], name))
+				j++;
+			if (j < nr)
+				continue;
+			ALLOC_GROW(*names, nr + 1, alloc);
+			(*names)[nr++] = name;
+		}
+	return nr;
+}
+
+void bench_metric_summary(const struct bench_result *b, const char *name, struct stats_summary *s)
+{
+	double *v = xcalloc(b->nr_runs + 1, sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->nr_runs; i++)
+		for (size_t k = 0; k < b->runs[i].nr_metrics; k++)
+			if (!strcmp(b->runs[i].metrics[k].name, name)) {
+				v[n++] = b->runs[i].metrics[k].value;
+				break;
+			}
+	if (stats_summarize(v, n, s))
+		memset(s, 0, sizeof(*s));
+	free(v);
+}
+
 void bench_rss_summary(const struct bench_result *b, struct stats_summary *s)
 {
 	double *v = xcalloc(b->nr_runs, sizeof(*v));
@@ -155,6 +191,18 @@ json_t *bench_to_json(const struct bench_result *b, const char *command)
 	json_object_set_new(sum, "wall", summary_json(&s));
 	bench_rss_summary(b, &s);
 	json_object_set_new(sum, "max_rss_kib", summary_json(&s));
+	{
+		json_t *ms = json_object();
+		const char **names;
+		size_t n = bench_metric_names(b, &names);
+
+		for (size_t i = 0; i < n; i++) {
+			bench_metric_summary(b, names[i], &s);
+			json_object_set_new(ms, names[i], summary_json(&s));
+		}
+		free(names);
+		json_object_set_new(sum, "metrics", ms);
+	}
 	json_object_set_new(sum, "peak_rss_kib", json_integer((json_int_t)s.max));
 	json_object_set_new(doc, "summary", sum);
 	m = quiesce_to_json(&b->machine);
@@ -213,6 +261,7 @@ int bench_run(const struct bench_spec *s, struct bench_result *b)
 	spec.cpus = s->cpus;
 	spec.nr_cpus = s->nr_cpus;
 	spec.instructions = s->metric == GATE_METRIC_INSTRUCTIONS;
+	spec.heap = s->heap;
 	q.cpus = s->cpus;
 	q.nr_cpus = s->nr_cpus;
 	b->warm = xcalloc((size_t)s->warmup + 1, sizeof(*b->warm));

@@ -30,6 +30,7 @@ struct bench_spec {
 	const char *const *env;		/* extra NAME=VALUE, NULL-terminated; may be NULL */
 	const int *cpus;		/* pin every run to these CPUs ... */
 	size_t nr_cpus;			/* ... 0: don't pin */
+	bool heap;			/* add each run's heap-peak, allocs, alloc-bytes */
 	struct quiesce_opts quiesce;
 	const struct observer *obs;	/* EV_PROGRESS per run; may be NULL */
 };
@@ -62,6 +63,14 @@ char *bench_failure(const struct run_result *r, double timeout);
 /* The summary of the measured runs' metric m (cpu, wall, instructions), or of their peak RSS. */
 void bench_summary(const struct bench_result *r, enum gate_metric m, struct stats_summary *s);
 void bench_rss_summary(const struct bench_result *r, struct stats_summary *s);
+/*
+ * The names of the metrics the measured runs printed or measured
+ * (HOTLOOP_METRIC, heap), in the order first seen, into *names (the
+ * caller frees the array, not the names, which point into r); and the
+ * summary of one over the runs that have it.
+ */
+size_t bench_metric_names(const struct bench_result *r, const char ***names);
+void bench_metric_summary(const struct bench_result *r, const char *name, struct stats_summary *s);
 
 /* The document of docs/bench.md; 'command' as the user gave it. */
 struct json_t *bench_to_json(const struct bench_result *r, const char *command);

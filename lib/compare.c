@@ -230,6 +230,7 @@ static int run_one(struct compare *c, struct runner *const rn[2], struct plan *p
 	spec.dir = cand ? w->spec->cand_dir : w->spec->base_dir;
 	spec.timeout = w->spec->timeout > 0 ? w->spec->timeout : o->timeout;
 	spec.instructions = o->metric == GATE_METRIC_INSTRUCTIONS && !warmup;
+	spec.heap = o->heap;
 	emit_progress(o->obs, "compare", p->done, p->total, "run %zu/%zu: %s %s%s", p->done + 1,
 		      p->total, w->spec->name, cand ? "candidate" : "baseline", warmup ? " (check)" : "");
 	run_result_init(&r);
@@ -462,6 +463,10 @@ int compare_run(struct compare *c, struct runner *base, struct runner *cand)
 
 	if (!c->nr_results)
 		return error("nothing to compare: no workloads");
+	for (size_t i = 0; o->heap && i < c->nr_results; i++)
+		if (c->results[i].spec->scenario)
+			warning("workload '%s' is a scenario: its runs get no heap metrics (heap-peak, "
+				"allocs, alloc-bytes)", c->results[i].spec->name);
 	if (o->metric == GATE_METRIC_INSTRUCTIONS)
 		p.total = per_pair * 3;
 	else

@@ -58,6 +58,7 @@ struct compare_opts {
 	const int *cpus;		/* pin every run to these CPUs ... */
 	size_t nr_cpus;			/* ... 0: don't pin */
 	const char *const *env;		/* extra NAME=VALUE for every run, NULL-terminated; may be NULL */
+	bool heap;			/* measure every command run's heap (runner.h's run_spec.heap) */
 	/* EV_PROGRESS before each run, EV_PAIR after each pair (events.h); may be NULL */
 	const struct observer *obs;
 };

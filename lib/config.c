@@ -36,7 +36,7 @@ static const char *sect_names[] = {
 };
 
 enum kind { K_STRING, K_LIST, K_WORDS, K_BOOL, K_TIMEOUT, K_DURATION,
-	    K_PERCENT, K_SIZE, K_COUNT, K_FACTOR, K_METRIC, K_BETTER, K_SIZES };
+	    K_PERCENT, K_SIZE, K_COUNT, K_FACTOR, K_METRIC, K_BETTER, K_SIZES, K_RAM_ON };
 
 struct key_spec {
 	enum sect sect;
@@ -59,6 +59,7 @@ static const struct key_spec keys[] = {
 	{ S_PROJECT, "brief-budget", K_COUNT, C(brief_budget), 10000000 },
 	{ S_GATE, "test", K_STRING, C(test), 0 },
 	{ S_GATE, "fingerprint", K_BOOL, C(fingerprint), 0 },
+	{ S_GATE, "heap", K_BOOL, C(heap), 0 },
 	{ S_GATE, "timeout", K_TIMEOUT, C(gate_timeout_s), 0 },
 	{ S_GATE, "writable", K_LIST, C(gate_writable), 0 },
 	{ S_IMPROVE, "metric", K_METRIC, C(rules.metric), 0 },
@@ -66,6 +67,7 @@ static const struct key_spec keys[] = {
 	{ S_IMPROVE, "guard-regression", K_PERCENT, C(rules.guard_regression), 0 },
 	{ S_IMPROVE, "guard-floor", K_DURATION, C(rules.guard_floor_s), 0 },
 	{ S_IMPROVE, "ram-budget", K_SIZE, C(rules.ram_budget), 0 },
+	{ S_IMPROVE, "ram-budget-on", K_RAM_ON, C(rules.ram_on), 0 },
 	{ S_IMPROVE, "suspicious-speedup", K_FACTOR, C(rules.suspicious_speedup), 0 },
 	{ S_IMPROVE, "rounds", K_COUNT, C(rounds), 10000 },
 	{ S_IMPROVE, "max-rejects-in-a-row", K_COUNT, C(max_rejects_in_a_row), 10000 },
@@ -841,6 +843,15 @@ static void set_value(struct parse_ctx *ctx, const struct key_spec *k, void *bas
 			expect = "cpu, wall or instructions";
 		else
 			*(enum gate_metric *)field = m;
+		break;
+	}
+	case K_RAM_ON: {
+		int r = gate_ram_parse(v);
+
+		if (r < 0)
+			expect = "rss or heap";
+		else
+			*(enum gate_ram *)field = r;
 		break;
 	}
 	case K_SIZES: {
@@ -1673,6 +1684,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	strbuf_addstr(out, "[gate]\n");
 	add_kv_str(out, "test", c->test);
 	add_kv_str(out, "fingerprint", c->fingerprint ? "yes" : "no");
+	add_kv_str(out, "heap", c->heap ? "yes" : "no");
 	add_kv_duration(out, "timeout", c->gate_timeout_s);
 	add_kv_list(out, "writable", &c->gate_writable, " ");
 	strbuf_addstr(out, "[improve]\n");
@@ -1681,6 +1693,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_percent(out, "guard-regression", r->guard_regression);
 	add_kv_duration(out, "guard-floor", r->guard_floor_s);
 	add_kv_size(out, "ram-budget", r->ram_budget);
+	add_kv_str(out, "ram-budget-on", gate_ram_name(r->ram_on));
 	add_kv_factor(out, "suspicious-speedup", r->suspicious_speedup);
 	snprintf(num, sizeof(num), "%ld", c->rounds);
 	add_kv_str(out, "rounds", num);
@@ -1753,6 +1766,7 @@ json_t *config_to_json(const struct config *c)
 	o = json_object();
 	json_object_set_new(o, "test", json_text(c->test));
 	json_object_set_new(o, "fingerprint", json_boolean(c->fingerprint));
+	json_object_set_new(o, "heap", json_boolean(c->heap));
 	json_object_set_new(o, "timeout_s", json_real(c->gate_timeout_s));
 	json_object_set_new(o, "writable", list_json(&c->gate_writable));
 	json_object_set_new(doc, "gate", o);
@@ -1762,6 +1776,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "guard_regression", json_real(r->guard_regression));
 	json_object_set_new(o, "guard_floor_s", json_real(r->guard_floor_s));
 	json_object_set_new(o, "ram_budget_bytes", json_integer((json_int_t)r->ram_budget));
+	json_object_set_new(o, "ram_budget_on", json_string(gate_ram_name(r->ram_on)));
 	json_object_set_new(o, "suspicious_speedup", json_real(r->suspicious_speedup));
 	json_object_set_new(o, "rounds", json_integer(c->rounds));
 	json_object_set_new(o, "max_rejects_in_a_row", json_integer(c->max_rejects_in_a_row));

@@ -96,6 +96,7 @@ struct config {
 	/* [gate] */
 	char *test;			/* "" = no test command */
 	bool fingerprint;
+	bool heap;			/* measure every run's heap (heap-peak, allocs, alloc-bytes) */
 	double gate_timeout_s;
 	struct config_list gate_writable;	/* what a candidate's build and tests may write beside its tree */
 	/* [improve] */

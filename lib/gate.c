@@ -32,6 +32,7 @@ int gate_spec_from_project(struct gate_spec *s, const struct project *p, const c
 	s->test_timeout = cf->gate_timeout_s;
 	s->rules = cf->rules;
 	s->opts.fingerprint = cf->fingerprint;
+	s->opts.heap = cf->heap;
 	s->opts.warmup = 1;
 	s->opts.quiesce = (struct quiesce_opts)QUIESCE_OPTS_INIT;
 	compare_default_looks(0, &s->opts.schedule);
@@ -282,6 +283,9 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 	o = &r->copy->opts;
 	o->metric = s->rules.metric;
 	o->min_improvement = s->rules.min_improvement;
+	/* a ram budget on the heap peak needs the heap measured */
+	if (s->rules.ram_budget && s->rules.ram_on == GATE_RAM_HEAP)
+		o->heap = true;
 	o->obs = s->obs;
 	if (!o->seed)
 		o->seed = now_ns();
@@ -424,8 +428,13 @@ void gate_result_format_text(const struct gate_result *r, struct strbuf *out)
 	strbuf_addf(out, "memory:   peak RSS base %llu KiB, candidate %llu KiB",
 		    (unsigned long long)v->memory.base_peak_rss_kb,
 		    (unsigned long long)v->memory.cand_peak_rss_kb);
+	if (v->memory.heap_measured)
+		strbuf_addf(out, "; heap peak base %llu KiB, candidate %llu KiB",
+			    (unsigned long long)(v->memory.base_heap_peak / 1024),
+			    (unsigned long long)(v->memory.cand_heap_peak / 1024));
 	if (v->memory.budget_kb)
-		strbuf_addf(out, ", budget %llu KiB", (unsigned long long)v->memory.budget_kb);
+		strbuf_addf(out, ", budget %llu KiB%s", (unsigned long long)v->memory.budget_kb,
+			    v->memory.on == GATE_RAM_HEAP ? " on the heap peak" : "");
 	strbuf_addf(out, "\nschedule: %s after %zu look%s\n", stats_decision_name(c->decision),
 		    c->looks_taken, c->looks_taken == 1 ? "" : "s");
 	if (c->machine.probes) {

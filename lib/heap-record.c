@@ -167,6 +167,11 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		s->ticks[s->nr_ticks++] = t;
 		return 0;
 	}
+	case HEAP_EV_PEAK:
+		if (!take(c, &s->stats_peak, 8) || !take(c, &s->stats_flags, 1))
+			return -1;
+		s->has_stats_peak = true;
+		return 0;
 	case HEAP_EV_END:
 		if (!take(c, &s->end, sizeof(s->end)))
 			return -1;

@@ -121,6 +121,9 @@ struct heap_stream {
 	size_t nr_ticks, alloc_ticks;
 	struct heap_end_event end;
 	bool has_end;
+	uint64_t stats_peak;	/* HEAP_EV_PEAK: stats mode's highest live total */
+	uint8_t stats_flags;	/* HEAP_PEAK_* */
+	bool has_stats_peak;
 	bool cut;		/* the file ends inside a chunk */
 
 	/* from heap_stream_match() */

@@ -33,7 +33,7 @@ struct heap_file_header {
 	uint64_t rate;		/* mean bytes between samples; 1: every allocation */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 };
-#define HEAP_FILE_STATS 0x1	/* totals only: no events but HEAP_EV_END */
+#define HEAP_FILE_STATS 0x1	/* totals only: no events but HEAP_EV_PEAK and HEAP_EV_END */
 
 struct heap_chunk_header {
 	uint32_t len;		/* bytes of events after this header */
@@ -48,6 +48,7 @@ enum heap_event_type {
 	HEAP_EV_MAPS = 4,	/* u32 len, the text of /proc/self/maps (a piece of it) */
 	HEAP_EV_TICK = 5,	/* u64 time_ns, u64 seq: the clock at that point of the sequence */
 	HEAP_EV_END = 6,	/* struct heap_end_event */
+	HEAP_EV_PEAK = 7,	/* u64 bytes, u8 flags: stats mode, before the end: the highest live total (usable sizes) */
 };
 
 /* Which call made an allocation (the `op` label). */
@@ -61,6 +62,7 @@ enum heap_op {
 
 #define HEAP_ALLOC_UNTRACKED 0x1	/* the address table was full: its free goes unseen */
 #define HEAP_FREE_TEMP 0x1		/* freed before the thread's next allocation */
+#define HEAP_PEAK_EXEC 0x1		/* the stream ended at an exec: a new image of the pid follows */
 
 /* At exit (or exec): what the process counted, sampled or not. */
 struct heap_end_event {

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1183,6 +1184,33 @@ out:
 
 /* ---- writing an attempt up --------------------------------------------------- */
 
+/* The metric rules' medians and the heap peak of a measured attempt, one line each. */
+static void attempt_metrics_text(const struct attempt *a, struct strbuf *sb)
+{
+	const struct verdict *v = &a->gate.v;
+
+	if (!a->measured)
+		return;
+	if (v->nr_metrics || v->memory.heap_measured)
+		strbuf_addch(sb, '\n');
+	for (size_t i = 0; i < v->nr_metrics; i++) {
+		const struct verdict_metric *m = &v->metrics[i];
+
+		strbuf_addf(sb, "\nMetric '%s' on '%s': %.15g to %.15g", m->name, m->workload,
+			    m->base, m->cand);
+		if (!isnan(m->change_pct))
+			strbuf_addf(sb, " (%+.1f%%)", m->change_pct);
+		strbuf_addf(sb, ", %s its %g%% tolerance (%s is better).",
+			    m->ok ? "within" : "beyond", m->tolerance_pct,
+			    m->higher_is_better ? "higher" : "lower");
+	}
+	if (v->memory.heap_measured)
+		strbuf_addf(sb, "\nHeap peak: %" PRIu64 " KiB baseline, %" PRIu64 " KiB candidate%s.",
+			    v->memory.base_heap_peak / 1024, v->memory.cand_heap_peak / 1024,
+			    v->memory.budget_kb && v->memory.on == GATE_RAM_HEAP ?
+			    (v->memory.ok ? ", within the ram budget" : ", over the ram budget") : "");
+}
+
 void attempt_results_text(const struct attempt *a, const char *w, struct strbuf *sb)
 {
 	double want = a->have_prop ? -fabs(a->prop.expected_gain_pct) : NAN;
@@ -1208,6 +1236,7 @@ void attempt_results_text(const struct attempt *a, const char *w, struct strbuf 
 						 : "underestimated the gain");
 	if (a->target_gain)
 		strbuf_addf(sb, "\n\nThe %s.", a->target_gain);
+	attempt_metrics_text(a, sb);
 }
 
 /* The kb entry; then EV_ATTEMPT, for the store and whoever else keeps attempts. */

@@ -69,6 +69,8 @@ void gate_rules_override(const struct gate_rules *conf, const struct gate_rules 
 		out->guard_regression = cli->guard_regression;
 	if (set & RULE_SET_RAM)
 		out->ram_budget = cli->ram_budget;
+	if (set & RULE_SET_RAM_ON)
+		out->ram_on = cli->ram_on;
 	out->nr_metrics = 0;
 	out->metrics = xcalloc(conf->nr_metrics + cli->nr_metrics + 1, sizeof(*out->metrics));
 	for (size_t i = 0; i < conf->nr_metrics + cli->nr_metrics; i++) {
@@ -128,4 +130,18 @@ int metric_rule_parse(const char *arg, struct gate_rules *r)
 	return 0;
 bad:
 	return error("invalid value '%s' for --metric-rule: expected NAME:higher:PCT or NAME:lower:PCT", arg);
+}
+
+int gate_ram_parse(const char *s)
+{
+	if (!strcmp(s, "rss"))
+		return GATE_RAM_RSS;
+	if (!strcmp(s, "heap"))
+		return GATE_RAM_HEAP;
+	return -1;
+}
+
+const char *gate_ram_name(enum gate_ram r)
+{
+	return r == GATE_RAM_HEAP ? "heap" : "rss";
 }

@@ -17,6 +17,12 @@ enum gate_metric {
 	GATE_METRIC_INSTRUCTIONS,	/* valgrind instruction count */
 };
 
+/* What the ram budget limits. */
+enum gate_ram {
+	GATE_RAM_RSS,			/* each candidate run's peak RSS (default) */
+	GATE_RAM_HEAP,			/* its heap-peak metric (heap-stats.h): the runs measure the heap */
+};
+
 /*
  * The stages of the gate a candidate goes through, in order, and the
  * loop's own around them: the one that decided is part of every attempt.
@@ -59,15 +65,17 @@ struct gate_rules {
 	double suspicious_speedup;	/* flag speedups above this factor: 20 */
 	struct metric_rule *metrics;
 	size_t nr_metrics;
+	enum gate_ram ram_on;		/* what ram_budget limits */
 };
 
-#define GATE_RULES_DEFAULT { GATE_METRIC_CPU, 0.03, 0.02, 0.005, 0, 20.0, NULL, 0 }
+#define GATE_RULES_DEFAULT { GATE_METRIC_CPU, 0.03, 0.02, 0.005, 0, 20.0, NULL, 0, GATE_RAM_RSS }
 
 void gate_rules_release(struct gate_rules *r);
 
 /* Which rules a command line set, to be laid over a config's. */
 enum gate_rule_set {
 	RULE_SET_METRIC = 1, RULE_SET_MIN = 2, RULE_SET_GUARD = 4, RULE_SET_RAM = 8,
+	RULE_SET_RAM_ON = 16,
 };
 /*
  * The config's rules with the command line's on top into 'out' (which the
@@ -84,5 +92,8 @@ int metric_rule_parse(const char *arg, struct gate_rules *r);
 const char *gate_metric_name(enum gate_metric m);
 /* "cpu", "wall", "instructions" -> enum; -1 when unknown. */
 int gate_metric_parse(const char *s);
+/* "rss", "heap" -> enum gate_ram; -1 when unknown. */
+int gate_ram_parse(const char *s);
+const char *gate_ram_name(enum gate_ram r);
 
 #endif

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -32,6 +33,8 @@
 #include "strbuf.h"
 #include "intern.h"
 #include "doctor.h"
+#include "heap-record.h"
+#include "heap-stats.h"
 #include "runner.h"
 #include "sandbox.h"
 
@@ -768,6 +771,87 @@ static int collect(struct runner *r, int outfd, struct run_result *res, struct l
 	return 0;
 }
 
+/*
+ * A heap-measured run: the preload found, the program checked (a static or
+ * setuid one never loads it), a directory for its streams, the environment.
+ */
+static int heap_start(const struct runner *r, const struct run_spec *spec, char *dir, char *env[3])
+{
+	const char *preload = NULL;
+	char *lib, *prog;
+	bool simple;
+	int ret = 0;
+
+	if (spec->instructions)
+		return error("heap metrics and instruction counts cannot be taken in one run: "
+			     "valgrind replaces the allocator");
+	if (!(lib = heap_find_lib()))
+		return -1;
+	if ((prog = runner_shell_program(!strncmp(spec->command, "exec ", 5) ?
+					 spec->command + 5 : spec->command, &simple))) {
+		ret = heap_check_program(prog);
+		free(prog);
+	}
+	if (ret)
+		goto out;
+	snprintf(dir, PATH_MAX, "%s/hotloop-heap.XXXXXX", r->tmp ? r->tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		ret = error("cannot create a directory for the heap streams: %s", strerror(errno));
+		*dir = '\0';
+		goto out;
+	}
+	for (size_t i = 0; spec->env && spec->env[i]; i++)
+		if (!strncmp(spec->env[i], "LD_PRELOAD=", 11))
+			preload = spec->env[i] + 11;
+	heap_stats_env(lib, dir, preload, env);
+out:
+	free(lib);
+	return ret;
+}
+
+static void add_metric(struct run_result *res, const char *name, double v)
+{
+	for (size_t i = 0; i < res->nr_metrics; i++)
+		if (!strcmp(res->metrics[i].name, name)) {
+			warning("the run printed metric '%s', which its heap measurement replaces", name);
+			res->metrics[i].value = v;
+			return;
+		}
+	ALLOC_GROW(res->metrics, res->nr_metrics + 1, res->alloc_metrics);
+	res->metrics[res->nr_metrics].name = xstrdup(name);
+	res->metrics[res->nr_metrics++].value = v;
+}
+
+/* The run's heap metrics from its streams; -1 when a run that ended gave none. */
+static int heap_finish(const struct run_spec *spec, const char *dir, struct run_result *res)
+{
+	struct heap_stats st = { 0 };
+
+	if (heap_stats_collect(dir, &st))
+		return -1;
+	if (!st.streams) {
+		/* a run cut short may have died before any stream: it failed anyway */
+		if (res->timed_out || res->interrupted || res->signal)
+			return 0;
+		return error("no heap stream came from '%s': no process of it loaded %s (a static "
+			     "program behind a wrapper, or one that clears LD_PRELOAD); its heap "
+			     "cannot be measured", spec->command, HEAP_LIB_NAME);
+	}
+	if (st.lost_execs)
+		warning("%zu process%s of '%s' exec'd a program that did not load %s (a static or "
+			"setuid program, or LD_PRELOAD cleared): the heap metrics leave %s out",
+			st.lost_execs, st.lost_execs == 1 ? "" : "es", spec->command, HEAP_LIB_NAME,
+			st.lost_execs == 1 ? "it" : "them");
+	if (st.cut_streams)
+		warning("%zu of the %zu heap streams of '%s' ended without their totals (a process "
+			"killed, or still running): its allocs and alloc-bytes are short",
+			st.cut_streams, st.streams, spec->command);
+	add_metric(res, HEAP_METRIC_PEAK, (double)st.peak_bytes);
+	add_metric(res, HEAP_METRIC_ALLOCS, (double)st.allocs);
+	add_metric(res, HEAP_METRIC_BYTES, (double)st.alloc_bytes);
+	return 0;
+}
+
 int runner_run(struct runner *r, const struct run_spec *spec, struct run_result *res)
 {
 	struct strbuf payload = STRBUF_INIT, outfile = STRBUF_INIT;
@@ -778,7 +862,8 @@ int runner_run(struct runner *r, const struct run_spec *spec, struct run_result 
 	int pipefd[2] = { -1, -1 }, ret = -1;
 	const char *argv[16];
 	size_t argc = 0;
-	char *valgrind = NULL, *setarch = NULL;
+	char *valgrind = NULL, *setarch = NULL, *tmpenv = NULL, *heapenv[3] = { NULL, NULL, NULL };
+	char heapdir[PATH_MAX] = "";
 	struct utsname uts;
 
 	run_result_release(res);
@@ -813,23 +898,25 @@ int runner_run(struct runner *r, const struct run_spec *spec, struct run_result 
 	argv[argc++] = "/bin/sh";
 	argv[argc++] = "-c";
 	argv[argc++] = spec->command;
-	if (r->tmp) {
+	if (spec->heap && heap_start(r, spec, heapdir, heapenv))
+		goto out_free;
+	{
 		/* in a sandbox: temporary files in its own directory, the rest is read-only */
-		size_t n = 0;
+		size_t n = 0, k;
 		const char **extra;
-		char *tmp = xstrfmt("TMPDIR=%s", r->tmp);
 
 		while (spec->env && spec->env[n])
 			n++;
-		extra = xcalloc(n + 2, sizeof(*extra));
+		extra = xcalloc(n + 5, sizeof(*extra));
 		if (n)
 			memcpy(extra, spec->env, n * sizeof(*extra));
-		extra[n] = tmp;
+		k = n;
+		if (r->tmp)
+			extra[k++] = tmpenv = xstrfmt("TMPDIR=%s", r->tmp);
+		for (size_t i = 0; spec->heap && i < 3; i++)
+			extra[k++] = heapenv[i];
 		env = runner_build_env(extra);
 		free(extra);
-		free(tmp);
-	} else {
-		env = runner_build_env(spec->env);
 	}
 
 	req.magic = LAUNCH_MAGIC;
@@ -898,6 +985,8 @@ int runner_run(struct runner *r, const struct run_spec *spec, struct run_result 
 	if (have_tmpdir && collect_instructions(tmpdir, &res->instructions) &&
 	    !res->exit_status && !res->timed_out)
 		warning("callgrind wrote no instruction count for '%s'", spec->command);
+	if (*heapdir && heap_finish(spec, heapdir, res))
+		goto out_close;
 	ret = 0;
 out_close:
 	if (pipefd[0] >= 0)
@@ -912,6 +1001,16 @@ out_free:
 			collect_instructions(tmpdir, &ignored);
 		rmdir(tmpdir);
 	}
+	if (*heapdir) {
+		struct heap_stats ignored = { 0 };
+
+		if (ret)
+			heap_stats_collect(heapdir, &ignored);
+		rmdir(heapdir);
+	}
+	for (size_t i = 0; i < 3; i++)
+		free(heapenv[i]);
+	free(tmpenv);
 	free(tmpdir);
 	runner_free_env(env);
 	strbuf_release(&payload);

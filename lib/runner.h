@@ -32,6 +32,12 @@ struct run_spec {
 	const int *cpus;		/* pin the run to these CPU numbers ... */
 	size_t nr_cpus;			/* ... 0: don't pin */
 	bool instructions;		/* count instructions under callgrind (slow) */
+	/*
+	 * Preload libhotloop-heap.so in stats mode and add the metrics
+	 * heap-peak, allocs and alloc-bytes (heap-stats.h); a static or setuid
+	 * program, or a run that gives no stream, is an error.
+	 */
+	bool heap;
 };
 
 struct run_metric {

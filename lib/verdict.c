@@ -16,6 +16,7 @@
 #include "json.h"
 #include "strbuf.h"
 #include "stats.h"
+#include "heap-stats.h"
 #include "verdict.h"
 
 struct decide {
@@ -345,10 +346,42 @@ static void check_memory(struct decide *d, const struct vd_measurements *m)
 			if (w->cand_runs[j].peak_rss_kb > v->memory.cand_peak_rss_kb)
 				v->memory.cand_peak_rss_kb = w->cand_runs[j].peak_rss_kb;
 	}
+	for (size_t i = 0; i < m->nr_workloads; i++) {
+		const struct vd_workload *w = &m->workloads[i];
+
+		for (size_t j = 0; j < w->nr_metrics; j++) {
+			const struct vd_metric_values *mv = &w->metrics[j];
+
+			if (!mv->name || strcmp(mv->name, HEAP_METRIC_PEAK))
+				continue;
+			v->memory.heap_measured = true;
+			for (size_t k = 0; k < mv->nr_base; k++)
+				if (mv->base[k] > (double)v->memory.base_heap_peak)
+					v->memory.base_heap_peak = (uint64_t)mv->base[k];
+			for (size_t k = 0; k < mv->nr_cand; k++)
+				if (mv->cand[k] > (double)v->memory.cand_heap_peak)
+					v->memory.cand_heap_peak = (uint64_t)mv->cand[k];
+		}
+	}
 	v->memory.budget_kb = d->r->ram_budget / 1024;
+	v->memory.on = d->r->ram_on;
 	v->memory.ok = true;
 	if (!d->r->ram_budget)
 		return;
+	if (d->r->ram_on == GATE_RAM_HEAP) {
+		if (!v->memory.heap_measured) {
+			v->memory.ok = false;
+			reason(d, OPEN, "the candidate's heap peak was not measured: cannot check the "
+			       "ram budget of %" PRIu64 " kB on it", v->memory.budget_kb);
+		} else if (v->memory.cand_heap_peak > d->r->ram_budget) {
+			v->memory.ok = false;
+			reason(d, FAIL, "the candidate's heap peak of %" PRIu64 " kB is over the ram "
+			       "budget of %" PRIu64 " kB (baseline %" PRIu64 " kB)",
+			       v->memory.cand_heap_peak / 1024, v->memory.budget_kb,
+			       v->memory.base_heap_peak / 1024);
+		}
+		return;
+	}
 	if (!v->memory.cand_peak_rss_kb) {
 		v->memory.ok = false;
 		reason(d, OPEN, "the candidate's peak RSS was not measured: cannot check the "
@@ -553,6 +586,11 @@ struct json_t *verdict_to_json(const struct verdict *v)
 	json_object_set_new(x, "cand_peak_rss_kb", json_integer((json_int_t)v->memory.cand_peak_rss_kb));
 	json_object_set_new(x, "budget_kb", v->memory.budget_kb ?
 			    json_integer((json_int_t)v->memory.budget_kb) : json_null());
+	json_object_set_new(x, "budget_on", json_string(gate_ram_name(v->memory.on)));
+	json_object_set_new(x, "base_heap_peak", v->memory.heap_measured ?
+			    json_integer((json_int_t)v->memory.base_heap_peak) : json_null());
+	json_object_set_new(x, "cand_heap_peak", v->memory.heap_measured ?
+			    json_integer((json_int_t)v->memory.cand_heap_peak) : json_null());
 	json_object_set_new(x, "ok", json_boolean(v->memory.ok));
 	json_object_set_new(o, "memory", x);
 

@@ -134,6 +134,9 @@ struct verdict {
 	size_t nr_guards;
 	struct {
 		uint64_t base_peak_rss_kb, cand_peak_rss_kb, budget_kb;
+		enum gate_ram on;	/* what the budget limits */
+		bool heap_measured;	/* a run had the heap-peak metric */
+		uint64_t base_heap_peak, cand_heap_peak;	/* bytes, the highest of any run */
 		bool ok;
 	} memory;
 	struct verdict_metric *metrics;

@@ -85,6 +85,7 @@ static struct {
 	pthread_key_t key;
 	atomic_uint_least64_t seq, dropped, untracked;
 	atomic_uint_least64_t last_tick_ns;
+	atomic_int_least64_t live, peak;	/* stats mode: block bytes live, their highest */
 	pthread_mutex_t lock;		/* start, fork, end */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -94,6 +95,11 @@ static TLS uint64_t tl_rng, tl_until;
 static TLS unsigned tl_events;
 static TLS uintptr_t tl_last;	/* the thread's latest allocation */
 static TLS pid_t tl_tid;
+static TLS int64_t tl_live;	/* stats mode: the thread's live bytes not yet in g.live */
+static pid_t stats_exec;		/* stats mode: the process whose stream ends at an exec (HEAP_PEAK_EXEC; not a vfork child's parent) */
+
+/* Stats mode: a thread adds its live bytes to g.live when they move this far. */
+#define STATS_SLACK (8 * 1024)
 
 static uint64_t mono_ns(void)
 {
@@ -399,11 +405,51 @@ static void sampled_free(void *ptr)
 	tick(seq);
 }
 
+/*
+ * Stats mode: every allocation and free comes here (tl_until stays 0, the
+ * filter is all ones), and the live bytes, as block_size() counts them,
+ * go by the thread's slack into g.live and its peak. No stack, no
+ * event: the totals and the peak are written at the end.
+ */
+static void stats_live(int64_t delta)
+{
+	int64_t live, peak;
+
+	tl_live += delta;
+	if (tl_live < STATS_SLACK && tl_live > -STATS_SLACK)
+		return;
+	live = atomic_fetch_add_explicit(&g.live, tl_live, memory_order_relaxed) + tl_live;
+	tl_live = 0;
+	peak = atomic_load_explicit(&g.peak, memory_order_relaxed);
+	while (live > peak &&
+	       !atomic_compare_exchange_weak_explicit(&g.peak, &peak, live, memory_order_relaxed,
+						      memory_order_relaxed))
+		;
+}
+
+/*
+ * The size glibc's allocator gives the block at p: its chunk's size field,
+ * the word before p, without the flag bits (what malloc_usable_size()
+ * reads, without its call and its checks). The same value at the
+ * allocation and at the free, so the live bytes add up.
+ */
+static inline size_t block_size(const void *p)
+{
+	return ((const size_t *)p)[-1] & ~(size_t)7;
+}
+
+/* Stats mode: every free goes to free_slow(). */
+static void stats_filter(void)
+{
+	if (g.stats)
+		memset((void *)g.filter, 255, FILTER_SLOTS);
+}
+
 /* The slow path of on_alloc(): the gap has run out (or was never drawn). */
 static __attribute__((noinline)) void alloc_slow(void *ptr, size_t size, uint64_t s, int op)
 {
 	if (g.stats) {
-		tl_until = UINT64_MAX;
+		stats_live((int64_t)block_size(ptr));
 		return;
 	}
 	if (UNLIKELY(!tl_rng)) {
@@ -441,6 +487,10 @@ static inline __attribute__((always_inline)) void on_alloc(void *ptr, size_t siz
 /* The slow path of on_free(): ptr may be a sampled block. */
 static __attribute__((noinline)) void free_slow(void *ptr)
 {
+	if (g.stats) {
+		stats_live(-(int64_t)block_size(ptr));
+		return;
+	}
 	if (g.all || addr_remove((uintptr_t)ptr))
 		sampled_free(ptr);
 }
@@ -578,6 +628,16 @@ static void end_stream(void)
 	}
 	if (!g.stats)
 		emit_maps();
+	if (g.stats && (p = room(1 + 8 + 1))) {
+		int64_t live = atomic_fetch_add(&g.live, tl_live) + tl_live;
+		int64_t peak = atomic_load(&g.peak);
+
+		tl_live = 0;
+		PUT(p, (uint8_t)HEAP_EV_PEAK);
+		PUT(p, (uint64_t)(live > peak ? live : peak));
+		PUT(p, (uint8_t)(stats_exec == g.pid ? HEAP_PEAK_EXEC : 0));
+		commit(p);
+	}
 	e = (struct heap_end_event){
 		.end_ns = mono_ns(),
 		.dropped_stacks = atomic_load(&g.dropped),
@@ -610,6 +670,7 @@ static void start_stream(void)
 		return;
 	}
 	g.state = ST_ON;
+	stats_filter();
 	if (!g.stats)
 		emit_maps();
 }
@@ -626,6 +687,9 @@ static void at_fork_child(void)
 			atomic_store(&b->busy, 0);
 	}
 	clear_tables();
+	atomic_store(&g.live, 0);
+	atomic_store(&g.peak, 0);
+	tl_live = 0;
 	pthread_mutex_init(&g.lock, NULL);
 	if (g.state == ST_ON)
 		start_stream();
@@ -812,10 +876,60 @@ EXPORT void *dlopen(const char *file, int mode)
 	return h;
 }
 
+/*
+ * Stats mode, a vfork child about to exec (it shares the parent's memory,
+ * so it touches none of g): a stream of its own, empty and marked as
+ * ending at an exec, so hotloop can tell when the new image never loads
+ * the preload (a static or setuid program).
+ */
+static void stats_vfork_exec(void)
+{
+	struct {
+		struct heap_file_header h;
+		struct heap_chunk_header c;
+		unsigned char ev[1 + 8 + 1 + 1 + sizeof(struct heap_end_event)];
+	} __attribute__((packed)) s;
+	struct heap_end_event e = { 0 };
+	unsigned char *p = s.ev;
+	pid_t pid = getpid();
+	char path[sizeof(g.path)];
+	int fd = -1;
+
+	if (!g.stats || g.state != ST_ON || pid == g.pid)
+		return;
+	memset(&s, 0, sizeof(s));
+	memcpy(s.h.magic, HEAP_STREAM_MAGIC, sizeof(s.h.magic));
+	s.h.version = HEAP_STREAM_VERSION;
+	s.h.pid = (uint32_t)pid;
+	s.h.ppid = (uint32_t)getppid();
+	s.h.flags = HEAP_FILE_STATS;
+	s.h.rate = g.rate;
+	s.h.start_ns = e.end_ns = mono_ns();
+	s.c.len = sizeof(s.ev);
+	s.c.tid = (uint32_t)pid;
+	PUT(p, (uint8_t)HEAP_EV_PEAK);
+	PUT(p, (uint64_t)0);
+	PUT(p, (uint8_t)HEAP_PEAK_EXEC);
+	PUT(p, (uint8_t)HEAP_EV_END);
+	PUT(p, e);
+	for (unsigned n = 0; n < 1000 && fd < 0; n++) {
+		snprintf(path, sizeof(path), "%s/heap.%d.%u", g.dir, (int)pid, n);
+		fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			return;
+	}
+	if (fd < 0)
+		return;
+	write_all(fd, &s, sizeof(s));
+	close(fd);
+}
+
 /* exec and _exit: what was recorded is written out first. */
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	in_hook++;
+	stats_vfork_exec();
+	stats_exec = getpid();
 	end_stream();
 	in_hook--;
 	return (int)syscall(SYS_execve, path, argv, envp);
@@ -824,6 +938,8 @@ EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 #define EXEC_WRAPPER(name, ...) \
 	static int (*real)(__VA_ARGS__); \
 	in_hook++; \
+	stats_vfork_exec(); \
+	stats_exec = getpid(); \
 	end_stream(); \
 	if (!real) \
 		real = (int (*)(__VA_ARGS__))dlsym(RTLD_NEXT, name); \

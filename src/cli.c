@@ -124,6 +124,9 @@ int run_options_parse(struct run_options *o, const char *cmd, int c, const char 
 		free(o->cpus);
 		o->cpus = NULL;
 		return parse_cpu_list("--pin", arg, &o->cpus, &o->nr_cpus) ? HL_EXIT_USAGE : 0;
+	case OPT_RUN_HEAP:
+		o->heap = true;
+		return 0;
 	case OPT_RUN_MAX_WAIT:
 		if (parse_seconds("--max-wait", arg, &o->max_wait))
 			return HL_EXIT_USAGE;
@@ -158,6 +161,17 @@ int rule_options_parse(struct gate_rules *r, unsigned *set, int c, const char *a
 		return 0;
 	case OPT_RULE_METRIC:
 		return metric_rule_parse(arg, r) ? HL_EXIT_USAGE : 0;
+	case OPT_RULE_RAM_ON: {
+		int on = gate_ram_parse(arg);
+
+		*set |= RULE_SET_RAM_ON;
+		if (on < 0) {
+			error("invalid value '%s' for --ram-budget-on: expected rss or heap", arg);
+			return HL_EXIT_USAGE;
+		}
+		r->ram_on = (enum gate_ram)on;
+		return 0;
+	}
 	}
 	return 1;
 }

@@ -2,9 +2,9 @@
  * cli.h: options more than one command parses the same way (src/cli.c,
  * which also holds the helpers every command uses, declared in builtin.h). RUN_OPTIONS
  * (bench, compare): how each run is made: --metric, --timeout, --env,
- * --pin and --max-wait. RULE_OPTIONS (compare): the rules a change must
+ * --pin, --max-wait and --heap. RULE_OPTIONS (compare): the rules a change must
  * pass, over hotloop.conf's: --min-improvement, --guard-regression,
- * --ram-budget, --metric-rule. A command lists them in its getopt table
+ * --ram-budget, --ram-budget-on, --metric-rule. A command lists them in its getopt table
  * and hands each option to the parser before its own switch.
  */
 #ifndef HOTLOOP_CLI_H
@@ -16,8 +16,8 @@
 #include "rules.h"
 
 enum {
-	OPT_RUN_PIN = 0x1000, OPT_RUN_MAX_WAIT,
-	OPT_RULE_MIN = 0x1100, OPT_RULE_GUARD, OPT_RULE_RAM, OPT_RULE_METRIC,
+	OPT_RUN_PIN = 0x1000, OPT_RUN_MAX_WAIT, OPT_RUN_HEAP,
+	OPT_RULE_MIN = 0x1100, OPT_RULE_GUARD, OPT_RULE_RAM, OPT_RULE_METRIC, OPT_RULE_RAM_ON,
 };
 
 #define RUN_OPTIONS \
@@ -25,11 +25,13 @@ enum {
 	{ "timeout", required_argument, NULL, 't' }, \
 	{ "env", required_argument, NULL, 'e' }, \
 	{ "pin", required_argument, NULL, OPT_RUN_PIN }, \
-	{ "max-wait", required_argument, NULL, OPT_RUN_MAX_WAIT }
+	{ "max-wait", required_argument, NULL, OPT_RUN_MAX_WAIT }, \
+	{ "heap", no_argument, NULL, OPT_RUN_HEAP }
 
 struct run_options {
 	enum gate_metric metric;
 	bool metric_set, timeout_set, max_wait_set;
+	bool heap;			/* --heap: measure each run's heap */
 	double timeout, max_wait;
 	const char **env;		/* NULL-terminated, pointing into argv */
 	size_t nr_env, alloc_env;
@@ -48,6 +50,7 @@ void run_options_release(struct run_options *o);
 	{ "min-improvement", required_argument, NULL, OPT_RULE_MIN }, \
 	{ "guard-regression", required_argument, NULL, OPT_RULE_GUARD }, \
 	{ "ram-budget", required_argument, NULL, OPT_RULE_RAM }, \
+	{ "ram-budget-on", required_argument, NULL, OPT_RULE_RAM_ON }, \
 	{ "metric-rule", required_argument, NULL, OPT_RULE_METRIC }
 
 /*

@@ -19,7 +19,7 @@
 const char usage_bench[] =
 "usage: hotloop bench [-n N] [--warmup W] [--metric cpu|wall|instructions]\n"
 "                     [--timeout SECS] [--env NAME=VALUE]... [--pin CPU[,CPU...]]\n"
-"                     [--max-wait SECS] [--json] -- CMD [ARGS...]\n"
+"                     [--max-wait SECS] [--heap] [--json] -- CMD [ARGS...]\n"
 "\n"
 "Run CMD W times to warm up (discarded) and N times measured, each from a\n"
 "small launcher with a fixed environment (PATH, HOME, LANG=C and --env),\n"
@@ -34,6 +34,8 @@ const char usage_bench[] =
 "    -e, --env NAME=VALUE  add a variable to the runs' environment\n"
 "        --pin CPUS        run on these CPUs only (e.g. 1 or 0,1)\n"
 "        --max-wait SECS   wait at most SECS for a quiet machine (default 5)\n"
+"        --heap            measure each run's heap (libhotloop-heap.so preloaded,\n"
+"                          counting only): metrics heap-peak, allocs, alloc-bytes\n"
 "        --json            one JSON document (keys in docs/bench.md)\n"
 "\n"
 "Exit status: 0 when every run exited 0, 1 when a run failed, crashed or\n"
@@ -52,7 +54,7 @@ static void print_run(const char *label, size_t i, const struct run_result *r, d
 		printf("  instructions %lld", (long long)r->instructions);
 	printf("  exit %d%s%s\n", r->exit_status, why ? ": " : "", why ? why : "");
 	for (size_t k = 0; k < r->nr_metrics; k++)
-		printf("        metric %s = %g\n", r->metrics[k].name, r->metrics[k].value);
+		printf("        metric %s = %.15g\n", r->metrics[k].name, r->metrics[k].value);
 	free(why);
 }
 
@@ -62,6 +64,22 @@ static void print_summary_line(const char *name, const struct stats_summary *s, 
 	printf("%-12s median %.*f%s  MAD %.*f%s  min %.*f%s  max %.*f%s  CV %.1f%%\n", name,
 	       digits, s->median, unit, digits, s->mad, unit, digits, s->min, unit,
 	       digits, s->max, unit, 100 * s->cv);
+}
+
+/* Each printed or heap metric: median, MAD, min, max, CV over the runs that have it. */
+static void print_metric_summaries(const struct bench_result *b)
+{
+	const char **names;
+	size_t n = bench_metric_names(b, &names);
+
+	for (size_t i = 0; i < n; i++) {
+		struct stats_summary s;
+
+		bench_metric_summary(b, names[i], &s);
+		printf("%-12s median %.15g  MAD %.15g  min %.15g  max %.15g  CV %.1f%%\n", names[i], s.median,
+		       s.mad, s.min, s.max, 100 * s.cv);
+	}
+	free(names);
 }
 
 static void print_text(const struct bench_result *b)
@@ -86,6 +104,7 @@ static void print_text(const struct bench_result *b)
 		print_summary_line("wall", &s, " s", 3);
 		bench_rss_summary(b, &s);
 		printf("%-12s median %.0f KiB  max %.0f KiB\n", "peak rss", s.median, s.max);
+		print_metric_summaries(b);
 	}
 	strbuf_reset(&sb);
 	quiesce_describe(&b->machine, &sb);
@@ -151,6 +170,7 @@ int cmd_bench(int argc, char **argv)
 	if (ro.max_wait_set)
 		spec.quiesce.max_wait = ro.max_wait;
 	spec.env = ro.env;
+	spec.heap = ro.heap;
 	spec.cpus = ro.cpus;
 	spec.nr_cpus = ro.nr_cpus;
 	spec.obs = terminal_observer();

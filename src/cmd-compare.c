@@ -22,7 +22,8 @@
 
 const char usage_compare[] =
 "usage: hotloop compare [--metric cpu|wall|instructions] [--min-improvement PCT]\n"
-"                       [--guard-regression PCT] [--ram-budget SIZE] [--pairs N]\n"
+"                       [--guard-regression PCT] [--ram-budget SIZE]\n"
+"                       [--ram-budget-on rss|heap] [--heap] [--pairs N]\n"
 "                       [--looks N,N...] [--warmup N] [--timeout SECS]\n"
 "                       [--order abba|random] [--metric-rule NAME:higher|lower:PCT]...\n"
 "                       [--env NAME=VALUE]... [--max-wait SECS] [--pin CPUS]\n"
@@ -47,6 +48,11 @@ const char usage_compare[] =
 "        --min-improvement PCT the primary must improve this much (default 3%)\n"
 "        --guard-regression PCT how much a guard workload may regress (default 2%)\n"
 "        --ram-budget SIZE     the candidate's peak RSS limit (e.g. 512M, 2G)\n"
+"        --ram-budget-on WHAT  rss (default) or heap: the budget limits the\n"
+"                              candidate's heap-peak instead (implies --heap)\n"
+"        --heap                measure each run's heap (libhotloop-heap.so\n"
+"                              preloaded, counting only): metrics heap-peak,\n"
+"                              allocs, alloc-bytes, for --metric-rule\n"
 "    -n, --pairs N             pair budget (default 36); looks at 12, 24, 36\n"
 "                              below it, then at N\n"
 "        --looks N,N...        the looks (pair counts, increasing)\n"
@@ -118,6 +124,7 @@ static int compare_revs(const char *base_rev, const char *cand_arg, const char *
 			spec.opts.schedule = from_project;
 	}
 	spec.opts.fingerprint = (set & SET_NO_FP) ? false : p.cf.fingerprint;
+	spec.opts.heap = o->heap || p.cf.heap;
 	if (set & SET_NO_BUILD)
 		spec.build_base = spec.build_cand = false;
 	if (set & SET_NO_TEST)
@@ -259,6 +266,7 @@ int cmd_compare(int argc, char **argv)
 	if (ro.max_wait_set)
 		o.quiesce.max_wait = ro.max_wait;
 	o.env = ro.env;
+	o.heap = ro.heap;
 	o.cpus = o.quiesce.cpus = ro.cpus;
 	o.nr_cpus = o.quiesce.nr_cpus = ro.nr_cpus;
 	if (base_rev) {

@@ -26,8 +26,8 @@ _hotloop()
 		 fi ;;
 	pr)      opts="--branch --base --command -o --output --dry-run -f --config --json --help" ;;
 	doctor)  opts="--json --help" ;;
-	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --json --help" ;;
-	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand --no-build --no-test -f --config --help" ;;
+	bench)   opts="-n --runs -w --warmup -m --metric -t --timeout -e --env --pin --max-wait --heap --json --help" ;;
+	compare) opts="-m --metric --min-improvement --guard-regression --ram-budget --ram-budget-on --heap -n --pairs --looks -w --warmup -t --timeout --order --metric-rule -e --env --max-wait --pin --no-fingerprint --json --base --cand --no-build --no-test -f --config --help" ;;
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
