@@ -40,6 +40,7 @@ DECLARE_CMD(catalog);
 /* catalog's later subcommands (src/cmd-catalog-review.c, src/cmd-catalog-add.c) */
 int catalog_review(int argc, char **argv);
 int catalog_hook(int argc, char **argv);
+int catalog_add(int argc, char **argv);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 

@@ -26,6 +26,7 @@ const char usage_catalog[] =
 "   or: hotloop catalog scan DIR... [the same options]\n"
 "   or: hotloop catalog review [--base REV] [--cached] [the same options]\n"
 "   or: hotloop catalog hook install [--severity LEVEL] | remove | status\n"
+"   or: hotloop catalog add --from-kb SLUG [-o FILE] [--dir KB] [-f CONFIG]\n"
 "\n"
 "Find the catalog's CPU anti-patterns in C and C++ source files: strlen\n"
 "in a loop condition, allocation per iteration, std::endl in a loop and\n"
@@ -38,6 +39,8 @@ const char usage_catalog[] =
 "tree (--cached: the index) against REV, by default the merge-base of HEAD\n"
 "and its upstream, else HEAD. hook puts `review --cached` in git's\n"
 "pre-commit hook (a hook already there is chained, not overwritten).\n"
+"add drafts an entry (catalog/ID.json) from a kept attempt of the\n"
+"knowledge base, or adds the attempt to that entry's confirmations.\n"
 "\n"
 "  --catalog DIR       also read the entries (*.json) of DIR\n"
 "  --no-default        not the shipped catalog nor ./catalog/\n"
@@ -219,5 +222,7 @@ int cmd_catalog(int argc, char **argv)
 		return catalog_review(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "hook"))
 		return catalog_hook(argc - 1, argv + 1);
-	return usage_error("catalog", "unknown subcommand '%s': use check, scan, review or hook", argv[1]);
+	if (!strcmp(argv[1], "add"))
+		return catalog_add(argc - 1, argv + 1);
+	return usage_error("catalog", "unknown subcommand '%s': use check, scan, review, hook or add", argv[1]);
 }
