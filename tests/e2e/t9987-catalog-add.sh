@@ -2,7 +2,8 @@
 # hotloop catalog add --from-kb: a kept attempt of a real loop (an agent
 # hoisting strlen() out of a loop's condition) drafted into a catalog entry
 # the rule reader accepts, whose pattern finds the code before the change
-# and not the code after; a second confirmation raises its confidence.
+# and not the code after; a second confirmation raises its confidence. The
+# loop's prompt names the catalog's match in the hot function it shows.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-loop.sh"
 
@@ -55,6 +56,7 @@ test_expect_success 'setup: a project whose hot function has strlen in its loop 
 	git init -q && git add . && git -c user.name=t -c user.email=t@t commit -q -m base &&
 	mkdir ../agents && cat >../agents/hoist <<-\EOA &&
 	#!/bin/sh
+	grep -q "strlen-in-loop-condition" "$HOTLOOP_PROMPT" || { echo "no catalog match in the prompt"; exit 3; }
 	sed -i "s/i < strlen(s)/s[i]/" hot.c
 	echo "{\"function\": \"count\", \"title\": \"strlen out of the loop condition\", \"hypothesis\": \"strlen walks the line on every iteration\", \"expected_gain_pct\": 90}" >"$HOTLOOP_PROPOSAL"
 	EOA
@@ -66,6 +68,13 @@ test_expect_success 'a loop keeps the change and writes it up' '
 		{ tail -20 loop.err; exit 1; }
 	jq -e ".kept == 1" loop.json >/dev/null || { jq . loop.json; tail -20 loop.err; exit 1; }
 	grep -l "^- verdict: keep" proj/kb/*/report.md >kept && test -s kept
+'
+
+test_expect_success 'the prompt lists the catalog match in the hot function, in short' '
+	prompt=$(ls proj/.hotloop/loop/*/round-*/*/prompt.md | head -1) && test -s "$prompt" &&
+	expect_grep "^## Catalog matches in the code shown" "$prompt" &&
+	expect_grep "^- .count., line 10: .strlen-in-loop-condition.: strlen(s) in a loop condition.*; instead: .size_t len = strlen(s);.$" "$prompt" &&
+	sed -n "/^## Catalog matches/,/^#/p" "$prompt" >section && test $(wc -c <section) -lt 2000
 '
 
 test_expect_success 'catalog add --from-kb drafts an entry the reader accepts' '
