@@ -19,6 +19,8 @@
 
 #include <jansson.h>
 
+#include "catalog-brief.h"
+#include "catalog-load.h"
 #include "events.h"
 #include "gate.h"
 #include "git.h"
@@ -527,6 +529,30 @@ static struct target_share *hots_shares(const struct loop_hots *h)
 	return v;
 }
 
+/*
+ * The catalog's findings in the hotspots' code the brief shows, after it
+ * (the shipped catalog and the project's catalog/). A catalog that does
+ * not read is a warning: the prompt goes without.
+ */
+static void add_catalog_matches(struct loop *l, const struct brief *b, struct strbuf *md)
+{
+	struct catalog cat = CATALOG_INIT;
+	char *shipped = catalog_shipped_dir(), *own = xstrfmt("%s/catalog", l->p->dir);
+	const char *dirs[2];
+	size_t nr = 0;
+	struct stat st;
+
+	if (shipped)
+		dirs[nr++] = shipped;
+	if (!stat(own, &st) && S_ISDIR(st.st_mode))
+		dirs[nr++] = own;
+	if (nr && (catalog_load_all(&cat, false, dirs, nr) || catalog_brief_matches(&cat, b, md) < 0))
+		warning("the prompt goes without the catalog's matches: %s", last_error());
+	catalog_release(&cat);
+	free(shipped);
+	free(own);
+}
+
 static int profile_best(struct loop *l, long round, const char *round_dir)
 {
 	const struct config *cf = &l->p->cf;
@@ -553,6 +579,7 @@ static int profile_best(struct loop *l, long round, const char *round_dir)
 
 		emit(l->spec->obs, &ev);
 	}
+	add_catalog_matches(l, &out.brief, &out.brief_md);
 	free(l->brief_md);
 	l->brief_md = strbuf_detach(&out.brief_md, NULL);
 	for (size_t i = 0; i < out.brief.nr_hotspots; i++) {

@@ -37,6 +37,10 @@ DECLARE_CMD(schedule);
 DECLARE_CMD(pr);
 DECLARE_CMD(canary);
 DECLARE_CMD(catalog);
+/* catalog's later subcommands (src/cmd-catalog-review.c, src/cmd-catalog-add.c) */
+int catalog_review(int argc, char **argv);
+int catalog_hook(int argc, char **argv);
+int catalog_add(int argc, char **argv);
 
 /* ---- the helpers of every command (src/cli.c) ---- */
 

@@ -24,6 +24,9 @@ const char usage_catalog[] =
 "usage: hotloop catalog check FILE... [--catalog DIR]... [--severity LEVEL]\n"
 "                             [--format text|json] [--no-default]\n"
 "   or: hotloop catalog scan DIR... [the same options]\n"
+"   or: hotloop catalog review [--base REV] [--cached] [the same options]\n"
+"   or: hotloop catalog hook install [--severity LEVEL] | remove | status\n"
+"   or: hotloop catalog add --from-kb SLUG [-o FILE] [--dir KB] [-f CONFIG]\n"
 "\n"
 "Find the catalog's CPU anti-patterns in C and C++ source files: strlen\n"
 "in a loop condition, allocation per iteration, std::endl in a loop and\n"
@@ -32,12 +35,20 @@ const char usage_catalog[] =
 "same id replaces an earlier one. Files that cannot be read or parsed are\n"
 "counted and noted on stderr; the check goes on. scan checks every C and\n"
 "C++ file under each DIR (not dot-directories), in name order.\n"
+"review keeps the findings on lines git's diff adds or changes: the work\n"
+"tree (--cached: the index) against REV, by default the merge-base of HEAD\n"
+"and its upstream, else HEAD. hook puts `review --cached` in git's\n"
+"pre-commit hook (a hook already there is chained, not overwritten).\n"
+"add drafts an entry (catalog/ID.json) from a kept attempt of the\n"
+"knowledge base, or adds the attempt to that entry's confirmations.\n"
 "\n"
 "  --catalog DIR       also read the entries (*.json) of DIR\n"
 "  --no-default        not the shipped catalog nor ./catalog/\n"
 "  --severity LEVEL    exit 4 when a finding at or above LEVEL is present:\n"
 "                      error, warning (default), info or hint\n"
 "  --format text|json  findings as FILE:LINE:COL lines (default) or JSON\n"
+"  --base REV          review: compare with REV\n"
+"  --cached            review: the staged content (--staged too)\n"
 "\n"
 "Exit status: 0 no finding at or above the severity, 4 some, 1 a catalog\n"
 "that does not read, 2 usage.\n";
@@ -207,5 +218,11 @@ int cmd_catalog(int argc, char **argv)
 		return usage_error("catalog", "give a subcommand: check or scan");
 	if (!strcmp(argv[1], "check") || !strcmp(argv[1], "scan"))
 		return catalog_check(argc - 1, argv + 1, !strcmp(argv[1], "scan"));
-	return usage_error("catalog", "unknown subcommand '%s': use check or scan", argv[1]);
+	if (!strcmp(argv[1], "review"))
+		return catalog_review(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "hook"))
+		return catalog_hook(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "add"))
+		return catalog_add(argc - 1, argv + 1);
+	return usage_error("catalog", "unknown subcommand '%s': use check, scan, review, hook or add", argv[1]);
 }
