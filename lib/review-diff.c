@@ -266,12 +266,7 @@ int review_parse_diff(const char *text, size_t len, struct review_diff *d, struc
 	return 0;
 bad_header:
 	strbuf_addf(why, "line %lu: a bad hunk header '", lineno);
-	{
-		char *copy = xstrndup(cur.p, cur.len);	/* the printer reads a character whole */
-
-		strbuf_add_printable(why, copy, cur.len, 80, false);
-		free(copy);
-	}
+	strbuf_add_printable(why, cur.p, cur.len, 80, false);
 	strbuf_addch(why, '\'');
 	goto fail;
 short_hunk:

@@ -138,8 +138,12 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* One UTF-8 character at s: its code point, or -1 (one byte) when invalid. */
 int32_t utf8_decode(const unsigned char *s, size_t *len)
+{
+	return utf8_decode_n(s, SIZE_MAX, len);
+}
+
+int32_t utf8_decode_n(const unsigned char *s, size_t avail, size_t *len)
 {
 	uint32_t cp, min;
 	size_t n;
@@ -159,7 +163,7 @@ int32_t utf8_decode(const unsigned char *s, size_t *len)
 		return -1;
 	}
 	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) {	/* also stops at the NUL */
+		if (i >= avail || (s[i] & 0xc0) != 0x80) {	/* also stops at a NUL */
 			*len = 1;
 			return -1;
 		}
@@ -233,11 +237,9 @@ void strbuf_add_printable(struct strbuf *sb, const char *s, size_t len, size_t m
 	size_t added = 0, n;
 
 	while (p < end && *p) {
-		int32_t c = utf8_decode(p, &n);
+		int32_t c = utf8_decode_n(p, (size_t)(end - p), &n);
 		size_t width;
 
-		if (n > (size_t)(end - p))
-			c = -1, n = 1;
 		width = c < 0 ? 3 : (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) ? 1 : n;
 		if (added + width > max)
 			break;

@@ -56,8 +56,14 @@ void strbuf_addstr_xml(struct strbuf *sb, const char *s);
  */
 void strbuf_add_printable(struct strbuf *sb, const char *s, size_t len, size_t max, bool lines);
 
-/* One UTF-8 character at s: its code point, or -1 (one byte) when invalid. */
+/*
+ * One UTF-8 character at s: its code point, or -1 (one byte) when invalid.
+ * utf8_decode() reads a NUL-terminated string; utf8_decode_n() reads at
+ * most 'avail' bytes (at least one), so a character cut by the end of a
+ * buffer is invalid, not read past.
+ */
 int32_t utf8_decode(const unsigned char *s, size_t *len);
+int32_t utf8_decode_n(const unsigned char *s, size_t avail, size_t *len);
 /* Number of characters in s, an invalid byte counting as one. */
 size_t utf8_strlen(const char *s);
 void strbuf_rtrim(struct strbuf *sb);

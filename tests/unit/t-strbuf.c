@@ -73,6 +73,19 @@ static void test_strbuf__printable(void **state)
 	}
 }
 
+/* A character cut by the end of the buffer: U+FFFD, and no byte past the end read. */
+static void test_strbuf__printable_cut_at_end(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *buf = xmalloc(3);
+
+	memcpy(buf, "a\xe2\x82", 3);	/* the first two bytes of a three-byte character */
+	strbuf_add_printable(&sb, buf, 3, SIZE_MAX, false);
+	assert_string_equal(sb.buf, "a\xef\xbf\xbd\xef\xbf\xbd");
+	free(buf);
+	strbuf_release(&sb);
+}
+
 static void test_intern__dedup_and_zero(void **state)
 {
 	struct strtab t;
@@ -139,6 +152,7 @@ int main(void)
 		cmocka_unit_test(test_strbuf__add_and_format),
 		cmocka_unit_test(test_strbuf__xml_escape),
 		cmocka_unit_test(test_strbuf__printable),
+		cmocka_unit_test(test_strbuf__printable_cut_at_end),
 		cmocka_unit_test(test_intern__dedup_and_zero),
 		cmocka_unit_test(test_profile__dedup_ids_dense),
 	};
