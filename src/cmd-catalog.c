@@ -16,13 +16,14 @@
 
 #include "builtin.h"
 #include "catalog-match.h"
+#include "catalog-report.h"
 #include "catalog-rule.h"
 #include "json.h"
 #include "strbuf.h"
 
 const char usage_catalog[] =
 "usage: hotloop catalog check FILE... [--catalog DIR]... [--severity LEVEL]\n"
-"                             [--format text|json] [--no-default]\n"
+"                             [--format text|json|sarif|github] [--no-default]\n"
 "   or: hotloop catalog scan DIR... [the same options]\n"
 "\n"
 "Find the catalog's CPU anti-patterns in C and C++ source files: strlen\n"
@@ -37,7 +38,9 @@ const char usage_catalog[] =
 "  --no-default        not the shipped catalog nor ./catalog/\n"
 "  --severity LEVEL    exit 4 when a finding at or above LEVEL is present:\n"
 "                      error, warning (default), info or hint\n"
-"  --format text|json  findings as FILE:LINE:COL lines (default) or JSON\n"
+"  --format FORMAT     findings as FILE:LINE:COL lines (text, the default),\n"
+"                      JSON, SARIF 2.1.0 (sarif) or GitHub Actions\n"
+"                      annotations (github: ::warning file=...::message)\n"
 "\n"
 "Exit status: 0 no finding at or above the severity, 4 some, 1 a catalog\n"
 "that does not read, 2 usage.\n";
@@ -104,6 +107,7 @@ static int catalog_check(int argc, char **argv, bool scan)
 	struct cat_check res = CAT_CHECK_INIT;
 	struct strbuf seen = STRBUF_INIT;
 	enum cat_severity min = CAT_SEV_WARNING;
+	enum cat_format fmt = CAT_FMT_TEXT;
 	const char **dirs = NULL;
 	size_t nr_dirs = 0;
 	bool defaults = true, json = false;
@@ -125,11 +129,11 @@ static int catalog_check(int argc, char **argv, bool scan)
 			}
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+			if (cat_format_parse(optarg, &fmt)) {
 				free(dirs);
-				return usage_error("catalog", "invalid --format '%s': use text or json", optarg);
+				return usage_error("catalog", "invalid --format '%s': use text, json, sarif or github", optarg);
 			}
-			json = !strcmp(optarg, "json");
+			json = fmt == CAT_FMT_JSON || fmt == CAT_FMT_SARIF;
 			break;
 		default:
 			free(dirs);
@@ -170,19 +174,17 @@ static int catalog_check(int argc, char **argv, bool scan)
 		goto out;
 	for (size_t i = 0; i < res.nr_notes; i++)
 		fprintf(stderr, "hotloop: %s\n", res.notes[i]);
-	if (json) {
-		json_t *doc = cat_check_to_json(&res);
-
-		json_object_set_new(doc, "severity", json_string(cat_severity_name(min)));
-		json_object_set_new(doc, "entries", json_integer(cat.nr));
-		print_json(doc);
-	} else {
+	{
+		struct cat_report_opts ro = { .min = min, .tool_version = HOTLOOP_VERSION };
 		struct strbuf sb = STRBUF_INIT;
 
-		cat_check_format_text(&res, &sb);
+		if (cat_report_write(&res, &cat, fmt, &ro, &sb)) {
+			strbuf_release(&sb);
+			goto out;
+		}
 		fwrite(sb.buf, 1, sb.len, stdout);
 		strbuf_release(&sb);
-		if (res.skipped || res.syntax_errors)
+		if (!json && (res.skipped || res.syntax_errors))
 			fprintf(stderr, "hotloop: %zu file%s checked, %zu skipped, %zu with syntax errors\n",
 				res.files, res.files == 1 ? "" : "s", res.skipped, res.syntax_errors);
 	}
