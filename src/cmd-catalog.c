@@ -24,6 +24,7 @@
 const char usage_catalog[] =
 "usage: hotloop catalog check FILE... [--catalog DIR]... [--severity LEVEL]\n"
 "                             [--format text|json|sarif|github] [--no-default]\n"
+"                             [-j N]\n"
 "   or: hotloop catalog scan DIR... [the same options]\n"
 "\n"
 "Find the catalog's CPU anti-patterns in C and C++ source files: strlen\n"
@@ -38,6 +39,8 @@ const char usage_catalog[] =
 "  --no-default        not the shipped catalog nor ./catalog/\n"
 "  --severity LEVEL    exit 4 when a finding at or above LEVEL is present:\n"
 "                      error, warning (default), info or hint\n"
+"  -j, --jobs N        check N files at once (scan: one per CPU, check: 1);\n"
+"                      the output is the same whatever N\n"
 "  --format FORMAT     findings as FILE:LINE:COL lines (text, the default),\n"
 "                      JSON, SARIF 2.1.0 (sarif) or GitHub Actions\n"
 "                      annotations (github: ::warning file=...::message)\n"
@@ -101,6 +104,7 @@ static int catalog_check(int argc, char **argv, bool scan)
 		{ "no-default", no_argument, NULL, OPT_NO_DEFAULT },
 		{ "severity", required_argument, NULL, OPT_SEVERITY },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "jobs", required_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct catalog cat = CATALOG_INIT;
@@ -111,10 +115,11 @@ static int catalog_check(int argc, char **argv, bool scan)
 	const char **dirs = NULL;
 	size_t nr_dirs = 0;
 	bool defaults = true, json = false;
+	unsigned jobs = scan ? 0 : 1;
 	int c, ret = HL_EXIT_FAILURE;
 
 	dirs = xcalloc(argc + 1, sizeof(*dirs));
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CATALOG:
 			dirs[nr_dirs++] = optarg;
@@ -135,6 +140,17 @@ static int catalog_check(int argc, char **argv, bool scan)
 			}
 			json = fmt == CAT_FMT_JSON || fmt == CAT_FMT_SARIF;
 			break;
+		case 'j': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*optarg < '1' || *optarg > '9' || *end || n > 256) {
+				free(dirs);
+				return usage_error("catalog", "invalid -j '%s': give 1 to 256 threads", optarg);
+			}
+			jobs = (unsigned)n;
+			break;
+		}
 		default:
 			free(dirs);
 			return usage_error("catalog", "invalid option");
@@ -170,7 +186,7 @@ static int catalog_check(int argc, char **argv, bool scan)
 		error("the catalog is empty: no *.json entry in the directories given");
 		goto out;
 	}
-	if ((scan ? cat_scan_paths : cat_check_files)(&cat, argv + optind, argc - optind, &res))
+	if ((scan ? cat_scan_paths_jobs : cat_check_files_jobs)(&cat, argv + optind, argc - optind, jobs, &res))
 		goto out;
 	for (size_t i = 0; i < res.nr_notes; i++)
 		fprintf(stderr, "hotloop: %s\n", res.notes[i]);
