@@ -465,6 +465,36 @@ static char *capture_text(struct ctx *x, const struct binding *b)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* The name of the innermost function definition among the walk's ancestors, or NULL */
+static char *enclosing_function(struct ctx *x, TSNode n)
+{
+	for (size_t i = x->nr_anc + 1; i-- > 0; ) {
+		TSNode d = i == x->nr_anc ? n : x->anc[i];
+
+		if (strcmp(ts_node_type(d), "function_definition"))
+			continue;
+		d = ts_node_child_by_field_name(d, "declarator", 10);
+		/* through pointer, reference and parenthesized declarators to the name */
+		for (int k = 0; k < 16 && !ts_node_is_null(d); k++) {
+			const char *t = ts_node_type(d);
+			TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+
+			if (ts_node_is_null(inner) && ts_node_named_child_count(d) &&
+			    strcmp(t, "identifier") && strcmp(t, "field_identifier") &&
+			    strcmp(t, "qualified_identifier") && strcmp(t, "destructor_name") &&
+			    strcmp(t, "operator_name"))
+				inner = ts_node_named_child(d, 0);
+			if (ts_node_is_null(inner) || !strcmp(t, "qualified_identifier") ||
+			    !strcmp(t, "identifier") || !strcmp(t, "field_identifier"))
+				return xstrndup(x->src + ts_node_start_byte(d),
+						ts_node_end_byte(d) - ts_node_start_byte(d));
+			d = inner;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
 static void add_finding(struct ctx *x, const struct cat_entry *e, const char *path, TSNode n,
 			struct cat_check *out)
 {
@@ -489,6 +519,7 @@ static void add_finding(struct ctx *x, const struct cat_entry *e, const char *pa
 		f->caps[i].text = capture_text(x, &x->env[i]);
 	}
 	f->nr_caps = x->nr;
+	f->function = enclosing_function(x, n);
 	/* the message with $NAME replaced by what it captured */
 	for (const char *s = e->message; *s; ) {
 		size_t len = 0, i;
@@ -877,6 +908,7 @@ void cat_check_release(struct cat_check *r)
 			free(f->caps[j].text);
 		}
 		free(f->caps);
+		free(f->function);
 	}
 	free(r->findings);
 	for (size_t i = 0; i < r->nr_notes; i++)

@@ -24,6 +24,10 @@ struct cat_finding {
 	unsigned line, column, end_line, end_column;	/* 1-based; columns in bytes */
 	struct cat_capture *caps;
 	size_t nr_caps;
+	char *function;		/* the function definition it is in (its name), or NULL */
+	/* with a profile (cat_check_rank()): its function's share of the samples */
+	bool sampled;
+	double self_share, total_share;	/* 0 to 1 */
 };
 
 struct cat_check {

@@ -129,6 +129,17 @@ static int write_sarif(const struct cat_check *r, const struct catalog *cat,
 			"properties", "confidence", f->confidence);
 		if (index >= 0)
 			json_object_set_new(res, "ruleIndex", json_integer(index));
+		if (f->function)
+			json_object_set_new(json_object_get(res, "properties"), "function", json_text(f->function));
+		if (o && o->profiled) {
+			json_t *props = json_object_get(res, "properties");
+
+			json_object_set_new(props, "sampled", json_boolean(f->sampled));
+			json_object_set_new(props, "selfShare", json_real(f->self_share));
+			json_object_set_new(props, "totalShare", json_real(f->total_share));
+			/* SARIF's rank, 0 to 100: the function's total share in percent */
+			json_object_set_new(res, "rank", json_real(f->total_share * 100));
+		}
 		json_array_append_new(results, res);
 		strbuf_release(&uri);
 	}
@@ -182,6 +193,24 @@ static void write_github(const struct cat_check *r, struct strbuf *out)
 	}
 }
 
+/* The text lines, each after its function's shares */
+static void write_text_ranked(const struct cat_check *r, struct strbuf *out)
+{
+	for (size_t i = 0; i < r->nr; i++) {
+		const struct cat_finding *f = &r->findings[i];
+
+		if (f->sampled)
+			strbuf_addf(out, "%5.1f%% total %5.1f%% self  ", f->total_share * 100, f->self_share * 100);
+		else
+			strbuf_addstr(out, "  no samples          ");
+		strbuf_addf(out, "%s:%u:%u: %s: %s [%s]", f->file, f->line, f->column,
+			    cat_severity_name(f->severity), f->message, f->rule_id);
+		if (f->function)
+			strbuf_addf(out, " in %s()", f->function);
+		strbuf_addch(out, '\n');
+	}
+}
+
 int cat_report_write(const struct cat_check *r, const struct catalog *cat, enum cat_format fmt,
 		     const struct cat_report_opts *o, struct strbuf *out)
 {
@@ -189,10 +218,25 @@ int cat_report_write(const struct cat_check *r, const struct catalog *cat, enum 
 
 	switch (fmt) {
 	case CAT_FMT_TEXT:
+		if (o && o->profiled) {
+			write_text_ranked(r, out);
+			return 0;
+		}
 		cat_check_format_text(r, out);
 		return 0;
 	case CAT_FMT_JSON:
 		doc = cat_check_to_json(r);
+		for (size_t i = 0; i < r->nr; i++) {
+			const struct cat_finding *f = &r->findings[i];
+			json_t *j = json_array_get(json_object_get(doc, "findings"), i);
+
+			json_object_set_new(j, "function", json_text(f->function));
+			if (o && o->profiled) {
+				json_object_set_new(j, "sampled", json_boolean(f->sampled));
+				json_object_set_new(j, "self_share", json_real(f->self_share));
+				json_object_set_new(j, "total_share", json_real(f->total_share));
+			}
+		}
 		json_object_set_new(doc, "severity", json_string(cat_severity_name(o ? o->min : CAT_SEV_WARNING)));
 		json_object_set_new(doc, "entries", json_integer((json_int_t)cat->nr));
 		return dump(doc, out);

@@ -20,6 +20,7 @@ int cat_format_parse(const char *s, enum cat_format *out);
 struct cat_report_opts {
 	enum cat_severity min;		/* --severity, said in the JSON */
 	const char *tool_version;	/* SARIF's driver.version */
+	bool profiled;			/* the findings were ranked (cat_check_rank()): say the shares */
 };
 
 /*

@@ -16,6 +16,7 @@
 
 #include "builtin.h"
 #include "catalog-match.h"
+#include "catalog-rank.h"
 #include "catalog-report.h"
 #include "catalog-rule.h"
 #include "json.h"
@@ -24,7 +25,7 @@
 const char usage_catalog[] =
 "usage: hotloop catalog check FILE... [--catalog DIR]... [--severity LEVEL]\n"
 "                             [--format text|json|sarif|github] [--no-default]\n"
-"                             [-j N]\n"
+"                             [-j N] [--profile P [--min-share PCT]]\n"
 "   or: hotloop catalog scan DIR... [the same options]\n"
 "\n"
 "Find the catalog's CPU anti-patterns in C and C++ source files: strlen\n"
@@ -41,6 +42,11 @@ const char usage_catalog[] =
 "                      error, warning (default), info or hint\n"
 "  -j, --jobs N        check N files at once (scan: one per CPU, check: 1);\n"
 "                      the output is the same whatever N\n"
+"  --profile P         rank the findings by a CPU profile (any `hotloop\n"
+"                      report` reads): hot functions first, with their\n"
+"                      self and total share; no samples last\n"
+"  --min-share PCT     with --profile: drop findings in functions below\n"
+"                      PCT percent of the total\n"
 "  --format FORMAT     findings as FILE:LINE:COL lines (text, the default),\n"
 "                      JSON, SARIF 2.1.0 (sarif) or GitHub Actions\n"
 "                      annotations (github: ::warning file=...::message)\n"
@@ -98,13 +104,15 @@ static int load(struct catalog *c, const char *dir, struct strbuf *seen)
 
 static int catalog_check(int argc, char **argv, bool scan)
 {
-	enum { OPT_CATALOG = 256, OPT_NO_DEFAULT, OPT_SEVERITY, OPT_FORMAT };
+	enum { OPT_CATALOG = 256, OPT_NO_DEFAULT, OPT_SEVERITY, OPT_FORMAT, OPT_PROFILE, OPT_MIN_SHARE };
 	static const struct option opts[] = {
 		{ "catalog", required_argument, NULL, OPT_CATALOG },
 		{ "no-default", no_argument, NULL, OPT_NO_DEFAULT },
 		{ "severity", required_argument, NULL, OPT_SEVERITY },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "jobs", required_argument, NULL, 'j' },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct catalog cat = CATALOG_INIT;
@@ -116,6 +124,8 @@ static int catalog_check(int argc, char **argv, bool scan)
 	size_t nr_dirs = 0;
 	bool defaults = true, json = false;
 	unsigned jobs = scan ? 0 : 1;
+	const char *profile = NULL;
+	double min_share = 0;
 	int c, ret = HL_EXIT_FAILURE;
 
 	dirs = xcalloc(argc + 1, sizeof(*dirs));
@@ -140,6 +150,20 @@ static int catalog_check(int argc, char **argv, bool scan)
 			}
 			json = fmt == CAT_FMT_JSON || fmt == CAT_FMT_SARIF;
 			break;
+		case OPT_PROFILE:
+			profile = optarg;
+			break;
+		case OPT_MIN_SHARE: {
+			char *end;
+
+			min_share = strtod(optarg, &end);
+			if (end == optarg || (*end && strcmp(end, "%")) || !(min_share >= 0 && min_share <= 100)) {
+				free(dirs);
+				return usage_error("catalog", "invalid --min-share '%s': give a percentage, 0 to 100", optarg);
+			}
+			min_share /= 100;
+			break;
+		}
 		case 'j': {
 			char *end;
 			unsigned long n = strtoul(optarg, &end, 10);
@@ -155,6 +179,10 @@ static int catalog_check(int argc, char **argv, bool scan)
 			free(dirs);
 			return usage_error("catalog", "invalid option");
 		}
+	}
+	if (min_share > 0 && !profile) {
+		free(dirs);
+		return usage_error("catalog", "--min-share needs --profile");
 	}
 	if (optind >= argc) {
 		free(dirs);
@@ -188,10 +216,12 @@ static int catalog_check(int argc, char **argv, bool scan)
 	}
 	if ((scan ? cat_scan_paths_jobs : cat_check_files_jobs)(&cat, argv + optind, argc - optind, jobs, &res))
 		goto out;
+	if (profile && cat_check_rank(&res, profile, NULL, min_share))
+		goto out;
 	for (size_t i = 0; i < res.nr_notes; i++)
 		fprintf(stderr, "hotloop: %s\n", res.notes[i]);
 	{
-		struct cat_report_opts ro = { .min = min, .tool_version = HOTLOOP_VERSION };
+		struct cat_report_opts ro = { .min = min, .tool_version = HOTLOOP_VERSION, .profiled = profile };
 		struct strbuf sb = STRBUF_INIT;
 
 		if (cat_report_write(&res, &cat, fmt, &ro, &sb)) {

@@ -34,7 +34,7 @@ _hotloop()
 	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --help" ;;
 	load)    opts="--rate --duration --poisson --seed -c --connections --window --warmup --timeout --request -X --method -H --header -d --data --line --json --help" ;;
 	canary)  opts="--profiles --by --sample-type --confidence --min-share --tolerance --work --top --json --help" ;;
-	catalog) opts="check scan --catalog --no-default --severity --format --jobs --help" ;;
+	catalog) opts="check scan --catalog --no-default --severity --format --jobs --profile --min-share --help" ;;
 	kb)      opts="--function --diff --json --dir -f --config --help"
 		 if [ "$COMP_CWORD" -eq 2 ] && [[ "$cur" != -* ]]; then
 			COMPREPLY=($(compgen -W "list show search" -- "$cur"))
