@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -464,6 +465,36 @@ static char *capture_text(struct ctx *x, const struct binding *b)
 	return strbuf_detach(&sb, NULL);
 }
 
+/* The name of the innermost function definition among the walk's ancestors, or NULL */
+static char *enclosing_function(struct ctx *x, TSNode n)
+{
+	for (size_t i = x->nr_anc + 1; i-- > 0; ) {
+		TSNode d = i == x->nr_anc ? n : x->anc[i];
+
+		if (strcmp(ts_node_type(d), "function_definition"))
+			continue;
+		d = ts_node_child_by_field_name(d, "declarator", 10);
+		/* through pointer, reference and parenthesized declarators to the name */
+		for (int k = 0; k < 16 && !ts_node_is_null(d); k++) {
+			const char *t = ts_node_type(d);
+			TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+
+			if (ts_node_is_null(inner) && ts_node_named_child_count(d) &&
+			    strcmp(t, "identifier") && strcmp(t, "field_identifier") &&
+			    strcmp(t, "qualified_identifier") && strcmp(t, "destructor_name") &&
+			    strcmp(t, "operator_name"))
+				inner = ts_node_named_child(d, 0);
+			if (ts_node_is_null(inner) || !strcmp(t, "qualified_identifier") ||
+			    !strcmp(t, "identifier") || !strcmp(t, "field_identifier"))
+				return xstrndup(x->src + ts_node_start_byte(d),
+						ts_node_end_byte(d) - ts_node_start_byte(d));
+			d = inner;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
 static void add_finding(struct ctx *x, const struct cat_entry *e, const char *path, TSNode n,
 			struct cat_check *out)
 {
@@ -488,6 +519,7 @@ static void add_finding(struct ctx *x, const struct cat_entry *e, const char *pa
 		f->caps[i].text = capture_text(x, &x->env[i]);
 	}
 	f->nr_caps = x->nr;
+	f->function = enclosing_function(x, n);
 	/* the message with $NAME replaced by what it captured */
 	for (const char *s = e->message; *s; ) {
 		size_t len = 0, i;
@@ -649,19 +681,109 @@ static int check_one(struct catalog *c, const char *path, struct cat_check *out)
 	return rc < 0 ? -1 : 0;
 }
 
-int cat_check_files(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out)
+/* ---- many files at once: a queue of files, one result per file, merged in order ---- */
+
+struct queue {
+	struct catalog *c;
+	char *const *paths;
+	size_t nr;
+	struct cat_check *res;	/* one per file */
+	int *rc;
+	size_t next;		/* the next file to take */
+	pthread_mutex_t lock;
+};
+
+static void *worker(void *v)
+{
+	struct queue *q = v;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&q->lock);
+		i = q->next < q->nr && !hl_cancelled() ? q->next++ : q->nr;
+		pthread_mutex_unlock(&q->lock);
+		if (i >= q->nr)
+			return NULL;
+		q->rc[i] = check_one(q->c, q->paths[i], &q->res[i]);
+	}
+}
+
+static void merge(struct cat_check *out, struct cat_check *r)
+{
+	for (size_t i = 0; i < r->nr; i++) {
+		ALLOC_GROW(out->findings, out->nr + 1, out->alloc);
+		out->findings[out->nr++] = r->findings[i];
+	}
+	for (size_t i = 0; i < r->nr_notes; i++) {
+		ALLOC_GROW(out->notes, out->nr_notes + 1, out->alloc_notes);
+		out->notes[out->nr_notes++] = r->notes[i];
+	}
+	out->files += r->files;
+	out->lines += r->lines;
+	out->skipped += r->skipped;
+	out->syntax_errors += r->syntax_errors;
+	free(r->findings);
+	free(r->notes);
+	memset(r, 0, sizeof(*r));
+}
+
+unsigned cat_default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
+}
+
+/* Check the files on 'jobs' threads; the results are in the files' order whatever the number */
+static int check_many(struct catalog *c, char *const *paths, size_t nr, unsigned jobs, struct cat_check *out)
+{
+	struct queue q = { c, paths, nr, NULL, NULL, 0, PTHREAD_MUTEX_INITIALIZER };
+	pthread_t *tids;
+	size_t started = 0;
+	int ret = 0;
+
+	if (!jobs)
+		jobs = cat_default_jobs();
+	if (jobs > nr)
+		jobs = nr ? (unsigned)nr : 1;
+	q.res = xcalloc(nr + 1, sizeof(*q.res));
+	q.rc = xcalloc(nr + 1, sizeof(*q.rc));
+	tids = xcalloc(jobs, sizeof(*tids));
+	for (unsigned i = 1; i < jobs; i++)	/* this thread is one of them */
+		if (!pthread_create(&tids[started], NULL, worker, &q))
+			started++;
+	worker(&q);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	for (size_t i = 0; i < nr; i++) {
+		if (q.rc[i])
+			ret = -1;
+		merge(out, &q.res[i]);
+	}
+	free(tids);
+	free(q.res);
+	free(q.rc);
+	return ret;
+}
+
+int cat_check_files_jobs(struct catalog *c, char *const *paths, size_t nr, unsigned jobs,
+			 struct cat_check *out)
 {
 	if (catalog_compile(c))
 		return -1;
-	for (size_t i = 0; i < nr; i++)
-		if (check_one(c, paths[i], out))
-			return -1;
-	return 0;
+	return check_many(c, paths, nr, jobs, out);
+}
+
+int cat_check_files(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out)
+{
+	return cat_check_files_jobs(c, paths, nr, 1, out);
 }
 
 struct walk {
-	struct catalog *c;
-	struct cat_check *out;
+	struct cat_check *out;	/* the walk's notes */
+	char **files;		/* what it found to check, in order */
+	size_t nr_files, alloc_files;
 	dev_t *devs;
 	ino_t *inos;
 	size_t nr, alloc, alloc_ino;
@@ -720,8 +842,11 @@ static int walk_dir(struct walk *w, const char *dir, int depth)
 			break;
 		if (!stat(names[i], &sub) && S_ISDIR(sub.st_mode))
 			ret = walk_dir(w, names[i], depth + 1);
-		else if (cat_lang_of_path(names[i]) >= 0)
-			ret = check_one(w->c, names[i], w->out);
+		else if (cat_lang_of_path(names[i]) >= 0) {
+			ALLOC_GROW(w->files, w->nr_files + 1, w->alloc_files);
+			w->files[w->nr_files++] = names[i];
+			names[i] = NULL;
+		}
 	}
 	for (size_t i = 0; i < nr; i++)
 		free(names[i]);
@@ -729,24 +854,45 @@ static int walk_dir(struct walk *w, const char *dir, int depth)
 	return ret;
 }
 
-int cat_scan_paths(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out)
+int cat_scan_paths_jobs(struct catalog *c, char *const *paths, size_t nr, unsigned jobs,
+			struct cat_check *out)
 {
-	struct walk w = { c, out, NULL, NULL, 0, 0, 0 };
+	struct walk w = { .out = out };
+	struct cat_check walked = CAT_CHECK_INIT;
 	int ret = 0;
 
 	if (catalog_compile(c))
 		return -1;
+	/*
+	 * The walk first (its notes go before the files' notes), then the
+	 * files on threads: a walk's notes and the checks' are kept apart so
+	 * that the output does not depend on which thread finished first.
+	 */
+	w.out = &walked;
 	for (size_t i = 0; i < nr && !ret; i++) {
 		struct stat st;
 
-		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode))
+		if (!stat(paths[i], &st) && S_ISDIR(st.st_mode)) {
 			ret = walk_dir(&w, paths[i], 0);
-		else
-			ret = check_one(c, paths[i], out);
+		} else {
+			ALLOC_GROW(w.files, w.nr_files + 1, w.alloc_files);
+			w.files[w.nr_files++] = xstrdup(paths[i]);
+		}
 	}
+	merge(out, &walked);
+	if (!ret)
+		ret = check_many(c, w.files, w.nr_files, jobs, out);
+	for (size_t i = 0; i < w.nr_files; i++)
+		free(w.files[i]);
+	free(w.files);
 	free(w.devs);
 	free(w.inos);
 	return ret;
+}
+
+int cat_scan_paths(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out)
+{
+	return cat_scan_paths_jobs(c, paths, nr, 0, out);
 }
 
 void cat_check_release(struct cat_check *r)
@@ -762,6 +908,7 @@ void cat_check_release(struct cat_check *r)
 			free(f->caps[j].text);
 		}
 		free(f->caps);
+		free(f->function);
 	}
 	free(r->findings);
 	for (size_t i = 0; i < r->nr_notes; i++)

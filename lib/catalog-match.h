@@ -24,6 +24,10 @@ struct cat_finding {
 	unsigned line, column, end_line, end_column;	/* 1-based; columns in bytes */
 	struct cat_capture *caps;
 	size_t nr_caps;
+	char *function;		/* the function definition it is in (its name), or NULL */
+	/* with a profile (cat_check_rank()): its function's share of the samples */
+	bool sampled;
+	double self_share, total_share;	/* 0 to 1 */
 };
 
 struct cat_check {
@@ -63,12 +67,25 @@ int cat_match_source(struct catalog *c, enum cat_lang lang, const char *path,
 int cat_check_files(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out);
 
 /*
+ * The same on 'jobs' threads (0: one per CPU), each file taken from a
+ * queue and parsed with its thread's own parser; the findings and notes
+ * are in the files' order whatever the number of threads.
+ */
+int cat_check_files_jobs(struct catalog *c, char *const *paths, size_t nr, unsigned jobs,
+			 struct cat_check *out);
+
+/*
  * Scan trees: every C or C++ file (by its name) under each directory (or
  * each file given), in name order; dot-directories are not entered, and a
  * directory reached again (a loop of symbolic links) is noted, not
  * entered. Fails only when the catalog does not compile.
  */
 int cat_scan_paths(struct catalog *c, char *const *paths, size_t nr, struct cat_check *out);
+/* On 'jobs' threads (0: one per CPU; cat_scan_paths() is 0), as cat_check_files_jobs() */
+int cat_scan_paths_jobs(struct catalog *c, char *const *paths, size_t nr, unsigned jobs,
+			struct cat_check *out);
+/* The CPUs online (1 to 256) */
+unsigned cat_default_jobs(void);
 
 void cat_check_release(struct cat_check *r);
 /* Findings at or above 'min' */

@@ -16,45 +16,37 @@
 #include "builtin.h"
 #include "catalog-hook.h"
 #include "catalog-load.h"
+#include "catalog-report.h"
 #include "catalog-review.h"
 #include "json.h"
 #include "strbuf.h"
 
-enum findings_format { FORMAT_TEXT, FORMAT_JSON };
-
 /*
- * The one way review prints its findings: every format takes the list
- * (and, for JSON, the document's other keys in 'extra', consumed).
+ * The one way review prints its findings: JSON with the document's other
+ * keys in 'extra' (consumed), else the formats of lib/catalog-report.c.
  */
-static void print_findings(const struct cat_check *r, enum findings_format format, json_t *extra)
+static int print_findings(const struct cat_check *r, const struct catalog *cat, enum cat_format format,
+			  enum cat_severity min, json_t *extra)
 {
-	if (format == FORMAT_JSON) {
+	struct cat_report_opts ro = { .min = min, .tool_version = HOTLOOP_VERSION };
+	struct strbuf sb = STRBUF_INIT;
+
+	if (format == CAT_FMT_JSON) {
 		json_t *doc = cat_check_to_json(r);
 
 		if (extra)
 			json_object_update(doc, extra);
 		json_decref(extra);
 		print_json(doc);
-		return;
+		return 0;
 	}
 	json_decref(extra);
-	{
-		struct strbuf sb = STRBUF_INIT;
-
-		cat_check_format_text(r, &sb);
-		fwrite(sb.buf, 1, sb.len, stdout);
+	if (cat_report_write(r, cat, format, &ro, &sb)) {
 		strbuf_release(&sb);
+		return -1;
 	}
-}
-
-static int parse_format(const char *arg, enum findings_format *out)
-{
-	if (!strcmp(arg, "text"))
-		*out = FORMAT_TEXT;
-	else if (!strcmp(arg, "json"))
-		*out = FORMAT_JSON;
-	else
-		return usage_error("catalog", "invalid --format '%s': use text or json", arg);
+	fwrite(sb.buf, 1, sb.len, stdout);
+	strbuf_release(&sb);
 	return 0;
 }
 
@@ -83,7 +75,7 @@ int catalog_review(int argc, char **argv)
 	struct review_result res = REVIEW_RESULT_INIT;
 	struct review_spec spec = { NULL, NULL, false };
 	enum cat_severity min = CAT_SEV_WARNING;
-	enum findings_format format = FORMAT_TEXT;
+	enum cat_format format = CAT_FMT_TEXT;
 	const char **dirs;
 	size_t nr_dirs = 0;
 	bool defaults = true;
@@ -105,9 +97,9 @@ int catalog_review(int argc, char **argv)
 			}
 			break;
 		case OPT_FORMAT:
-			if (parse_format(optarg, &format)) {
+			if (cat_format_parse(optarg, &format)) {
 				free(dirs);
-				return HL_EXIT_USAGE;
+				return usage_error("catalog", "invalid --format '%s': use text, json, sarif or github", optarg);
 			}
 			break;
 		case OPT_BASE:
@@ -129,7 +121,7 @@ int catalog_review(int argc, char **argv)
 		goto out;
 	for (size_t i = 0; i < res.check.nr_notes; i++)
 		fprintf(stderr, "hotloop: %s\n", res.check.notes[i]);
-	if (format == FORMAT_JSON) {
+	if (format == CAT_FMT_JSON) {
 		json_t *extra = json_object();
 
 		json_object_set_new(extra, "base", json_text(res.base));
@@ -139,17 +131,18 @@ int catalog_review(int argc, char **argv)
 		json_object_set_new(extra, "changed_files", json_integer(res.changed));
 		json_object_set_new(extra, "severity", json_string(cat_severity_name(min)));
 		json_object_set_new(extra, "entries", json_integer(cat.nr));
-		print_findings(&res.check, format, extra);
+		print_findings(&res.check, &cat, format, min, extra);
 	} else {
-		print_findings(&res.check, format, NULL);
-		if (res.check.skipped || res.check.syntax_errors)
+		if (print_findings(&res.check, &cat, format, min, NULL))
+			goto out;
+		if (format == CAT_FMT_TEXT && (res.check.skipped || res.check.syntax_errors))
 			fprintf(stderr, "hotloop: %zu file%s reviewed, %zu skipped, %zu with syntax errors\n",
 				res.check.files, res.check.files == 1 ? "" : "s", res.check.skipped,
 				res.check.syntax_errors);
 	}
 	ret = cat_check_count(&res.check, min) ? HL_EXIT_REJECT : HL_EXIT_OK;
 out:
-	if (ret == HL_EXIT_FAILURE && format == FORMAT_JSON && *last_error())
+	if (ret == HL_EXIT_FAILURE && (format == CAT_FMT_JSON || format == CAT_FMT_SARIF) && *last_error())
 		print_error_json();
 	review_result_release(&res);
 	catalog_release(&cat);

@@ -16,13 +16,16 @@
 
 #include "builtin.h"
 #include "catalog-match.h"
+#include "catalog-rank.h"
+#include "catalog-report.h"
 #include "catalog-rule.h"
 #include "json.h"
 #include "strbuf.h"
 
 const char usage_catalog[] =
 "usage: hotloop catalog check FILE... [--catalog DIR]... [--severity LEVEL]\n"
-"                             [--format text|json] [--no-default]\n"
+"                             [--format text|json|sarif|github] [--no-default]\n"
+"                             [-j N] [--profile P [--min-share PCT]]\n"
 "   or: hotloop catalog scan DIR... [the same options]\n"
 "   or: hotloop catalog review [--base REV] [--cached] [the same options]\n"
 "   or: hotloop catalog hook install [--severity LEVEL] | remove | status\n"
@@ -46,7 +49,16 @@ const char usage_catalog[] =
 "  --no-default        not the shipped catalog nor ./catalog/\n"
 "  --severity LEVEL    exit 4 when a finding at or above LEVEL is present:\n"
 "                      error, warning (default), info or hint\n"
-"  --format text|json  findings as FILE:LINE:COL lines (default) or JSON\n"
+"  -j, --jobs N        check N files at once (scan: one per CPU, check: 1);\n"
+"                      the output is the same whatever N\n"
+"  --profile P         rank the findings by a CPU profile (any `hotloop\n"
+"                      report` reads): hot functions first, with their\n"
+"                      self and total share; no samples last\n"
+"  --min-share PCT     with --profile: drop findings in functions below\n"
+"                      PCT percent of the total\n"
+"  --format FORMAT     findings as FILE:LINE:COL lines (text, the default),\n"
+"                      JSON, SARIF 2.1.0 (sarif) or GitHub Actions\n"
+"                      annotations (github: ::warning file=...::message)\n"
 "  --base REV          review: compare with REV\n"
 "  --cached            review: the staged content (--staged too)\n"
 "\n"
@@ -103,25 +115,32 @@ static int load(struct catalog *c, const char *dir, struct strbuf *seen)
 
 static int catalog_check(int argc, char **argv, bool scan)
 {
-	enum { OPT_CATALOG = 256, OPT_NO_DEFAULT, OPT_SEVERITY, OPT_FORMAT };
+	enum { OPT_CATALOG = 256, OPT_NO_DEFAULT, OPT_SEVERITY, OPT_FORMAT, OPT_PROFILE, OPT_MIN_SHARE };
 	static const struct option opts[] = {
 		{ "catalog", required_argument, NULL, OPT_CATALOG },
 		{ "no-default", no_argument, NULL, OPT_NO_DEFAULT },
 		{ "severity", required_argument, NULL, OPT_SEVERITY },
 		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "profile", required_argument, NULL, OPT_PROFILE },
+		{ "min-share", required_argument, NULL, OPT_MIN_SHARE },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct catalog cat = CATALOG_INIT;
 	struct cat_check res = CAT_CHECK_INIT;
 	struct strbuf seen = STRBUF_INIT;
 	enum cat_severity min = CAT_SEV_WARNING;
+	enum cat_format fmt = CAT_FMT_TEXT;
 	const char **dirs = NULL;
 	size_t nr_dirs = 0;
 	bool defaults = true, json = false;
+	unsigned jobs = scan ? 0 : 1;
+	const char *profile = NULL;
+	double min_share = 0;
 	int c, ret = HL_EXIT_FAILURE;
 
 	dirs = xcalloc(argc + 1, sizeof(*dirs));
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "j:", opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_CATALOG:
 			dirs[nr_dirs++] = optarg;
@@ -136,16 +155,45 @@ static int catalog_check(int argc, char **argv, bool scan)
 			}
 			break;
 		case OPT_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+			if (cat_format_parse(optarg, &fmt)) {
 				free(dirs);
-				return usage_error("catalog", "invalid --format '%s': use text or json", optarg);
+				return usage_error("catalog", "invalid --format '%s': use text, json, sarif or github", optarg);
 			}
-			json = !strcmp(optarg, "json");
+			json = fmt == CAT_FMT_JSON || fmt == CAT_FMT_SARIF;
 			break;
+		case OPT_PROFILE:
+			profile = optarg;
+			break;
+		case OPT_MIN_SHARE: {
+			char *end;
+
+			min_share = strtod(optarg, &end);
+			if (end == optarg || (*end && strcmp(end, "%")) || !(min_share >= 0 && min_share <= 100)) {
+				free(dirs);
+				return usage_error("catalog", "invalid --min-share '%s': give a percentage, 0 to 100", optarg);
+			}
+			min_share /= 100;
+			break;
+		}
+		case 'j': {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*optarg < '1' || *optarg > '9' || *end || n > 256) {
+				free(dirs);
+				return usage_error("catalog", "invalid -j '%s': give 1 to 256 threads", optarg);
+			}
+			jobs = (unsigned)n;
+			break;
+		}
 		default:
 			free(dirs);
 			return usage_error("catalog", "invalid option");
 		}
+	}
+	if (min_share > 0 && !profile) {
+		free(dirs);
+		return usage_error("catalog", "--min-share needs --profile");
 	}
 	if (optind >= argc) {
 		free(dirs);
@@ -177,23 +225,23 @@ static int catalog_check(int argc, char **argv, bool scan)
 		error("the catalog is empty: no *.json entry in the directories given");
 		goto out;
 	}
-	if ((scan ? cat_scan_paths : cat_check_files)(&cat, argv + optind, argc - optind, &res))
+	if ((scan ? cat_scan_paths_jobs : cat_check_files_jobs)(&cat, argv + optind, argc - optind, jobs, &res))
+		goto out;
+	if (profile && cat_check_rank(&res, profile, NULL, min_share))
 		goto out;
 	for (size_t i = 0; i < res.nr_notes; i++)
 		fprintf(stderr, "hotloop: %s\n", res.notes[i]);
-	if (json) {
-		json_t *doc = cat_check_to_json(&res);
-
-		json_object_set_new(doc, "severity", json_string(cat_severity_name(min)));
-		json_object_set_new(doc, "entries", json_integer(cat.nr));
-		print_json(doc);
-	} else {
+	{
+		struct cat_report_opts ro = { .min = min, .tool_version = HOTLOOP_VERSION, .profiled = profile };
 		struct strbuf sb = STRBUF_INIT;
 
-		cat_check_format_text(&res, &sb);
+		if (cat_report_write(&res, &cat, fmt, &ro, &sb)) {
+			strbuf_release(&sb);
+			goto out;
+		}
 		fwrite(sb.buf, 1, sb.len, stdout);
 		strbuf_release(&sb);
-		if (res.skipped || res.syntax_errors)
+		if (!json && (res.skipped || res.syntax_errors))
 			fprintf(stderr, "hotloop: %zu file%s checked, %zu skipped, %zu with syntax errors\n",
 				res.files, res.files == 1 ? "" : "s", res.skipped, res.syntax_errors);
 	}

@@ -98,6 +98,17 @@ test_expect_success 'a bad --base: a clear error, also in JSON' '
 	jq -e ".error | test(\"invalid --base\")" out.json
 '
 
+test_expect_success 'review writes SARIF and GitHub annotations as scan does' '
+	cd repo &&
+	{ hotloop catalog review --base HEAD~2 --format sarif >out.sarif 2>err; test $? -eq 4; } &&
+	jq -e ".version == \"2.1.0\" and ([.runs[0].results[].ruleId] | index(\"strlen-in-loop-condition\") != null)" out.sarif &&
+	jq -e "[.runs[0].results[].locations[0].physicalLocation.artifactLocation.uri] | index(\"a%20b.c\") != null" out.sarif &&
+	{ hotloop catalog review --base HEAD~2 --format github >out.gh 2>err; test $? -eq 4; } &&
+	expect_grep "^::warning file=a b.c,line=4,.*::" out.gh
+'
+
+test_expect_code 2 'an unknown --format is a usage error' 'cd repo && hotloop catalog review --format xml'
+
 test_expect_code 2 'a FILE is a usage error' 'cd repo && hotloop catalog review x.c'
 
 test_done

@@ -9,7 +9,7 @@ test_expect_success 'the JSON document' '
 	       .skipped == 0 and .syntax_errors == 0 and (.notes == []) and .severity == \"warning\" and
 	       .entries >= 12" out.json &&
 	jq -e ".findings[0] | (keys == [\"captures\", \"column\", \"confidence\", \"end_column\", \"end_line\",
-	       \"file\", \"line\", \"message\", \"rule\", \"severity\"]) and .rule == \"strlen-in-loop-condition\" and
+	       \"file\", \"function\", \"line\", \"message\", \"rule\", \"severity\"]) and .rule == \"strlen-in-loop-condition\" and
 	       .captures.S == \"s\" and (.line | type) == \"number\" and .end_line >= .line" out.json
 '
 
