@@ -1447,6 +1447,10 @@ static void check_canary(struct parse_ctx *ctx, struct config_canary *k)
 {
 	if (!k->svc.start)
 		conf_error(ctx, k->line, "[canary \"%s\"] has no 'start' command", k->name);
+	if (!(k->svc.set & 2)) {	/* no 'ready': the service's port accepts */
+		k->svc.ready = SCENARIO_READY_TCP;
+		k->svc.ready_arg = xstrdup("{port}");
+	}
 	if (k->load && (k->set & ((1u << 12) | (1u << 10) | (1u << 11) | (1u << 6))))
 		conf_error(ctx, k->line, "[canary \"%s\"]: 'load' runs a command; 'rate', 'request', 'line' "
 			   "and 'path' are for the built-in load: keep one", k->name);
