@@ -52,7 +52,11 @@ void canary_result_release(struct canary_result *r)
 	}
 	judge_release(&r->judge);
 	free(r->reason);
-	canary_result_init(r);
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < 2; i++) {
+		r->sides[i].label = side_labels[i];
+		r->sides[i].latency = (struct histogram)HISTOGRAM_INIT;
+	}
 }
 
 /* ---- one build's service and load ---------------------------------------- */
@@ -476,6 +480,8 @@ int canary_run(const struct canary_spec *s, struct canary_result *r)
 	int ret = 0;
 
 	canary_result_release(r);
+	for (int i = 0; i < 2; i++)
+		histogram_init(&r->sides[i].latency);
 	r->warmup_windows = warm;
 	r->mode = CANARY_ALTERNATE;
 	snprintf(r->mode_why, sizeof(r->mode_why), "alternating windows of %g s, the order flipped each round, "
