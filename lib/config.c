@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,17 +23,18 @@
 #include "json.h"
 #include "strbuf.h"
 #include "config.h"
+#include "judge.h"
 
 #define CONFIG_MAX_BYTES (1 << 20)
 #define CONFIG_MAX_NAME 64
 
 enum sect { S_NONE, S_PROJECT, S_GATE, S_IMPROVE, S_AGENT, S_PR,
-	    S_WORKLOAD, S_METRIC, S_SCENARIO, S_BAD };
+	    S_WORKLOAD, S_METRIC, S_SCENARIO, S_CANARY, S_BAD };
 
 static const char *sect_names[] = {
 	[S_PROJECT] = "project", [S_GATE] = "gate", [S_IMPROVE] = "improve",
 	[S_AGENT] = "agent", [S_PR] = "pr", [S_WORKLOAD] = "workload", [S_METRIC] = "metric",
-	[S_SCENARIO] = "scenario",
+	[S_SCENARIO] = "scenario", [S_CANARY] = "canary",
 };
 
 enum kind { K_STRING, K_LIST, K_WORDS, K_BOOL, K_TIMEOUT, K_DURATION,
@@ -203,6 +205,21 @@ void config_release(struct config *c)
 		free(s->judge_name);
 	}
 	free(c->scenarios);
+	for (size_t i = 0; i < c->nr_canaries; i++) {
+		struct config_canary *k = &c->canaries[i];
+
+		free(k->name);
+		free(k->svc.start);
+		free(k->svc.ready_arg);
+		free(k->path);
+		free(k->method);
+		free(k->body);
+		free(k->request_file);
+		free(k->line_text);
+		list_clear(&k->headers);
+		free(k->load);
+	}
+	free(c->canaries);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -543,17 +560,21 @@ static void add_seen(struct parse_ctx *ctx, enum sect sect, size_t idx, int spec
 static size_t find_named(const struct config *c, enum sect sect, const char *name)
 {
 	size_t n = sect == S_WORKLOAD ? c->nr_workloads :
-		   sect == S_METRIC ? c->rules.nr_metrics : c->nr_scenarios;
+		   sect == S_METRIC ? c->rules.nr_metrics :
+		   sect == S_CANARY ? c->nr_canaries : c->nr_scenarios;
 
 	for (size_t i = 0; i < n; i++) {
 		const char *have = sect == S_WORKLOAD ? c->workloads[i].name :
 				   sect == S_METRIC ? c->rules.metrics[i].name :
+				   sect == S_CANARY ? c->canaries[i].name :
 				   c->scenarios[i].name;
 		if (!strcmp(have, name))
 			return i;
 	}
 	return SIZE_MAX;
 }
+
+static void canary_defaults(struct config_canary *k, char *name, int line);
 
 static void new_named(struct parse_ctx *ctx, enum sect sect, char *name)
 {
@@ -578,6 +599,10 @@ static void new_named(struct parse_ctx *ctx, enum sect sect, char *name)
 		c->rules.metrics[c->rules.nr_metrics] = (struct metric_rule){
 			.name = name, .higher_is_better = true, .tolerance = 0.02 };
 		ctx->idx = c->rules.nr_metrics++;
+	} else if (sect == S_CANARY) {
+		ALLOC_GROW(c->canaries, c->nr_canaries + 1, c->alloc_canaries);
+		canary_defaults(&c->canaries[c->nr_canaries], name, ctx->lineno);
+		ctx->idx = c->nr_canaries++;
 	} else {
 		ALLOC_GROW(c->scenarios, c->nr_scenarios + 1, c->alloc_scenarios);
 		c->scenarios[c->nr_scenarios] = (struct config_scenario){
@@ -1008,7 +1033,8 @@ static const char *parse_phase(const char *v, struct config_phase *ph)
 	return expect;
 }
 
-static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const char *key, const char *v)
+static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const char *sect,
+			 const char *key, const char *v)
 {
 	const char *expect = NULL;
 	char *word = NULL;
@@ -1018,14 +1044,14 @@ static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const
 	if (k < 0) {
 		struct strbuf sb = STRBUF_INIT;
 
-		strbuf_addf(&sb, "unknown key '%s' in [scenario \"%s\"]", key, s->name);
+		strbuf_addf(&sb, "unknown key '%s' in [%s \"%s\"]", key, sect, s->name);
 		add_suggestion(&sb, key, (const char **)scenario_keys, ARRAY_SIZE(scenario_keys), false);
 		conf_error(ctx, ctx->lineno, "%s", sb.buf);
 		strbuf_release(&sb);
 		return;
 	}
 	if (k != SK_PHASE && (s->set & (1u << k))) {
-		conf_error(ctx, ctx->lineno, "'%s' set twice in [scenario \"%s\"]", key, s->name);
+		conf_error(ctx, ctx->lineno, "'%s' set twice in [%s \"%s\"]", key, sect, s->name);
 		return;
 	}
 	s->set |= 1u << k;
@@ -1145,8 +1171,8 @@ static void scenario_key(struct parse_ctx *ctx, struct config_scenario *s, const
 	}
 	}
 	if (expect)
-		conf_error(ctx, ctx->lineno, "bad value for '%s' in [scenario \"%s\"]: expected %s", key,
-			   s->name, expect);
+		conf_error(ctx, ctx->lineno, "bad value for '%s' in [%s \"%s\"]: expected %s", key,
+			   sect, s->name, expect);
 	free(word);
 }
 
@@ -1195,6 +1221,271 @@ static void check_scenario(struct parse_ctx *ctx, struct config_scenario *s)
 		s->judge = 0;
 }
 
+/* ---- [canary "NAME"] ------------------------------------------------------ */
+
+const char *const canary_metric_names[] = {
+	"throughput", "p50", "p90", "p99", "p99.9", "errors", "cpu-per-request", "rss",
+};
+
+/* The service's keys: a scenario's, parsed by scenario_key(). */
+static const char *const canary_service_keys[] = { "start", "ready", "ready-timeout", "stop", "port" };
+static const char *const canary_keys[] = {
+	"start", "ready", "ready-timeout", "stop", "port",
+	"protocol", "path", "method", "header", "body", "request", "line", "rate", "schedule",
+	"seed", "connections", "timeout", "load", "duration", "warmup", "window", "metric",
+	"confidence", "pass-score", "marginal-score",
+};
+enum { CK_HEADER = 8, CK_METRIC = 21 };
+
+static void canary_defaults(struct config_canary *k, char *name, int line)
+{
+	static const struct config_canary_metric defaults[CANARY__NR_METRICS] = {
+		[CANARY_THROUGHPUT] = { JUDGE_DECREASE_BAD, 0.05, 0, 1, false, false },
+		[CANARY_P50] = { JUDGE_INCREASE_BAD, 0.10, 0.0002, 1, false, false },
+		[CANARY_P90] = { JUDGE_INCREASE_BAD, 0.10, 0.0002, 1, false, false },
+		[CANARY_P99] = { JUDGE_INCREASE_BAD, 0.10, 0.0002, 1, false, true },
+		[CANARY_P999] = { JUDGE_INCREASE_BAD, 0.20, 0.0005, 1, false, false },
+		[CANARY_ERRORS] = { JUDGE_INCREASE_BAD, 0, 0.001, 1, true, false },
+		[CANARY_CPU_PER_REQUEST] = { JUDGE_INCREASE_BAD, 0.05, 0, 3, false, false },
+		[CANARY_RSS] = { JUDGE_INCREASE_BAD, 0.10, 1024, 1, false, false },
+	};
+
+	memset(k, 0, sizeof(*k));
+	k->name = name;
+	k->line = line;
+	k->svc = (struct config_scenario){ .name = name, .line = line, .ready = SCENARIO_READY_NONE,
+					   .ready_timeout_s = 10, .interval_s = 0.1,
+					   .stop_signal = SIGTERM, .stop_grace_s = 10, .runs = 1 };
+	k->proto = CANARY_HTTP;
+	k->seed = 1;
+	k->connections = 4;
+	k->timeout_s = 2;
+	k->duration_s = 10;
+	k->warmup_s = 2;
+	k->window_s = 1;
+	memcpy(k->metrics, defaults, sizeof(defaults));
+	k->confidence = 0.99;
+	k->pass_score = 95;
+	k->marginal_score = 75;
+}
+
+/* "NAME [increase-bad|decrease-bad|either] [tolerance PCT] [abs-tolerance X] [weight W] [critical] [spread]" */
+static const char *parse_canary_metric(struct config_canary *k, const char *v)
+{
+	char *word = NULL;
+	const char *rest = first_word(v, &word), *expect = NULL;
+	struct config_canary_metric m;
+	size_t i;
+
+	for (i = 0; i < CANARY__NR_METRICS && strcmp(word, canary_metric_names[i]); i++)
+		;
+	if (i == CANARY__NR_METRICS) {
+		free(word);
+		return "a metric (throughput, p50, p90, p99, p99.9, errors, cpu-per-request, rss), "
+		       "then increase-bad, decrease-bad or either, tolerance PCT, abs-tolerance X, weight W, "
+		       "critical, not-critical, spread or off";
+	}
+	m = k->metrics[i];
+	while (!expect && *rest) {
+		char *w = NULL, *arg = NULL, *e;
+
+		rest = first_word(rest, &w);
+		if (!strcmp(w, "increase-bad"))
+			m.direction = JUDGE_INCREASE_BAD;
+		else if (!strcmp(w, "decrease-bad"))
+			m.direction = JUDGE_DECREASE_BAD;
+		else if (!strcmp(w, "either"))
+			m.direction = JUDGE_EITHER_BAD;
+		else if (!strcmp(w, "critical"))
+			m.critical = true;
+		else if (!strcmp(w, "not-critical"))
+			m.critical = false;
+		else if (!strcmp(w, "spread"))
+			m.spread = true;
+		else if (!strcmp(w, "off"))
+			m.weight = 0;
+		else if (!strcmp(w, "tolerance") || !strcmp(w, "abs-tolerance") || !strcmp(w, "weight")) {
+			double x;
+
+			rest = first_word(rest, &arg);
+			if (!strcmp(w, "tolerance")) {
+				if (config_parse_percent(arg, &m.tolerance))
+					expect = "tolerance and a percentage (10%)";
+			} else {
+				errno = 0;
+				x = strtod(arg, &e);
+				if (!*arg || *e || errno || !isfinite(x) || x < 0 || (!strcmp(w, "weight") && x > 1000))
+					expect = !strcmp(w, "weight") ? "weight and a number from 0 to 1000" :
+									"abs-tolerance and a number of the metric's unit (0.001)";
+				else if (!strcmp(w, "weight"))
+					m.weight = x;
+				else
+					m.abs_tolerance = x;
+			}
+		} else {
+			expect = "increase-bad, decrease-bad, either, tolerance PCT, abs-tolerance X, weight W, "
+				 "critical, not-critical, spread or off after the metric's name";
+		}
+		free(w);
+		free(arg);
+	}
+	if (!expect)
+		k->metrics[i] = m;
+	free(word);
+	return expect;
+}
+
+static void canary_key(struct parse_ctx *ctx, struct config_canary *k, const char *key, const char *v)
+{
+	const char *expect = NULL;
+	int n = name_index(canary_keys, ARRAY_SIZE(canary_keys), key);
+	char *e;
+
+	for (size_t i = 0; i < ARRAY_SIZE(canary_service_keys); i++)
+		if (!strcmp(key, canary_service_keys[i])) {
+			scenario_key(ctx, &k->svc, "canary", key, v);
+			return;
+		}
+	if (n < 0) {
+		struct strbuf sb = STRBUF_INIT;
+
+		strbuf_addf(&sb, "unknown key '%s' in [canary \"%s\"]", key, k->name);
+		add_suggestion(&sb, key, (const char **)canary_keys, ARRAY_SIZE(canary_keys), false);
+		conf_error(ctx, ctx->lineno, "%s", sb.buf);
+		strbuf_release(&sb);
+		return;
+	}
+	if (n != CK_HEADER && n != CK_METRIC && (k->set & (1u << n))) {
+		conf_error(ctx, ctx->lineno, "'%s' set twice in [canary \"%s\"]", key, k->name);
+		return;
+	}
+	k->set |= 1u << n;
+	errno = 0;
+	if (!strcmp(key, "protocol")) {
+		if (!strcmp(v, "http"))
+			k->proto = CANARY_HTTP;
+		else if (!strcmp(v, "line"))
+			k->proto = CANARY_LINE;
+		else
+			expect = "http or line";
+	} else if (!strcmp(key, "path")) {
+		if (v[0] != '/' || strpbrk(v, " \t\r\n"))
+			expect = "a path from '/' without blanks (/check)";
+		else
+			k->path = xstrdup(v);
+	} else if (!strcmp(key, "method")) {
+		if (!*v || strpbrk(v, " \t\r\n"))
+			expect = "a method (GET, POST)";
+		else
+			k->method = xstrdup(v);
+	} else if (!strcmp(key, "header")) {
+		const char *colon = strchr(v, ':');
+
+		if (!colon || colon == v || strpbrk(v, "\r\n"))
+			expect = "'Name: value'";
+		else
+			list_add(&k->headers, v, strlen(v));
+	} else if (!strcmp(key, "body")) {
+		k->body = xstrdup(v);
+	} else if (!strcmp(key, "request")) {
+		if (!*v)
+			expect = "a file of HTTP requests";
+		else
+			k->request_file = xstrdup(v);
+	} else if (!strcmp(key, "line")) {
+		if (!*v || strpbrk(v, "\r\n"))
+			expect = "the request line to send";
+		else
+			k->line_text = xstrdup(v);
+	} else if (!strcmp(key, "rate")) {
+		k->rate = strtod(v, &e);
+		if (!*v || *e || errno || !isfinite(k->rate) || k->rate <= 0 || k->rate > 1e7)
+			expect = "requests a second, above 0 (200)";
+	} else if (!strcmp(key, "schedule")) {
+		if (!strcmp(v, "constant"))
+			k->poisson = false;
+		else if (!strcmp(v, "poisson"))
+			k->poisson = true;
+		else
+			expect = "constant or poisson";
+	} else if (!strcmp(key, "seed")) {
+		unsigned long long x = strtoull(v, &e, 10);
+
+		if (*v < '0' || *v > '9' || *e || errno)
+			expect = "a number (1)";
+		else
+			k->seed = x;
+	} else if (!strcmp(key, "connections")) {
+		k->connections = strtol(v, &e, 10);
+		if (*v < '1' || *v > '9' || *e || errno || k->connections > 10000) {
+			k->connections = 4;
+			expect = "a number of connections from 1 to 10000 (4)";
+		}
+	} else if (!strcmp(key, "timeout")) {
+		if (config_parse_duration(v, &k->timeout_s) || k->timeout_s <= 0)
+			expect = "a duration above zero with a unit (2s)";
+	} else if (!strcmp(key, "load")) {
+		if (!*skip_blanks(v))
+			expect = "a load command";
+		else
+			k->load = xstrdup(v);
+	} else if (!strcmp(key, "duration") || !strcmp(key, "warmup") || !strcmp(key, "window")) {
+		double *f = !strcmp(key, "duration") ? &k->duration_s : !strcmp(key, "warmup") ? &k->warmup_s :
+			    &k->window_s;
+
+		if (config_parse_duration(v, f) || *f < 0 || (*f == 0 && f != &k->warmup_s))
+			expect = f == &k->warmup_s ? "a duration with a unit (2s, or 0s)" :
+						     "a duration above zero with a unit (10s)";
+	} else if (!strcmp(key, "metric")) {
+		expect = parse_canary_metric(k, v);
+	} else if (!strcmp(key, "confidence")) {
+		if (config_parse_percent(v, &k->confidence) || k->confidence < 0.5 || k->confidence >= 1)
+			expect = "a percentage from 50% to below 100% (99%)";
+	} else {	/* pass-score, marginal-score */
+		double *f = !strcmp(key, "pass-score") ? &k->pass_score : &k->marginal_score;
+
+		*f = strtod(v, &e);
+		if (!*v || *e || errno || !(*f >= 0 && *f <= 100))
+			expect = "a score from 0 to 100";
+	}
+	if (expect)
+		conf_error(ctx, ctx->lineno, "bad value for '%s' in [canary \"%s\"]: expected %s", key, k->name,
+			   expect);
+}
+
+/* After the whole file: a service, one load, windows that fit. */
+static void check_canary(struct parse_ctx *ctx, struct config_canary *k)
+{
+	if (!k->svc.start)
+		conf_error(ctx, k->line, "[canary \"%s\"] has no 'start' command", k->name);
+	if (!(k->svc.set & 2)) {	/* no 'ready': the service's port accepts */
+		k->svc.ready = SCENARIO_READY_TCP;
+		k->svc.ready_arg = xstrdup("{port}");
+	}
+	if (k->load && (k->set & ((1u << 12) | (1u << 10) | (1u << 11) | (1u << 6))))
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'load' runs a command; 'rate', 'request', 'line' "
+			   "and 'path' are for the built-in load: keep one", k->name);
+	if (!k->load && !k->rate)
+		conf_error(ctx, k->line, "[canary \"%s\"] has no load: add 'rate = 200' (the built-in "
+			   "generator) or 'load = COMMAND'", k->name);
+	if (k->proto == CANARY_LINE && !k->line_text)
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'protocol = line' needs 'line = TEXT'", k->name);
+	if (k->proto == CANARY_HTTP && k->line_text)
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'line' is for 'protocol = line'", k->name);
+	if (k->request_file && (k->path || k->method || k->body || k->headers.nr))
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'request' is a file of requests; 'path', 'method', "
+			   "'header' and 'body' make one: keep one", k->name);
+	if (k->window_s > k->duration_s)
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'window' (%g s) is longer than 'duration' (%g s)",
+			   k->name, k->window_s, k->duration_s);
+	else if (k->duration_s / k->window_s > 2000)
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'duration' over 'window' gives more than 2000 windows",
+			   k->name);
+	if (k->marginal_score > k->pass_score)
+		conf_error(ctx, k->line, "[canary \"%s\"]: 'marginal-score' (%g) is above 'pass-score' (%g)",
+			   k->name, k->marginal_score, k->pass_score);
+}
+
 static int config_handler(void *user, const char *section, const char *name, const char *value)
 {
 	struct parse_ctx *ctx = user;
@@ -1213,7 +1504,12 @@ static int config_handler(void *user, const char *section, const char *name, con
 		return 1;
 	}
 	if (ctx->sect == S_SCENARIO) {
-		scenario_key(ctx, &c->scenarios[ctx->idx], name, v);
+		scenario_key(ctx, &c->scenarios[ctx->idx], "scenario", name, v);
+		free(v);
+		return 1;
+	}
+	if (ctx->sect == S_CANARY) {
+		canary_key(ctx, &c->canaries[ctx->idx], name, v);
 		free(v);
 		return 1;
 	}
@@ -1269,10 +1565,12 @@ static void check_whole(struct parse_ctx *ctx)
 	size_t primary = SIZE_MAX;
 
 	/* a service alone is a project too: hotloop scenario needs no workload */
-	if (!c->nr_workloads && !c->nr_scenarios)
+	if (!c->nr_workloads && !c->nr_scenarios && !c->nr_canaries)
 		conf_error(ctx, 0, "no workload: add a [workload \"NAME\"] section with a 'run' command");
 	for (size_t i = 0; i < c->nr_scenarios; i++)
 		check_scenario(ctx, &c->scenarios[i]);
+	for (size_t i = 0; i < c->nr_canaries; i++)
+		check_canary(ctx, &c->canaries[i]);
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		struct config_workload *w = &c->workloads[i];
 

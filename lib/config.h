@@ -81,6 +81,48 @@ struct config_scenario {
 	long runs;		/* runs of each build when compare or the loop judges by it */
 	unsigned set;		/* which keys were written (private) */
 };
+/*
+ * [canary "NAME"]: two builds of a service under the same load, judged per
+ * metric (docs/canary.md). The service's keys (start, ready, ready-timeout,
+ * stop, port) are a scenario's, parsed by the same code into 'svc' (which
+ * has no phases).
+ */
+enum canary_metric_id {
+	CANARY_THROUGHPUT, CANARY_P50, CANARY_P90, CANARY_P99, CANARY_P999,
+	CANARY_ERRORS, CANARY_CPU_PER_REQUEST, CANARY_RSS, CANARY__NR_METRICS
+};
+extern const char *const canary_metric_names[];	/* "throughput", "p50", ..., "rss" */
+
+struct config_canary_metric {
+	int direction;		/* enum judge_direction */
+	double tolerance;	/* fraction of the base's median */
+	double abs_tolerance;	/* in the metric's unit */
+	double weight;		/* 0: not judged */
+	bool critical, spread;
+};
+
+enum canary_proto { CANARY_HTTP, CANARY_LINE };
+
+struct config_canary {
+	char *name;
+	int line;
+	struct config_scenario svc;	/* start, ready, ready-timeout, stop, port; no phases */
+	/* the built-in load (docs/load.md); or 'load', a command run once per build */
+	enum canary_proto proto;
+	char *path, *method, *body, *request_file, *line_text;
+	struct config_list headers;	/* "Name: value", one per 'header' key */
+	double rate;
+	bool poisson;
+	uint64_t seed;
+	long connections;
+	double timeout_s;
+	char *load;
+	double duration_s, warmup_s, window_s;
+	struct config_canary_metric metrics[CANARY__NR_METRICS];
+	double confidence, pass_score, marginal_score;
+	unsigned set;		/* which keys were written (private) */
+};
+
 /* "TERM", "INT", ... for a signal number; NULL for one a scenario cannot use. */
 const char *config_signal_name(int sig);
 
@@ -124,6 +166,9 @@ struct config {
 	/* [scenario "NAME"] */
 	struct config_scenario *scenarios;
 	size_t nr_scenarios, alloc_scenarios;
+	/* [canary "NAME"] */
+	struct config_canary *canaries;
+	size_t nr_canaries, alloc_canaries;
 };
 
 /* The scenario a workload is judged by; NULL for a workload with a command. */

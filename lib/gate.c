@@ -198,13 +198,7 @@ static char *log_path(const struct gate_spec *s, const char *name)
 	return s->log_dir ? xstrfmt("%s/%s", s->log_dir, name) : NULL;
 }
 
-/*
- * Run [project] build in one tree. 0 when it built; 1 when it did not,
- * with the reason in *why and its last lines in 'tail'; -1 with an error
- * when it could not be run.
- */
-static int build_tree(const struct gate_spec *s, bool cand, const char *log, char **why,
-		      struct strbuf *tail)
+int gate_build(const struct gate_spec *s, bool cand, const char *log, char **why, struct strbuf *tail)
 {
 	const char *role = cand ? "candidate" : "baseline", *dir = cand ? s->cand_dir : s->base_dir;
 	struct strbuf how = STRBUF_INIT;
@@ -294,7 +288,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 	if (s->build && *s->build && s->build_base) {
 		struct strbuf tail = STRBUF_INIT;
 
-		b = build_tree(s, false, "base-build.log", &why, &tail);
+		b = gate_build(s, false, "base-build.log", &why, &tail);
 		if (b > 0)
 			error("%s%s", why, tail.buf);
 		strbuf_release(&tail);
@@ -302,7 +296,7 @@ int gate_run(const struct gate_spec *s, struct gate_result *r)
 			goto out;
 	}
 	if (s->build && *s->build && s->build_cand) {
-		b = build_tree(s, true, "build.log", &why, &r->detail);
+		b = gate_build(s, true, "build.log", &why, &r->detail);
 		if (b < 0)
 			goto out;
 		if (b > 0) {

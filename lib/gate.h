@@ -107,6 +107,14 @@ int gate_shell_step(const char *cmd, const char *dir, double timeout, const stru
 		    const char *log, struct strbuf *how, struct strbuf *tail);
 
 /*
+ * Run s->build in one tree (the candidate's when 'cand'), its output in
+ * s->log_dir/log. 0 when it built; 1 when it did not, with the reason in
+ * *why (allocated) and its last lines in 'tail'; -1 with an error when it
+ * could not be run. gate_run() builds with it; so does the canary.
+ */
+int gate_build(const struct gate_spec *s, bool cand, const char *log, char **why, struct strbuf *tail);
+
+/*
  * The primary workload's change when it was measured: 0 and e, or -1 (no
  * usable pairs). e points into r.
  */

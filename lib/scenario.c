@@ -167,6 +167,9 @@ struct run {
 	char *env_port;
 	const char *env[2];
 	pid_t recorder;			/* the CPU profile's recorder, while it runs */
+	uint64_t t0;
+	double cpu0;
+	bool no_files;			/* the output directory could not be made */
 };
 
 static void set_error(struct run *run, enum scenario_end end, const char *fmt, ...) ATTR_PRINTF(3, 4);
@@ -888,78 +891,154 @@ static int write_files(struct run *run)
 	return ret ? -1 : 0;
 }
 
-int scenario_run(const struct scenario_spec *s, struct scenario_result *r)
+/* Everything up to a ready service: 0, or -1 with r->error set (and then run_end() still runs). */
+static int run_begin(struct run *run)
 {
-	struct run run = { .spec = s, .conf = s->conf, .r = r };
-	uint64_t t0 = now_ns();
-	double cpu0 = own_cpu_s();
+	const struct scenario_spec *s = run->spec;
+	struct scenario_result *r = run->r;
 	char *csv;
 
+	run->t0 = now_ns();
+	run->cpu0 = own_cpu_s();
 	timeline_release(&r->tl);
 	timeline_init(&r->tl, s->conf->interval_s);
 	free(r->dir);
 	r->dir = xstrdup(s->out_dir);
 	r->end = SCENARIO_DONE;
-	child_process_init(&run.service);
-	child_process_init(&run.load);
+	child_process_init(&run->service);
+	child_process_init(&run->load);
 	if (mkdir_p(r->dir)) {
 		free(r->dir);
 		r->dir = NULL;
-		set_error(&run, SCENARIO_NOT_STARTED, "%s", last_error());
+		set_error(run, SCENARIO_NOT_STARTED, "%s", last_error());
+		run->no_files = true;
 		return -1;
 	}
 	csv = xstrfmt("%s/timeline.csv", r->dir);
-	run.csv = fopen(csv, "we");
+	run->csv = fopen(csv, "we");
 	free(csv);
-	if (pick_port(&run))
-		goto out;
-	run.env_port = xstrfmt("HOTLOOP_PORT=%s", run.port);
-	run.env[0] = run.env_port;
-	run.start = command_with_port(s->conf->start, run.port);
-	run.ready_arg = with_port(s->conf->ready_arg, run.port);
-	run.metrics_arg = with_port(s->conf->metrics_arg, run.port);
+	if (pick_port(run))
+		return -1;
+	run->env_port = xstrfmt("HOTLOOP_PORT=%s", run->port);
+	run->env[0] = run->env_port;
+	run->start = command_with_port(s->conf->start, run->port);
+	run->ready_arg = with_port(s->conf->ready_arg, run->port);
+	run->metrics_arg = with_port(s->conf->metrics_arg, run->port);
 	if (s->conf->ready == SCENARIO_READY_LOG)
-		run.have_re = !regcomp(&run.ready_re, run.ready_arg, REG_EXTENDED | REG_NOSUB);
-	if (start_service(&run))
-		goto out_stop;
-	for (size_t i = 0; i < s->conf->nr_phases; i++)
-		if (run_phase(&run, i))
-			break;
-out_stop:
-	run.phase = NULL;
-	stop_service(&run);
-	if (run.service.running)
-		finish_command(&run.service);
-	reap_recorder(&run);
+		run->have_re = !regcomp(&run->ready_re, run->ready_arg, REG_EXTENDED | REG_NOSUB);
+	return start_service(run);
+}
+
+/* Stop the service, write the files, free the run's own state; 0 or -1 with r->error. */
+static int run_end(struct run *run)
+{
+	const struct scenario_spec *s = run->spec;
+	struct scenario_result *r = run->r;
+
+	if (run->no_files)
+		goto out_free;
+	run->phase = NULL;
+	stop_service(run);
+	if (run->service.running)
+		finish_command(&run->service);
+	reap_recorder(run);
 	timeline_sample(&r->tl);
-	for (size_t i = 0; i < run.nr_tails; i++)
-		tail_read(&run.tails[i], on_line, &run);
-out:
-	r->wall_s = (double)(now_ns() - t0) / 1e9;
-	r->hotloop_cpu_s = own_cpu_s() - cpu0;
+	for (size_t i = 0; i < run->nr_tails; i++)
+		tail_read(&run->tails[i], on_line, run);
+	r->wall_s = (double)(now_ns() - run->t0) / 1e9;
+	r->hotloop_cpu_s = own_cpu_s() - run->cpu0;
 	compute(r, s->conf);
-	if (run.csv) {
-		csv_rows(&run);
-		fclose(run.csv);
+	if (run->csv) {
+		csv_rows(run);
+		fclose(run->csv);
+		run->csv = NULL;
 	}
-	if (write_files(&run) && !r->error)
-		set_error(&run, SCENARIO_NOT_STARTED, "%s", last_error());
-	child_process_release(&run.service);
-	child_process_release(&run.load);
-	for (size_t i = 0; i < run.nr_tails; i++) {
-		free(run.tails[i].path);
-		strbuf_release(&run.tails[i].partial);
+	if (write_files(run) && !r->error)
+		set_error(run, SCENARIO_NOT_STARTED, "%s", last_error());
+out_free:
+	child_process_release(&run->service);
+	child_process_release(&run->load);
+	for (size_t i = 0; i < run->nr_tails; i++) {
+		free(run->tails[i].path);
+		strbuf_release(&run->tails[i].partial);
 	}
-	free(run.tails);
-	if (run.have_re)
-		regfree(&run.ready_re);
-	free(run.start);
-	free(run.ready_arg);
-	free(run.metrics_arg);
-	free(run.env_port);
-	if (r->error)
+	free(run->tails);
+	run->tails = NULL;
+	run->nr_tails = 0;
+	if (run->have_re)
+		regfree(&run->ready_re);
+	run->have_re = false;
+	free(run->start);
+	run->start = NULL;
+	free(run->ready_arg);
+	run->ready_arg = NULL;
+	free(run->metrics_arg);
+	run->metrics_arg = NULL;
+	free(run->env_port);
+	run->env_port = NULL;
+	return r->error ? -1 : 0;
+}
+
+int scenario_run(const struct scenario_spec *s, struct scenario_result *r)
+{
+	struct run run = { .spec = s, .conf = s->conf, .r = r };
+
+	if (!run_begin(&run))
+		for (size_t i = 0; i < s->conf->nr_phases; i++)
+			if (run_phase(&run, i))
+				break;
+	if (run_end(&run))
 		return error("scenario '%s': %s", s->conf->name, r->error);
 	return 0;
+}
+
+/* ---- a service alone, for the canary -------------------------------------- */
+
+struct scenario_service {
+	struct run run;
+};
+
+int scenario_service_start(const struct scenario_spec *s, struct scenario_result *r,
+			   struct scenario_service **out)
+{
+	struct scenario_service *svc = xcalloc(1, sizeof(*svc));
+
+	svc->run.spec = s;
+	svc->run.conf = s->conf;
+	svc->run.r = r;
+	*out = svc;
+	return run_begin(&svc->run);
+}
+
+void scenario_service_sample(struct scenario_service *svc)
+{
+	tick(&svc->run);
+}
+
+bool scenario_service_exited(struct scenario_service *svc)
+{
+	struct run *run = &svc->run;
+
+	if (!run->service.pid || !service_gone(run))
+		return false;
+	service_exited(run, "while it was under load");
+	return true;
+}
+
+pid_t scenario_service_pid(const struct scenario_service *svc)
+{
+	return svc->run.service.running ? svc->run.service.pid : 0;
+}
+
+int scenario_service_stop(struct scenario_service *svc)
+{
+	int ret;
+
+	if (!svc)
+		return 0;
+	ret = run_end(&svc->run);
+	free(svc);
+	return ret;
 }
 
 /* ---- one run for compare ------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "timeline.h"
@@ -97,6 +98,24 @@ int scenario_run(const struct scenario_spec *s, struct scenario_result *r);
  * (its output directory).
  */
 int scenario_measure(const struct scenario_spec *s, struct run_result *r);
+
+/*
+ * A service alone, started as scenario_run() starts it (for the canary):
+ * a port picked, the service started under its guard and probed until
+ * ready; then sampled when the caller says (each sample reads its output
+ * too), and stopped, its files written (timeline.json, timeline.csv,
+ * graph.html, summary.json, service.log in s->out_dir). start: 0 when it
+ * is ready, -1 with r->error (r->end says why; *out must still be
+ * stopped). exited: true, with the reason in r->error, once it has ended.
+ * stop: 0, or -1 when r->error holds a reason; frees *svc.
+ */
+struct scenario_service;
+int scenario_service_start(const struct scenario_spec *s, struct scenario_result *r,
+			   struct scenario_service **out);
+void scenario_service_sample(struct scenario_service *svc);
+bool scenario_service_exited(struct scenario_service *svc);
+pid_t scenario_service_pid(const struct scenario_service *svc);
+int scenario_service_stop(struct scenario_service *svc);
 
 /* The summary: the keys of docs/scenario.md (scenario, phases, leak, files, ...). */
 struct json_t *scenario_result_to_json(const struct scenario_result *r, const char *name);
