@@ -3,7 +3,9 @@
 # bytes per event, 8 MiB held from its start) runs with the heap preload in
 # stats mode; its allocs follow the events it handled, its heap-peak holds
 # what it keeps, the summary and the report give them; and a build making
-# twice the allocations is rejected by an allocs rule in a scenario compare.
+# twice the allocations is rejected by an allocs rule in a scenario compare,
+# and ram-budget-on = heap (which turns the heap metrics on) limits the
+# service's heap-peak.
 . "$(dirname "$0")/test-lib.sh"
 
 . "$TEST_DIR/lib-scenario.sh"
@@ -68,11 +70,14 @@ test_expect_success 'setup: a service in git, a build with twice the allocations
 		test = test -x svc
 	[workload "w"]
 		run = true
+	[improve]
+		ram-budget = 4M
+		ram-budget-on = heap
 	[metric "allocs"]
 		better = lower
 		tolerance = 20%
 	[scenario "pressure"]
-		start = ./svc serve {port} --allocs 100
+		start = ./svc serve {port} --allocs 100 --hold 8192
 		ready = tcp {port}
 		phase = idle 0.2s
 		phase = pressure 0.8s: ./svc load {port} 1000 0.8
@@ -83,14 +88,16 @@ test_expect_success 'setup: a service in git, a build with twice the allocations
 	printf "#define WORK_DEFAULT 2000\n#define ALLOC_SCALE 2\n" >build.h && commit doubled && git tag doubled
 '
 
-test_expect_code 4 'twice the allocations: rejected by the allocs rule' '
+test_expect_code 4 'twice the allocations: rejected by the allocs rule; the heap budget holds heap-peak' '
 	cd repo &&
-	hotloop scenario pressure --base base --cand doubled --heap --json >../doubled.json 2>../err.txt; rc=$?
+	hotloop scenario pressure --base base --cand doubled --json >../doubled.json 2>../err.txt; rc=$?
 	svc_none_left || exit 99
 	jq -e "(.verdict == \"reject\") and
-		([.metrics[] | select(.name == \"allocs\" and .ok == false and .cand > .base * 1.5)] | length == 1)" ../doubled.json >/dev/null || {
+		([.metrics[] | select(.name == \"allocs\" and .ok == false and .cand > .base * 1.5)] | length == 1) and
+		(.memory.ok == false) and (.memory.cand_heap_peak >= 8388608)" ../doubled.json >/dev/null || {
 		jq -c ".verdict, .metrics, .reasons" ../doubled.json; exit 99; }
 	jq -r ".reasons[]" ../doubled.json | grep -q "metric .allocs. of workload .pressure. rose" || exit 99
+	jq -r ".reasons[]" ../doubled.json | grep -q "heap peak of .* kB is over the ram budget of 4096 kB" || exit 99
 	! grep -q "no heap metrics" ../err.txt || exit 99
 	exit $rc
 '
