@@ -240,6 +240,7 @@ static int run_one(struct compare *c, struct runner *const rn[2], struct plan *p
 		struct scenario_spec ss = {
 			.conf = w->spec->scenario, .dir = spec.dir, .out_dir = dir,
 			.label = cand ? "candidate" : "baseline", .sandbox = rn[cand]->sandbox,
+			.heap = spec.heap,
 		};
 
 		ret = scenario_measure(&ss, &r);
@@ -463,10 +464,6 @@ int compare_run(struct compare *c, struct runner *base, struct runner *cand)
 
 	if (!c->nr_results)
 		return error("nothing to compare: no workloads");
-	for (size_t i = 0; o->heap && i < c->nr_results; i++)
-		if (c->results[i].spec->scenario)
-			warning("workload '%s' is a scenario: its runs get no heap metrics (heap-peak, "
-				"allocs, alloc-bytes)", c->results[i].spec->name);
 	if (o->metric == GATE_METRIC_INSTRUCTIONS)
 		p.total = per_pair * 3;
 	else

@@ -11,6 +11,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <regex.h>
@@ -29,10 +31,13 @@
 #include <jansson.h>
 
 #include "events.h"
+#include "heap-record.h"
+#include "heap-stream.h"
 #include "json.h"
 #include "record.h"
 #include "run-command.h"
 #include "runner.h"
+#include "sandbox.h"
 #include "scenario.h"
 #include "strbuf.h"
 #include "util.h"
@@ -166,6 +171,9 @@ struct run {
 	double next_metrics_poll;
 	char *env_port;
 	const char *env[2];
+	char heap_dir[PATH_MAX];	/* the service's heap streams; "" without heap metrics */
+	char *heap_env[3];
+	const char *service_env[5];	/* env, and the preload's with heap metrics */
 	pid_t recorder;			/* the CPU profile's recorder, while it runs */
 	uint64_t t0;
 	double cpu0;
@@ -518,7 +526,7 @@ static int start_service(struct run *run)
 	add_tail(run, log, "the service");
 	run->service.shell = run->start;
 	run->service.dir = run->spec->dir;
-	run->service.env = run->env;
+	run->service.env = *run->heap_dir ? run->service_env : run->env;
 	run->service.out_file = log;
 	run->service.guard = true;
 	run->service.sandbox = run->spec->sandbox;
@@ -891,6 +899,70 @@ static int write_files(struct run *run)
 	return ret ? -1 : 0;
 }
 
+/*
+ * Heap metrics of the service: the preload found, the start command's
+ * program checked (a static or setuid one never loads it), a directory
+ * for the streams, the service's environment with the preload.
+ */
+static int heap_start(struct run *run)
+{
+	const struct sandbox *sb = run->spec->sandbox;
+	char *lib, *prog;
+	bool simple;
+	int ret = 0;
+
+	if (!(lib = heap_find_lib()))
+		return -1;
+	if ((prog = runner_shell_program(!strncmp(run->start, "exec ", 5) ? run->start + 5 : run->start,
+					 &simple))) {
+		ret = heap_check_program(prog);
+		free(prog);
+	}
+	if (!ret) {
+		snprintf(run->heap_dir, sizeof(run->heap_dir), "%s/hotloop-heap.XXXXXX",
+			 sb && sb->tmp ? sb->tmp : "/tmp");
+		if (!mkdtemp(run->heap_dir)) {
+			ret = error("cannot create a directory for the heap streams: %s", strerror(errno));
+			*run->heap_dir = '\0';
+		}
+	}
+	if (!ret) {
+		heap_stats_env(lib, run->heap_dir, NULL, run->heap_env);
+		run->service_env[0] = run->env_port;
+		for (size_t i = 0; i < 3; i++)
+			run->service_env[i + 1] = run->heap_env[i];
+		run->service_env[4] = NULL;
+	}
+	free(lib);
+	return ret;
+}
+
+/* The service's streams read once it has ended; a service that wrote none is an error. */
+static void heap_finish(struct run *run)
+{
+	struct heap_stats *st = &run->r->heap_stats;
+
+	if (heap_stats_collect(run->heap_dir, st)) {
+		set_error(run, SCENARIO_EXITED, "%s", last_error());
+	} else if (!st->streams) {
+		if (!run->r->error)
+			set_error(run, SCENARIO_EXITED, "no heap stream came from the service: no process of "
+				  "it loaded %s (a static program behind a wrapper, or one that clears "
+				  "LD_PRELOAD); its heap cannot be measured", HEAP_LIB_NAME);
+	} else {
+		run->r->heap = true;
+		if (st->lost_execs)
+			warning("%zu process%s of the service exec'd a program that did not load %s: the "
+				"heap metrics leave %s out", st->lost_execs, st->lost_execs == 1 ? "" : "es",
+				HEAP_LIB_NAME, st->lost_execs == 1 ? "it" : "them");
+		if (st->cut_streams)
+			warning("%zu of the %zu heap streams of the service ended without their totals (a "
+				"process killed, or still running; a service should exit when it is stopped): "
+				"its allocs and alloc-bytes are short", st->cut_streams, st->streams);
+	}
+	rmdir(run->heap_dir);
+}
+
 /* Everything up to a ready service: 0, or -1 with r->error set (and then run_end() still runs). */
 static int run_begin(struct run *run)
 {
@@ -926,6 +998,10 @@ static int run_begin(struct run *run)
 	run->metrics_arg = with_port(s->conf->metrics_arg, run->port);
 	if (s->conf->ready == SCENARIO_READY_LOG)
 		run->have_re = !regcomp(&run->ready_re, run->ready_arg, REG_EXTENDED | REG_NOSUB);
+	if (s->heap && heap_start(run)) {
+		set_error(run, SCENARIO_NOT_STARTED, "%s", last_error());
+		return -1;
+	}
 	return start_service(run);
 }
 
@@ -945,6 +1021,8 @@ static int run_end(struct run *run)
 	timeline_sample(&r->tl);
 	for (size_t i = 0; i < run->nr_tails; i++)
 		tail_read(&run->tails[i], on_line, run);
+	if (*run->heap_dir)
+		heap_finish(run);
 	r->wall_s = (double)(now_ns() - run->t0) / 1e9;
 	r->hotloop_cpu_s = own_cpu_s() - run->cpu0;
 	compute(r, s->conf);
@@ -976,6 +1054,10 @@ out_free:
 	run->metrics_arg = NULL;
 	free(run->env_port);
 	run->env_port = NULL;
+	for (size_t i = 0; i < 3; i++) {
+		free(run->heap_env[i]);
+		run->heap_env[i] = NULL;
+	}
 	return r->error ? -1 : 0;
 }
 
@@ -1065,6 +1147,16 @@ int scenario_measure(const struct scenario_spec *s, struct run_result *out)
 		if (r.phases[i].rss_max_kb > peak)
 			peak = r.phases[i].rss_max_kb;
 	out->max_rss_kib = (long)peak;
+	if (r.heap) {
+		static const char *const names[] = { HEAP_METRIC_PEAK, HEAP_METRIC_ALLOCS, HEAP_METRIC_BYTES };
+		const uint64_t v[] = { r.heap_stats.peak_bytes, r.heap_stats.allocs, r.heap_stats.alloc_bytes };
+
+		for (size_t i = 0; i < 3; i++) {
+			ALLOC_GROW(out->metrics, out->nr_metrics + 1, out->alloc_metrics);
+			out->metrics[out->nr_metrics].name = xstrdup(names[i]);
+			out->metrics[out->nr_metrics++].value = (double)v[i];
+		}
+	}
 	if (r.judge == SIZE_MAX || out->exit_status || out->interrupted)
 		goto out;
 	ps = &r.phases[r.judge];
@@ -1076,6 +1168,11 @@ int scenario_measure(const struct scenario_spec *s, struct run_result *out)
 
 		if (!ms->seen)
 			continue;
+		if (r.heap && (!strcmp(ms->name, HEAP_METRIC_PEAK) || !strcmp(ms->name, HEAP_METRIC_ALLOCS) ||
+			       !strcmp(ms->name, HEAP_METRIC_BYTES))) {
+			warning("the scenario printed metric '%s', which its heap measurement replaces", ms->name);
+			continue;
+		}
 		ALLOC_GROW(out->metrics, out->nr_metrics + 1, out->alloc_metrics);
 		out->metrics[out->nr_metrics].name = xstrdup(ms->name);
 		out->metrics[out->nr_metrics++].value =
@@ -1144,6 +1241,10 @@ json_t *scenario_result_to_json(const struct scenario_result *r, const char *nam
 	json_object_set_new(doc, "profile", r->profiled ? json_pack("{s:o}", "error", json_null()) :
 					    r->profile_error ? json_pack("{s:o}", "error", json_text(r->profile_error)) :
 					    json_null());
+	json_object_set_new(doc, "heap", !r->heap ? json_null() :
+				    json_pack("{s:I, s:I, s:I}", "heap_peak_bytes", (json_int_t)r->heap_stats.peak_bytes,
+					      "allocs", (json_int_t)r->heap_stats.allocs, "alloc_bytes",
+					      (json_int_t)r->heap_stats.alloc_bytes));
 	json_object_set_new(doc, "malformed_metric_lines", json_integer((json_int_t)r->tl.malformed_metrics));
 	json_object_set_new(doc, "sampler", json_pack("{s:I, s:f, s:f, s:f, s:f}", "samples",
 						      (json_int_t)r->tl.samples, "interval_s", r->tl.interval_s,
@@ -1243,6 +1344,14 @@ void scenario_result_format_text(const struct scenario_result *r, const char *na
 			    "it returned to its level");
 		strbuf_release(&a);
 		strbuf_release(&b);
+	}
+	if (r->heap) {
+		struct strbuf a = STRBUF_INIT;
+
+		add_kib(&a, r->heap_stats.peak_bytes / 1024);
+		strbuf_addf(out, "heap: the service's over the whole run: heap-peak %s, %" PRIu64 " allocs, %" PRIu64
+			    " alloc-bytes\n", a.buf, r->heap_stats.allocs, r->heap_stats.alloc_bytes);
+		strbuf_release(&a);
 	}
 	strbuf_addf(out, "sampler: %zu samples every %g s, %.1f ms of CPU (%.3f%% of one core); hotloop in all %.2f%%\n",
 		    r->tl.samples, r->tl.interval_s, (double)r->tl.sampler_cpu_ns / 1e6,

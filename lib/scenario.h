@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "heap-stats.h"
 #include "timeline.h"
 
 struct observer;
@@ -33,6 +34,8 @@ struct scenario_spec {
 	const char *label;		/* a name for this build in messages and files ("base"); may be NULL */
 	const struct sandbox *sandbox;	/* the service, its loads and probes run in it; NULL: as they are */
 	bool profile_cpu;		/* profile the judged phase, whatever the config says */
+	/* the service with libhotloop-heap.so preloaded in stats mode: heap-peak, allocs, alloc-bytes of the whole run */
+	bool heap;
 	const struct observer *observer;
 };
 
@@ -75,6 +78,8 @@ struct scenario_result {
 	bool profiled;			/* profile.pb.gz holds the judged phase's CPU profile */
 	char *profile_error;		/* why it does not, when it was asked for */
 	char *dir;			/* where the files are */
+	bool heap;			/* heap_stats holds the service's heap over the whole run */
+	struct heap_stats heap_stats;
 };
 
 void scenario_result_init(struct scenario_result *r);
@@ -94,7 +99,8 @@ int scenario_run(const struct scenario_spec *s, struct scenario_result *r);
  * second (user_ns; the metric cpu compares it), its length as wall_ns, the
  * highest RSS of any phase, the judged phase's metrics (a counter's rate
  * per second, a gauge's mean), exit status 0 when every phase ran, else 1
- * with the reason warned. 0, or -1 when the run could not be judged at all
+ * with the reason warned; with s->heap, the service's heap-peak, allocs
+ * and alloc-bytes over the whole run. 0, or -1 when the run could not be judged at all
  * (its output directory).
  */
 int scenario_measure(const struct scenario_spec *s, struct run_result *r);

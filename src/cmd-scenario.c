@@ -23,9 +23,9 @@
 
 const char usage_scenario[] =
 "usage: hotloop scenario NAME [-f CONFIG] [-o DIR] [--overlay DIR] [--profile cpu]\n"
-"                        [--json]\n"
+"                        [--heap] [--json]\n"
 "       hotloop scenario NAME --base REV|DIR --cand REV|DIR [--runs N]\n"
-"                        [--no-build] [--no-test] [-f CONFIG] [-o DIR] [--json]\n"
+"                        [--no-build] [--no-test] [--heap] [-f CONFIG] [-o DIR] [--json]\n"
 "\n"
 "Run the [scenario \"NAME\"] of hotloop.conf once: start the service on a\n"
 "free port, wait until it is ready, run its phases (idle, pressure with a\n"
@@ -42,6 +42,9 @@ const char usage_scenario[] =
 "                      phase into profile.pb.gz (as 'profile = cpu')\n"
 "  --overlay DIR       lay an earlier run's timeline (DIR/timeline.json)\n"
 "                      over this one in graph.html, aligned by phase\n"
+"  --heap              preload libhotloop-heap.so into the service in stats\n"
+"                      mode: its heap-peak, allocs and alloc-bytes over the\n"
+"                      whole run (also [gate] heap = yes; docs/heap.md)\n"
 "  --json              print the summary as JSON (with --base: the verdict,\n"
 "                      as compare --json prints it)\n"
 "\n"
@@ -58,12 +61,12 @@ const char usage_scenario[] =
 "  --no-build          use the trees as they are\n"
 "  --no-test           skip [gate] test on the candidate\n";
 
-enum { OPT_PROFILE = 255, OPT_OVERLAY = 256, OPT_BASE, OPT_CAND, OPT_RUNS, OPT_NO_BUILD, OPT_NO_TEST };
+enum { OPT_PROFILE = 255, OPT_OVERLAY = 256, OPT_BASE, OPT_CAND, OPT_RUNS, OPT_NO_BUILD, OPT_NO_TEST, OPT_HEAP };
 
 struct builds {
 	const char *base, *cand;
 	long runs;
-	bool build, test;
+	bool build, test, heap;
 };
 
 /* Both builds under the scenario, through the gate: the verdict, as compare gives it. */
@@ -89,6 +92,7 @@ static int compare_builds(struct project *p, const struct config_scenario *sc, c
 	spec.opts.metric = GATE_METRIC_CPU;
 	spec.opts.warmup = 0;
 	spec.opts.fingerprint = false;
+	spec.opts.heap = spec.opts.heap || b->heap;
 	if (compare_schedule((size_t)(b->runs > 0 ? b->runs : sc->runs), false, &spec.opts.schedule))
 		goto out;
 	spec.build_base = spec.build_cand = b->build;
@@ -173,6 +177,7 @@ int cmd_scenario(int argc, char **argv)
 		{ "runs", required_argument, NULL, OPT_RUNS },
 		{ "no-build", no_argument, NULL, OPT_NO_BUILD },
 		{ "no-test", no_argument, NULL, OPT_NO_TEST },
+		{ "heap", no_argument, NULL, OPT_HEAP },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct builds b = { .runs = -1, .build = true, .test = true };
@@ -221,6 +226,9 @@ int cmd_scenario(int argc, char **argv)
 		case OPT_NO_BUILD:
 			b.build = false;
 			break;
+		case OPT_HEAP:
+			b.heap = true;
+			break;
 		case OPT_NO_TEST:
 			b.test = false;
 			break;
@@ -255,6 +263,7 @@ int cmd_scenario(int argc, char **argv)
 	}
 	spec.dir = p.dir;
 	spec.out_dir = dir;
+	spec.heap = b.heap || p.cf.heap;
 	spec.observer = terminal_observer();
 	cancel_on_interrupt(true);
 	run = scenario_run(&spec, &r);

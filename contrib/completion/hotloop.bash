@@ -31,7 +31,7 @@ _hotloop()
 	init)    opts="--force --help" ;;
 	config)  opts="-f --file --json --help" ;;
 	scale)   opts="-s --sizes -F --freq -g --call-graph -r --repeat --min-samples -n --top -o --output --json -f --config --help" ;;
-	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --help" ;;
+	scenario) opts="-f --config -o --output --overlay --profile --json --base --cand --runs --no-build --no-test --heap --help" ;;
 	load)    opts="--rate --duration --poisson --seed -c --connections --window --warmup --timeout --request -X --method -H --header -d --data --line --json --help" ;;
 	canary)  opts="-f --config -o --output --base --cand --base-cmd --cand-cmd --no-build --profiles --by --sample-type --confidence --min-share --tolerance --work --top --json --help" ;;
 	catalog) opts="check scan review hook add --catalog --no-default --severity --format --jobs --profile --min-share --base --cached --staged --from-kb --output --dir --config --help"

@@ -8,7 +8,9 @@
  *	prints "HOTLOOP_METRIC events=<so far>" every 200 ms and at exit
  *	(SIGTERM, SIGINT). --leak keeps 16 KiB per 50 events; --warm takes
  *	4 MiB at its first event and keeps it (a cache, not a leak); --junk
- *	also prints malformed metric lines.
+ *	also prints malformed metric lines; --allocs N mallocs and frees N
+ *	blocks of 64 bytes per event (ALLOC_SCALE times N when built with
+ *	it); --hold KIB takes KIB KiB at the start and keeps it.
  *   svc load PORT RATE [SECONDS]
  *	sends RATE lines a second (until SIGTERM, or SECONDS), then prints
  *	"HOTLOOP_METRIC sent=<n>".
@@ -34,8 +36,12 @@
 #ifndef WORK_DEFAULT
 #define WORK_DEFAULT 20000
 #endif
+#ifndef ALLOC_SCALE
+#define ALLOC_SCALE 1
+#endif
 
 static volatile sig_atomic_t stop;
+static void *volatile kept;	/* a volatile store: the compiler keeps the malloc */
 
 static void on_signal(int sig)
 {
@@ -52,7 +58,7 @@ static NOINLINE unsigned long handle_event(const char *line, long work)
 	return h;
 }
 
-static int serve(int port, long work, int leak, int warm, int junk)
+static int serve(int port, long work, int leak, int warm, int junk, long allocs)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((unsigned short)port) };
 	struct pollfd fds[MAX_CLIENTS + 1];
@@ -104,6 +110,10 @@ static int serve(int port, long work, int leak, int warm, int junk)
 
 					memset(cache, 1, 4 << 20);
 					wl_sink += (unsigned long)cache[100];	/* kept: a cache */
+				}
+				for (long j = 0; j < allocs * ALLOC_SCALE; j++) {
+					kept = malloc(64);
+					free(kept);
 				}
 				events++;
 				if (leak && events % 50 == 0) {
@@ -167,6 +177,7 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "serve")) {
 		long work = WORK_DEFAULT;
 		int leak = 0, warm = 0, junk = 0;
+		long allocs = 0;
 
 		for (int i = 3; i < argc; i++) {
 			if (!strcmp(argv[i], "--work") && i + 1 < argc)
@@ -177,11 +188,21 @@ int main(int argc, char **argv)
 				warm = 1;
 			else if (!strcmp(argv[i], "--junk"))
 				junk = 1;
+			else if (!strcmp(argv[i], "--allocs") && i + 1 < argc)
+				allocs = atol(argv[++i]);
+			else if (!strcmp(argv[i], "--hold") && i + 1 < argc) {
+				size_t n = (size_t)atol(argv[++i]) << 10;
+				char *held = malloc(n);
+
+				if (held)
+					memset(held, 1, n);
+				kept = held;
+			}
 		}
-		return serve(atoi(argv[2]), work, leak, warm, junk);
+		return serve(atoi(argv[2]), work, leak, warm, junk, allocs);
 	}
 	if (argc >= 4 && !strcmp(argv[1], "load"))
 		return load(atoi(argv[2]), atof(argv[3]), argc > 4 ? atof(argv[4]) : 0);
-	fprintf(stderr, "usage: svc serve PORT [--work N] [--leak] [--warm] [--junk] | svc load PORT RATE [SECONDS]\n");
+	fprintf(stderr, "usage: svc serve PORT [--work N] [--leak] [--warm] [--junk] [--allocs N] [--hold KIB] | svc load PORT RATE [SECONDS]\n");
 	return 2;
 }
