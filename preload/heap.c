@@ -86,6 +86,7 @@ static struct {
 	atomic_uint_least64_t seq, dropped, untracked;
 	atomic_uint_least64_t last_tick_ns;
 	pthread_mutex_t lock;		/* start, fork, end */
+	atomic_int tried;		/* start() ran (whether it started or not) */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static TLS int in_hook;
@@ -644,14 +645,14 @@ static void at_fork_parent(void)
 	in_hook--;
 }
 
-__attribute__((constructor)) static void heap_start(void)
+/* Read the environment, map the tables, open the stream. In the hook, under g.lock. */
+static void start(void)
 {
 	const char *dir = getenv(HEAP_ENV_DIR), *rate = getenv(HEAP_ENV_RATE);
 	const char *stats = getenv(HEAP_ENV_STATS);
 
-	in_hook++;
 	if (!dir || !*dir || strlen(dir) >= sizeof(g.dir))
-		goto out;
+		return;
 	strcpy(g.dir, dir);
 	g.rate = rate ? strtoull(rate, NULL, 10) : 512 * 1024;
 	if (!g.rate)
@@ -667,13 +668,41 @@ __attribute__((constructor)) static void heap_start(void)
 	g.stack_hash = map_table(STACK_SLOTS * sizeof(*g.stack_hash));
 	g.stack_id = map_table(STACK_SLOTS * sizeof(*g.stack_id));
 	if (!g.addrs || !g.filter || !g.stack_hash || !g.stack_id)
-		goto out;
+		return;
 	if (pthread_key_create(&g.key, thread_gone))
-		goto out;
+		return;
 	pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
 	start_stream();
-out:
+}
+
+/*
+ * The first call into the allocator starts the recorder, before any
+ * library's constructor (libstdc++'s emergency pool) allocates: every
+ * allocation the program's code makes is counted. The dynamic linker's own
+ * first calls come before libc has its environment; they wait for it.
+ * true when recording.
+ */
+static __attribute__((noinline)) bool start_early(void)
+{
+	extern char **environ;
+
+	if (in_hook || atomic_load(&g.tried) || !environ)
+		return g.state == ST_ON;
+	in_hook++;
+	pthread_mutex_lock(&g.lock);
+	if (!atomic_load(&g.tried)) {
+		start();
+		atomic_store(&g.tried, 1);
+	}
+	pthread_mutex_unlock(&g.lock);
 	in_hook--;
+	return g.state == ST_ON;
+}
+
+/* When no allocation came first. */
+__attribute__((constructor)) static void heap_start(void)
+{
+	start_early();
 }
 
 __attribute__((destructor)) static void heap_stop(void)
@@ -685,7 +714,8 @@ __attribute__((destructor)) static void heap_stop(void)
 
 /* ---- the interface ---------------------------------------------------------------- */
 
-#define ENTER() (LIKELY(g.state == ST_ON) && LIKELY(!in_hook) && (in_hook = 1))
+#define ENTER() ((LIKELY(g.state == ST_ON) || (UNLIKELY(g.state == ST_OFF) && start_early())) && \
+		 LIKELY(!in_hook) && (in_hook = 1))
 #define LEAVE() (in_hook = 0)
 
 EXPORT void *malloc(size_t n)
