@@ -51,7 +51,7 @@ extern void *__libc_pvalloc(size_t);
  * of an unsampled block (all but a few) reads one byte of it.
  */
 #define FILTER_SLOTS (1u << 16)
-#define STACK_SLOTS (1u << 20)
+#define STACK_SLOTS (1u << 22)	/* twice HEAP_MAX_MAX_STACKS' heap_stack_ids() and more */
 #define TICK_EVERY_NS 10000000ull	/* at most one HEAP_EV_TICK per 10 ms */
 #define FD_LOW 900			/* the stream's descriptor is moved up here */
 
@@ -60,6 +60,7 @@ struct tbuf {
 	atomic_int busy;		/* owned by a live thread */
 	uint64_t allocs, alloc_bytes, frees;	/* its threads' counts, summed at the end */
 	uint32_t len;			/* bytes of events after the chunk header */
+	uint64_t prev_seq, prev_addr;	/* the chunk's last allocation or free (deltas) */
 	unsigned char data[sizeof(struct heap_chunk_header) + HEAP_CHUNK_BYTES];
 };
 
@@ -81,6 +82,7 @@ static struct {
 	atomic_uint_least64_t *stack_hash;
 	atomic_uint *stack_id;
 	atomic_uint next_stack;
+	uint32_t max_stacks;		/* kept whole; then cut, then none (heap-stream.h) */
 	struct tbuf *_Atomic bufs;
 	pthread_key_t key;
 	atomic_uint_least64_t seq, dropped, untracked;
@@ -168,6 +170,7 @@ static void flush(struct tbuf *b)
 		write_all(fd, b->data, sizeof(h) + b->len);
 	}
 	b->len = 0;
+	b->prev_seq = b->prev_addr = 0;
 	errno = saved;
 }
 
@@ -205,6 +208,7 @@ static __attribute__((noinline)) struct tbuf *get_tbuf(void)
 			;
 	}
 	b->len = 0;
+	b->prev_seq = b->prev_addr = 0;
 	tb = b;
 	pthread_setspecific(g.key, b);
 	return b;
@@ -311,21 +315,16 @@ static bool addr_remove(uintptr_t a)
 	return false;
 }
 
-static uint32_t stack_of(void)
+/*
+ * The id of the stack frames[0..k) (hash h), written out the first time it
+ * is seen; 0 when the table holds 'limit' ids already (or is full).
+ */
+static uint32_t intern_stack(const uint64_t *frames, int k, uint64_t h, uint16_t flag,
+			     uint32_t limit)
 {
-	void *pcs[HEAP_MAX_FRAMES + 8];
-	uint64_t frames[HEAP_MAX_FRAMES];
-	int n = unw_backtrace(pcs, HEAP_MAX_FRAMES + 8), k = 0, skip = 0;
-	uint64_t h = 0x9e3779b97f4a7c15ull;
 	unsigned char *p;
 
-	while (skip < n && (uintptr_t)pcs[skip] >= g.self_lo && (uintptr_t)pcs[skip] < g.self_hi)
-		skip++;
-	for (int i = skip; i < n && k < HEAP_MAX_FRAMES; i++) {
-		frames[k++] = (uint64_t)(uintptr_t)pcs[i];
-		h = mix(h ^ (uint64_t)(uintptr_t)pcs[i]);
-	}
-	h = mix(h ^ (uint64_t)k);
+	h = mix(h ^ (uint64_t)k ^ ((uint64_t)flag << 32));
 	if (h < 2)
 		h += 2;
 	for (unsigned i = 0; i < PROBES; i++) {
@@ -333,30 +332,72 @@ static uint32_t stack_of(void)
 		uint_least64_t v = atomic_load_explicit(&g.stack_hash[s], memory_order_acquire);
 		uint32_t id;
 
-		if (v == 0 && atomic_compare_exchange_strong(&g.stack_hash[s], &v, h)) {
+		if (v == 0) {
+			if (atomic_load_explicit(&g.next_stack, memory_order_relaxed) >= limit)
+				return 0;
+			if (!atomic_compare_exchange_strong(&g.stack_hash[s], &v, h))
+				goto taken;
 			id = atomic_fetch_add(&g.next_stack, 1) + 1;
 			p = room(7 + 8 * (size_t)k);
 			if (p) {
 				PUT(p, (uint8_t)HEAP_EV_STACK);
 				PUT(p, id);
-				PUT(p, (uint16_t)k);
+				PUT(p, (uint16_t)(k | flag));
 				memcpy(p, frames, 8 * (size_t)k);
 				commit(p + 8 * k);
 			}
 			atomic_store_explicit(&g.stack_id[s], id, memory_order_release);
 			return id;
 		}
+taken:
 		if (v == h) {
 			while (!(id = atomic_load_explicit(&g.stack_id[s], memory_order_acquire)))
 				;	/* its first thread is writing it out */
 			return id;
 		}
 	}
+	return 0;
+}
+
+static uint32_t stack_of(void)
+{
+	void *pcs[HEAP_MAX_FRAMES + 8];
+	uint64_t frames[HEAP_MAX_FRAMES];
+	int n = unw_backtrace(pcs, HEAP_MAX_FRAMES + 8), k = 0, skip = 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint32_t id;
+
+	while (skip < n && (uintptr_t)pcs[skip] >= g.self_lo && (uintptr_t)pcs[skip] < g.self_hi)
+		skip++;
+	for (int i = skip; i < n && k < HEAP_MAX_FRAMES; i++) {
+		frames[k++] = (uint64_t)(uintptr_t)pcs[i];
+		h = (h ^ (uint64_t)(uintptr_t)pcs[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	if ((id = intern_stack(frames, k, h, 0, g.max_stacks)))
+		return id;
+	/* too many distinct stacks: this one cut to the caller of the allocator */
+	if (k > 0 && (id = intern_stack(frames, 1,
+					(0x9e3779b97f4a7c15ull ^ frames[0]) * 0x9e3779b97f4a7c15ull,
+					HEAP_STACK_CUT, heap_stack_ids(g.max_stacks))))
+		return id;
 	atomic_fetch_add(&g.dropped, 1);
 	return 0;
 }
 
 /* ---- the hooks' slow paths --------------------------------------------------- */
+
+/* The seq and address of an allocation or a free, as deltas in the chunk at p. */
+static inline __attribute__((always_inline)) unsigned char *put_seq_addr(unsigned char *p, uint64_t seq, uint64_t addr)
+{
+	struct tbuf *b = tb;
+	uint64_t ps = b->prev_seq, pa = b->prev_addr;
+
+	b->prev_seq = seq;
+	b->prev_addr = addr;
+	p = heap_put_varint(p, seq - ps);
+	return heap_put_varint(p, heap_zigzag(addr - pa));
+}
 
 static void sampled_alloc(void *ptr, size_t size, int op)
 {
@@ -371,15 +412,14 @@ static void sampled_alloc(void *ptr, size_t size, int op)
 	}
 	stack = stack_of();
 	seq = atomic_fetch_add(&g.seq, 1);
-	if (!(p = room(27)))
+	if (!(p = room(HEAP_EV_ALLOC_MAX)))
 		return;
-	PUT(p, (uint8_t)HEAP_EV_ALLOC);
-	PUT(p, (uint8_t)op);
-	PUT(p, flags);
-	PUT(p, stack);
-	PUT(p, seq);
-	PUT(p, (uint64_t)(uintptr_t)ptr);
-	PUT(p, (uint64_t)size);
+	*p++ = HEAP_EV_ALLOC;
+	*p++ = (unsigned char)op;
+	*p++ = flags;
+	p = heap_put_varint(p, stack);
+	p = put_seq_addr(p, seq, (uintptr_t)ptr);
+	p = heap_put_varint(p, size);
 	commit(p);
 	tick(seq);
 }
@@ -388,14 +428,13 @@ static void sampled_free(void *ptr)
 {
 	uint8_t flags = (uintptr_t)ptr == tl_last ? HEAP_FREE_TEMP : 0;
 	uint64_t seq = atomic_fetch_add(&g.seq, 1);
-	unsigned char *p = room(18);
+	unsigned char *p = room(HEAP_EV_FREE_MAX);
 
 	if (!p)
 		return;
-	PUT(p, (uint8_t)HEAP_EV_FREE);
-	PUT(p, flags);
-	PUT(p, seq);
-	PUT(p, (uint64_t)(uintptr_t)ptr);
+	*p++ = HEAP_EV_FREE;
+	*p++ = flags;
+	p = put_seq_addr(p, seq, (uintptr_t)ptr);
 	commit(p);
 	tick(seq);
 }
@@ -622,6 +661,7 @@ static void at_fork_child(void)
 	g.fd = -1;
 	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
 		b->len = 0;
+		b->prev_seq = b->prev_addr = 0;
 		b->allocs = b->alloc_bytes = b->frees = 0;
 		if (b != tb)
 			atomic_store(&b->busy, 0);
@@ -649,7 +689,7 @@ static void at_fork_parent(void)
 static void start(void)
 {
 	const char *dir = getenv(HEAP_ENV_DIR), *rate = getenv(HEAP_ENV_RATE);
-	const char *stats = getenv(HEAP_ENV_STATS);
+	const char *stats = getenv(HEAP_ENV_STATS), *max = getenv(HEAP_ENV_MAX_STACKS);
 
 	if (!dir || !*dir || strlen(dir) >= sizeof(g.dir))
 		return;
@@ -659,6 +699,9 @@ static void start(void)
 		g.rate = 1;
 	g.stats = stats && !strcmp(stats, "1");
 	g.all = g.rate == 1 && !g.stats;
+	g.max_stacks = max ? (uint32_t)strtoul(max, NULL, 10) : 0;
+	if (!g.max_stacks || g.max_stacks > HEAP_MAX_MAX_STACKS)
+		g.max_stacks = HEAP_DEFAULT_MAX_STACKS;
 	g.pid = getpid();
 	dl_iterate_phdr(find_self, NULL);
 	/* each thread its own cache of unwind information: no lock per unwind */
