@@ -168,8 +168,6 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 			return -1;
 		a.stack = (uint32_t)stack;
 		ALLOC_GROW(s->allocs, s->nr_allocs + 1, s->alloc_allocs);
-		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
-		s->order[s->nr_order++] = (struct heap_order){ a.seq, s->nr_allocs };
 		s->allocs[s->nr_allocs++] = a;
 		return 0;
 	}
@@ -179,8 +177,6 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		if (!take(c, &f.flags, 1) || !take_seq_addr(c, &f.seq, &f.addr))
 			return -1;
 		ALLOC_GROW(s->frees, s->nr_frees + 1, s->alloc_frees);
-		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
-		s->order[s->nr_order++] = (struct heap_order){ f.seq, s->nr_frees | HEAP_ORDER_FREE };
 		s->frees[s->nr_frees++] = f;
 		return 0;
 	}
@@ -342,24 +338,42 @@ void heap_stream_match(struct heap_stream *s)
 {
 	struct live_map m = { 0 };
 	double live = 0, peak = 0;
-	size_t t = 0;
+	size_t t = 0, ia = 0, jf = 0, nr = s->nr_allocs + s->nr_frees;
 	bool sorted = true;
 
-	for (size_t i = 1; i < s->nr_order && sorted; i++)
-		sorted = s->order[i - 1].seq <= s->order[i].seq;
-	if (!sorted)	/* several threads: their chunks interleave */
+	/* one thread's events come in order: allocations and frees merge */
+	for (size_t i = 1; i < s->nr_allocs && sorted; i++)
+		sorted = s->allocs[i - 1].seq <= s->allocs[i].seq;
+	for (size_t i = 1; i < s->nr_frees && sorted; i++)
+		sorted = s->frees[i - 1].seq <= s->frees[i].seq;
+	s->nr_order = 0;
+	if (!sorted) {	/* several threads: their chunks interleave */
+		ALLOC_GROW(s->order, nr, s->alloc_order);
+		for (size_t i = 0; i < s->nr_allocs; i++)
+			s->order[s->nr_order++] = (struct heap_order){ s->allocs[i].seq, i };
+		for (size_t i = 0; i < s->nr_frees; i++)
+			s->order[s->nr_order++] =
+				(struct heap_order){ s->frees[i].seq, i | HEAP_ORDER_FREE };
 		qsort(s->order, s->nr_order, sizeof(*s->order), order_cmp);
+	}
 	if (s->nr_ticks > 1)
 		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
 	live_grow(&m);
 	s->peak_bytes = s->peak_seq = 0;
 	s->nr_live = 0;
-	for (size_t k = 0; k < s->nr_order; k++) {
-		const struct heap_order *o = &s->order[k];
+	for (size_t k = 0; k < nr; k++) {
+		struct heap_order next, *o = &next;
 		struct heap_alloc *a;
 		struct live_slot *slot;
 		uint64_t addr;
 
+		if (!sorted)
+			o = &s->order[k];
+		else if (ia < s->nr_allocs &&
+			 (jf == s->nr_frees || s->allocs[ia].seq <= s->frees[jf].seq))
+			next = (struct heap_order){ s->allocs[ia].seq, ia }, ia++;
+		else
+			next = (struct heap_order){ s->frees[jf].seq, jf | HEAP_ORDER_FREE }, jf++;
 		/* the ticks before this event see the total so far */
 		for (; t < s->nr_ticks && s->ticks[t].seq <= o->seq; t++)
 			add_live_point(s, s->ticks[t].time_ns, live);

@@ -110,7 +110,7 @@ struct heap_stream {
 	size_t nr_allocs, alloc_allocs;
 	struct heap_free *frees;
 	size_t nr_frees, alloc_frees;
-	struct heap_order *order;	/* both, in the order the file has them */
+	struct heap_order *order;	/* both by seq, when not each in order already */
 	size_t nr_order, alloc_order;
 	/* stack i (1..nr_stacks): pcs[stack_off[i]..stack_off[i] + stack_len[i]) */
 	uint64_t *pcs;
