@@ -461,10 +461,19 @@ void heap_stream_add(struct heap_stream *s, struct recording *r)
 	struct sites t = { 0 };
 	uint64_t peak = s->peak_seq;
 	pid_t pid = (pid_t)s->header.pid;
+	uint64_t last_key = UINT64_MAX;
+	size_t last = 0;
 
 	for (size_t i = 0; i < s->nr_allocs; i++) {
 		const struct heap_alloc *a = &s->allocs[i];
-		struct site *st = get_site(&t, (uint64_t)a->stack << 2 | a->op);
+		uint64_t key = (uint64_t)a->stack << 2 | a->op;
+		struct site *st;
+
+		if (key != last_key) {	/* a loop's allocations share their site */
+			last = (size_t)(get_site(&t, key) - t.v);
+			last_key = key;
+		}
+		st = &t.v[last];
 		double w = heap_weight(a->size, s->header.rate);
 		double bytes = w * (double)a->size;
 		bool tracked = !(a->flags & HEAP_ALLOC_UNTRACKED);
