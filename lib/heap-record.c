@@ -34,6 +34,7 @@
 
 /* What one stream may hold: stack ids, and text of maps. */
 #define MAX_STACK_ID (1u << 22)
+#define HEAP_STACK_LEN_CUT 0x80000000u	/* in stack_len: a stack cut to its first frame */
 #define MAX_MAPS_TEXT (64u << 20)
 /* A stream file larger than this is not read. */
 #define MAX_STREAM_FILE ((size_t)16 << 30)
@@ -71,6 +72,7 @@ void heap_stream_release(struct heap_stream *s)
 
 struct cursor {
 	const unsigned char *p, *end;
+	uint64_t prev_seq, prev_addr;	/* the chunk's last allocation or free */
 };
 
 static bool take(struct cursor *c, void *out, size_t n)
@@ -79,6 +81,37 @@ static bool take(struct cursor *c, void *out, size_t n)
 		return false;
 	memcpy(out, c->p, n);
 	c->p += n;
+	return true;
+}
+
+static bool take_varint(struct cursor *c, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 70; shift += 7) {
+		unsigned char b;
+
+		if (c->p == c->end)
+			return false;
+		b = *c->p++;
+		v |= (uint64_t)(b & 0x7f) << (shift < 64 ? shift : 0);
+		if (!(b & 0x80)) {
+			*out = v;
+			return true;
+		}
+	}
+	return false;	/* longer than 10 bytes */
+}
+
+/* An allocation's or a free's seq and address, deltas from the chunk's previous. */
+static bool take_seq_addr(struct cursor *c, uint64_t *seq, uint64_t *addr)
+{
+	uint64_t ds, za;
+
+	if (!take_varint(c, &ds) || !take_varint(c, &za))
+		return false;
+	*seq = c->prev_seq += ds;
+	*addr = c->prev_addr += heap_unzigzag(za);
 	return true;
 }
 
@@ -93,11 +126,20 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		uint32_t id;
 		uint16_t n;
 
-		if (!take(c, &id, 4) || !take(c, &n, 2) || n > HEAP_MAX_FRAMES ||
-		    (size_t)(c->end - c->p) < 8u * n)
+		uint32_t cut;
+
+		if (!take(c, &id, 4) || !take(c, &n, 2))
+			return -1;
+		cut = n & HEAP_STACK_CUT ? HEAP_STACK_LEN_CUT : 0;
+		n &= (uint16_t)~HEAP_STACK_CUT;
+		if (n > HEAP_MAX_FRAMES || (size_t)(c->end - c->p) < 8u * n)
 			return -1;
 		if (!id || id > MAX_STACK_ID)
 			return -1;
+		if (id > heap_stack_ids(s->max_stacks ? s->max_stacks : HEAP_DEFAULT_MAX_STACKS)) {
+			c->p += 8u * n;	/* past the limit: not kept */
+			return 0;
+		}
 		if (id >= s->nr_stacks) {
 			size_t old = s->alloc_stacks;
 
@@ -111,31 +153,30 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		memcpy(s->pcs + s->nr_pcs, c->p, 8u * n);
 		c->p += 8u * n;
 		s->stack_off[id] = s->nr_pcs;
-		s->stack_len[id] = n;
+		s->stack_len[id] = n | cut;
 		s->nr_pcs += n;
 		return 0;
 	}
 	case HEAP_EV_ALLOC: {
 		struct heap_alloc a = { .freed = UINT64_MAX };
 
-		if (!take(c, &a.op, 1) || !take(c, &a.flags, 1) || !take(c, &a.stack, 4) ||
-		    !take(c, &a.seq, 8) || !take(c, &a.addr, 8) || !take(c, &a.size, 8) ||
-		    a.op >= HEAP_NR_OPS)
+		uint64_t stack;
+
+		if (!take(c, &a.op, 1) || !take(c, &a.flags, 1) || !take_varint(c, &stack) ||
+		    !take_seq_addr(c, &a.seq, &a.addr) || !take_varint(c, &a.size) ||
+		    a.op >= HEAP_NR_OPS || stack > UINT32_MAX)
 			return -1;
+		a.stack = (uint32_t)stack;
 		ALLOC_GROW(s->allocs, s->nr_allocs + 1, s->alloc_allocs);
-		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
-		s->order[s->nr_order++] = (struct heap_order){ a.seq, s->nr_allocs };
 		s->allocs[s->nr_allocs++] = a;
 		return 0;
 	}
 	case HEAP_EV_FREE: {
 		struct heap_free f;
 
-		if (!take(c, &f.flags, 1) || !take(c, &f.seq, 8) || !take(c, &f.addr, 8))
+		if (!take(c, &f.flags, 1) || !take_seq_addr(c, &f.seq, &f.addr))
 			return -1;
 		ALLOC_GROW(s->frees, s->nr_frees + 1, s->alloc_frees);
-		ALLOC_GROW(s->order, s->nr_order + 1, s->alloc_order);
-		s->order[s->nr_order++] = (struct heap_order){ f.seq, s->nr_frees | HEAP_ORDER_FREE };
 		s->frees[s->nr_frees++] = f;
 		return 0;
 	}
@@ -183,9 +224,12 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 
 int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
 {
-	struct cursor c = { data, (const unsigned char *)data + len };
+	struct cursor c = { data, (const unsigned char *)data + len, 0, 0 };
+
+	uint32_t max_stacks = s->max_stacks;
 
 	heap_stream_release(s);
+	s->max_stacks = max_stacks;
 	if (!take(&c, &s->header, sizeof(s->header)) ||
 	    memcmp(s->header.magic, HEAP_STREAM_MAGIC, sizeof(s->header.magic)))
 		return error("not a heap stream");
@@ -200,7 +244,7 @@ int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
 			s->cut = true;	/* the process died while writing */
 			break;
 		}
-		chunk = (struct cursor){ c.p, c.p + h.len };
+		chunk = (struct cursor){ c.p, c.p + h.len, 0, 0 };
 		c.p += h.len;
 		while (chunk.p < chunk.end)
 			if (parse_event(s, &chunk)) {
@@ -299,24 +343,42 @@ void heap_stream_match(struct heap_stream *s)
 {
 	struct live_map m = { 0 };
 	double live = 0, peak = 0;
-	size_t t = 0;
+	size_t t = 0, ia = 0, jf = 0, nr = s->nr_allocs + s->nr_frees;
 	bool sorted = true;
 
-	for (size_t i = 1; i < s->nr_order && sorted; i++)
-		sorted = s->order[i - 1].seq <= s->order[i].seq;
-	if (!sorted)	/* several threads: their chunks interleave */
+	/* one thread's events come in order: allocations and frees merge */
+	for (size_t i = 1; i < s->nr_allocs && sorted; i++)
+		sorted = s->allocs[i - 1].seq <= s->allocs[i].seq;
+	for (size_t i = 1; i < s->nr_frees && sorted; i++)
+		sorted = s->frees[i - 1].seq <= s->frees[i].seq;
+	s->nr_order = 0;
+	if (!sorted) {	/* several threads: their chunks interleave */
+		ALLOC_GROW(s->order, nr, s->alloc_order);
+		for (size_t i = 0; i < s->nr_allocs; i++)
+			s->order[s->nr_order++] = (struct heap_order){ s->allocs[i].seq, i };
+		for (size_t i = 0; i < s->nr_frees; i++)
+			s->order[s->nr_order++] =
+				(struct heap_order){ s->frees[i].seq, i | HEAP_ORDER_FREE };
 		qsort(s->order, s->nr_order, sizeof(*s->order), order_cmp);
+	}
 	if (s->nr_ticks > 1)
 		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
 	live_grow(&m);
 	s->peak_bytes = s->peak_seq = 0;
 	s->nr_live = 0;
-	for (size_t k = 0; k < s->nr_order; k++) {
-		const struct heap_order *o = &s->order[k];
+	for (size_t k = 0; k < nr; k++) {
+		struct heap_order next, *o = &next;
 		struct heap_alloc *a;
 		struct live_slot *slot;
 		uint64_t addr;
 
+		if (!sorted)
+			o = &s->order[k];
+		else if (ia < s->nr_allocs &&
+			 (jf == s->nr_frees || s->allocs[ia].seq <= s->frees[jf].seq))
+			next = (struct heap_order){ s->allocs[ia].seq, ia }, ia++;
+		else
+			next = (struct heap_order){ s->frees[jf].seq, jf | HEAP_ORDER_FREE }, jf++;
 		/* the ticks before this event see the total so far */
 		for (; t < s->nr_ticks && s->ticks[t].seq <= o->seq; t++)
 			add_live_point(s, s->ticks[t].time_ns, live);
@@ -404,10 +466,19 @@ void heap_stream_add(struct heap_stream *s, struct recording *r)
 	struct sites t = { 0 };
 	uint64_t peak = s->peak_seq;
 	pid_t pid = (pid_t)s->header.pid;
+	uint64_t last_key = UINT64_MAX;
+	size_t last = 0;
 
 	for (size_t i = 0; i < s->nr_allocs; i++) {
 		const struct heap_alloc *a = &s->allocs[i];
-		struct site *st = get_site(&t, (uint64_t)a->stack << 2 | a->op);
+		uint64_t key = (uint64_t)a->stack << 2 | a->op;
+		struct site *st;
+
+		if (key != last_key) {	/* a loop's allocations share their site */
+			last = (size_t)(get_site(&t, key) - t.v);
+			last_key = key;
+		}
+		st = &t.v[last];
 		double w = heap_weight(a->size, s->header.rate);
 		double bytes = w * (double)a->size;
 		bool tracked = !(a->flags & HEAP_ALLOC_UNTRACKED);
@@ -433,7 +504,14 @@ void heap_stream_add(struct heap_stream *s, struct recording *r)
 
 		if (stack && stack < s->nr_stacks && s->stack_len[stack]) {
 			pcs = s->pcs + s->stack_off[stack];
-			n = s->stack_len[stack];
+			n = s->stack_len[stack] & ~HEAP_STACK_LEN_CUT;
+			if (s->stack_len[stack] & HEAP_STACK_LEN_CUT) {
+				s->cut_allocs += t.v[i].v[HEAP_ALLOC_OBJECTS];
+				s->cut_bytes += t.v[i].v[HEAP_ALLOC_SPACE];
+			}
+		} else {
+			s->stackless_allocs += t.v[i].v[HEAP_ALLOC_OBJECTS];
+			s->stackless_bytes += t.v[i].v[HEAP_ALLOC_SPACE];
 		}
 		for (int k = 0; k < HEAP_NR_SAMPLE_TYPES; k++)
 			v[k] = t.v[i].v[k] >= 9e18 ? INT64_MAX : llround(t.v[i].v[k]);
@@ -569,6 +647,8 @@ static pid_t spawn(const struct heap_record_options *o, const char *lib, const c
 		setenv(HEAP_ENV_DIR, dir, 1);
 		snprintf(buf, sizeof(buf), "%llu", (unsigned long long)rate);
 		setenv(HEAP_ENV_RATE, buf, 1);
+		snprintf(buf, sizeof(buf), "%u", o->max_stacks ? o->max_stacks : HEAP_DEFAULT_MAX_STACKS);
+		setenv(HEAP_ENV_MAX_STACKS, buf, 1);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGQUIT, SIG_DFL);
 		execvp(o->argv[0], o->argv);
@@ -683,6 +763,7 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 	if (nr > 1)
 		qsort(names, nr, sizeof(*names), name_cmp);
 	heap_stream_init(&s);
+	s.max_stacks = res->max_stacks;
 	for (size_t i = 0; i < nr; i++) {
 		char *path = xstrfmt("%s/%s", dir, names[i]);
 		struct sampler_event ev = { .type = SAMPLER_COMM };
@@ -706,7 +787,6 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 		} else {
 			res->allocs += s.end.allocs;
 			res->alloc_bytes += s.end.alloc_bytes;
-			res->dropped_stacks += s.end.dropped_stacks;
 		}
 		res->sampled += s.nr_allocs;
 		/* a new process image: its mappings start afresh */
@@ -720,6 +800,10 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 		if (s.peak_bytes > res->peak_bytes)
 			res->peak_bytes = s.peak_bytes;
 		heap_stream_add(&s, r);
+		res->cut_allocs += whole(s.cut_allocs);
+		res->cut_bytes += whole(s.cut_bytes);
+		res->dropped_stacks += whole(s.stackless_allocs);
+		res->dropped_bytes += whole(s.stackless_bytes);
 		for (size_t k = 0; k < s.nr_live; k++) {
 			ALLOC_GROW(*rows, *nr_rows + 1, *alloc_rows);
 			(*rows)[(*nr_rows)++] = (struct tl_row){
@@ -790,6 +874,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	start = now_ns();
 	sigaction(SIGINT, &ign, &old_int);
 	sigaction(SIGQUIT, &ign, &old_quit);
+	res->max_stacks = o->max_stacks ? o->max_stacks : HEAP_DEFAULT_MAX_STACKS;
 	pid = spawn(o, lib, cmd.buf, rate);
 	if (pid > 0) {
 		while (waitpid(pid, &res->wait_status, 0) < 0 && errno == EINTR)
@@ -818,10 +903,14 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 		warning("%llu of %llu process images ended without writing their end (killed, "
 			"or still running): their last allocations are missing",
 			(unsigned long long)res->cut_streams, (unsigned long long)res->streams);
-	if (res->dropped_stacks)
-		warning("%llu allocations lost their stack: more distinct stacks than the "
-			"recorder keeps; they count under an empty stack",
-			(unsigned long long)res->dropped_stacks);
+	if (res->cut_allocs || res->dropped_stacks)
+		warning("more than %u distinct stacks (--heap-max-stacks): the stacks of %llu "
+			"allocations (%llu bytes) were cut to the function that called the "
+			"allocator, %llu allocations (%llu bytes) count with no stack; the "
+			"totals keep them all",
+			res->max_stacks, (unsigned long long)res->cut_allocs,
+			(unsigned long long)res->cut_bytes, (unsigned long long)res->dropped_stacks,
+			(unsigned long long)res->dropped_bytes);
 
 	{
 		struct strbuf c = STRBUF_INIT;

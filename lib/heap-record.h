@@ -27,6 +27,7 @@ struct heap_record_options {
 	const char *output;	/* the profile to write */
 	uint64_t rate;		/* mean bytes between samples; 1: every allocation; 0: default */
 	const char *lib;	/* the preload; NULL: heap_find_lib() */
+	uint32_t max_stacks;	/* distinct stacks kept whole per process; 0: HEAP_DEFAULT_MAX_STACKS */
 };
 
 struct heap_record_result {
@@ -37,7 +38,9 @@ struct heap_record_result {
 	uint64_t allocs, alloc_bytes;	/* what the processes counted, sampled or not */
 	uint64_t sampled;	/* allocations recorded with their stack */
 	uint64_t peak_bytes;	/* the highest live total of any one process (estimated when sampled) */
-	uint64_t dropped_stacks;	/* allocations whose stack was not kept */
+	uint64_t cut_allocs, cut_bytes;	/* on stacks cut to their first frame (too many stacks) */
+	uint64_t dropped_stacks, dropped_bytes;	/* allocations with no stack at all */
+	uint32_t max_stacks;	/* the limit that applied */
 	char *timeline;		/* the file of live bytes over time (caller frees) */
 };
 
@@ -107,7 +110,7 @@ struct heap_stream {
 	size_t nr_allocs, alloc_allocs;
 	struct heap_free *frees;
 	size_t nr_frees, alloc_frees;
-	struct heap_order *order;	/* both, in the order the file has them */
+	struct heap_order *order;	/* both by seq, when not each in order already */
 	size_t nr_order, alloc_order;
 	/* stack i (1..nr_stacks): pcs[stack_off[i]..stack_off[i] + stack_len[i]) */
 	uint64_t *pcs;
@@ -125,6 +128,13 @@ struct heap_stream {
 	uint8_t stats_flags;	/* HEAP_PEAK_* */
 	bool has_stats_peak;
 	bool cut;		/* the file ends inside a chunk */
+	/*
+	 * Set before heap_stream_parse() (0: HEAP_DEFAULT_MAX_STACKS): stack ids
+	 * past heap_stack_ids() of it are not kept, their allocations count
+	 * with no stack. heap_stream_add() sums what was cut or had no stack.
+	 */
+	uint32_t max_stacks;
+	double cut_allocs, cut_bytes, stackless_allocs, stackless_bytes;
 
 	/* from heap_stream_match() */
 	uint64_t peak_bytes;	/* the highest live total (estimated when sampled) */

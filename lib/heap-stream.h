@@ -11,16 +11,31 @@
 #include <stdint.h>
 
 #define HEAP_STREAM_MAGIC "HLHEAP1"	/* 8 bytes with its NUL */
-#define HEAP_STREAM_VERSION 1
+#define HEAP_STREAM_VERSION 2
 
 /* The environment hotloop gives the command (kept across exec). */
 #define HEAP_ENV_DIR "HOTLOOP_HEAP_DIR"		/* where the streams go */
 #define HEAP_ENV_RATE "HOTLOOP_HEAP_RATE"	/* mean bytes between samples */
 #define HEAP_ENV_STATS "HOTLOOP_HEAP_STATS"	/* "1": totals only, no stacks */
+#define HEAP_ENV_MAX_STACKS "HOTLOOP_HEAP_MAX_STACKS"	/* distinct stacks kept whole */
 #define HEAP_LIB_NAME "libhotloop-heap.so"
 
 /* Frames kept per stack. */
 #define HEAP_MAX_FRAMES 64
+/*
+ * Distinct stacks a process keeps whole (by default, and at most). Past
+ * that a new stack is cut to its first frame, the caller of the allocator
+ * (a stack marked HEAP_STACK_CUT), in heap_stack_ids() ids in all; past
+ * those an allocation has no stack (stack 0). Its counts are kept.
+ */
+#define HEAP_DEFAULT_MAX_STACKS (1u << 20)
+#define HEAP_MAX_MAX_STACKS (1u << 21)
+#define HEAP_STACK_CUT 0x8000		/* in a HEAP_EV_STACK's n */
+
+static inline uint32_t heap_stack_ids(uint32_t max_stacks)
+{
+	return max_stacks + max_stacks / 4 + 16;
+}
 /* A per-thread buffer: written out when full, at thread exit, exit, exec. */
 #define HEAP_CHUNK_BYTES (64 * 1024)
 
@@ -40,16 +55,47 @@ struct heap_chunk_header {
 	uint32_t tid;
 };
 
-/* Events: a type byte, then the fields as below (packed, unaligned). */
+/*
+ * Events: a type byte, then the fields as below (packed, unaligned; "v" a
+ * LEB128 varint of at most 10 bytes, "z" one of a zigzag-coded signed
+ * value). An allocation's and a free's seq and addr are deltas from the
+ * previous allocation or free of the same chunk (0 at a chunk's start), so
+ * a chunk reads alone: a thread's events are numbered in increasing order.
+ */
 enum heap_event_type {
-	HEAP_EV_STACK = 1,	/* u32 id, u16 n, u64 pc[n]: return addresses, the caller's first */
-	HEAP_EV_ALLOC = 2,	/* u8 op, u8 flags, u32 stack, u64 seq, u64 addr, u64 size */
-	HEAP_EV_FREE = 3,	/* u8 flags, u64 seq, u64 addr */
+	HEAP_EV_STACK = 1,	/* u32 id, u16 n (| HEAP_STACK_CUT), u64 pc[n]: return addresses, the caller's first */
+	HEAP_EV_ALLOC = 2,	/* u8 op, u8 flags, v stack, v seq-delta, z addr-delta, v size */
+	HEAP_EV_FREE = 3,	/* u8 flags, v seq-delta, z addr-delta */
 	HEAP_EV_MAPS = 4,	/* u32 len, the text of /proc/self/maps (a piece of it) */
 	HEAP_EV_TICK = 5,	/* u64 time_ns, u64 seq: the clock at that point of the sequence */
 	HEAP_EV_END = 6,	/* struct heap_end_event */
 	HEAP_EV_PEAK = 7,	/* u64 bytes, u8 flags: stats mode, before the end: the highest live total (usable sizes) */
 };
+/* The longest an allocation and a free take. */
+#define HEAP_EV_ALLOC_MAX (3 + 3 * 10 + 5)
+#define HEAP_EV_FREE_MAX (2 + 2 * 10)
+
+/* Write v as a varint at p; the end. */
+static inline unsigned char *heap_put_varint(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+/* A signed delta, zigzag-coded (small either way: small varints). */
+static inline uint64_t heap_zigzag(uint64_t delta)
+{
+	return (delta << 1) ^ (uint64_t)-(int64_t)(delta >> 63);
+}
+
+static inline uint64_t heap_unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (uint64_t)-(int64_t)(z & 1);
+}
 
 /* Which call made an allocation (the `op` label). */
 enum heap_op {
@@ -70,7 +116,7 @@ struct heap_end_event {
 	uint64_t alloc_bytes;	/* their requested bytes */
 	uint64_t frees;
 	uint64_t end_ns;
-	uint64_t dropped_stacks;	/* stacks not kept: the stack table was full */
+	uint64_t dropped_stacks;	/* allocations given no stack: past heap_stack_ids() */
 	uint64_t untracked;	/* sampled blocks whose free the table could not follow */
 };
 

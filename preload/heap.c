@@ -51,7 +51,7 @@ extern void *__libc_pvalloc(size_t);
  * of an unsampled block (all but a few) reads one byte of it.
  */
 #define FILTER_SLOTS (1u << 16)
-#define STACK_SLOTS (1u << 20)
+#define STACK_SLOTS (1u << 22)	/* twice HEAP_MAX_MAX_STACKS' heap_stack_ids() and more */
 #define TICK_EVERY_NS 10000000ull	/* at most one HEAP_EV_TICK per 10 ms */
 #define FD_LOW 900			/* the stream's descriptor is moved up here */
 
@@ -60,6 +60,7 @@ struct tbuf {
 	atomic_int busy;		/* owned by a live thread */
 	uint64_t allocs, alloc_bytes, frees;	/* its threads' counts, summed at the end */
 	uint32_t len;			/* bytes of events after the chunk header */
+	uint64_t prev_seq, prev_addr;	/* the chunk's last allocation or free (deltas) */
 	unsigned char data[sizeof(struct heap_chunk_header) + HEAP_CHUNK_BYTES];
 };
 
@@ -81,12 +82,14 @@ static struct {
 	atomic_uint_least64_t *stack_hash;
 	atomic_uint *stack_id;
 	atomic_uint next_stack;
+	uint32_t max_stacks;		/* kept whole; then cut, then none (heap-stream.h) */
 	struct tbuf *_Atomic bufs;
 	pthread_key_t key;
 	atomic_uint_least64_t seq, dropped, untracked;
 	atomic_uint_least64_t last_tick_ns;
 	atomic_int_least64_t live, peak;	/* stats mode: block bytes live, their highest */
 	pthread_mutex_t lock;		/* start, fork, end */
+	atomic_int tried;		/* start() ran (whether it started or not) */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static TLS int in_hook;
@@ -173,6 +176,7 @@ static void flush(struct tbuf *b)
 		write_all(fd, b->data, sizeof(h) + b->len);
 	}
 	b->len = 0;
+	b->prev_seq = b->prev_addr = 0;
 	errno = saved;
 }
 
@@ -210,6 +214,7 @@ static __attribute__((noinline)) struct tbuf *get_tbuf(void)
 			;
 	}
 	b->len = 0;
+	b->prev_seq = b->prev_addr = 0;
 	tb = b;
 	pthread_setspecific(g.key, b);
 	return b;
@@ -316,21 +321,16 @@ static bool addr_remove(uintptr_t a)
 	return false;
 }
 
-static uint32_t stack_of(void)
+/*
+ * The id of the stack frames[0..k) (hash h), written out the first time it
+ * is seen; 0 when the table holds 'limit' ids already (or is full).
+ */
+static uint32_t intern_stack(const uint64_t *frames, int k, uint64_t h, uint16_t flag,
+			     uint32_t limit)
 {
-	void *pcs[HEAP_MAX_FRAMES + 8];
-	uint64_t frames[HEAP_MAX_FRAMES];
-	int n = unw_backtrace(pcs, HEAP_MAX_FRAMES + 8), k = 0, skip = 0;
-	uint64_t h = 0x9e3779b97f4a7c15ull;
 	unsigned char *p;
 
-	while (skip < n && (uintptr_t)pcs[skip] >= g.self_lo && (uintptr_t)pcs[skip] < g.self_hi)
-		skip++;
-	for (int i = skip; i < n && k < HEAP_MAX_FRAMES; i++) {
-		frames[k++] = (uint64_t)(uintptr_t)pcs[i];
-		h = mix(h ^ (uint64_t)(uintptr_t)pcs[i]);
-	}
-	h = mix(h ^ (uint64_t)k);
+	h = mix(h ^ (uint64_t)k ^ ((uint64_t)flag << 32));
 	if (h < 2)
 		h += 2;
 	for (unsigned i = 0; i < PROBES; i++) {
@@ -338,32 +338,74 @@ static uint32_t stack_of(void)
 		uint_least64_t v = atomic_load_explicit(&g.stack_hash[s], memory_order_acquire);
 		uint32_t id;
 
-		if (v == 0 && atomic_compare_exchange_strong(&g.stack_hash[s], &v, h)) {
+		if (v == 0) {
+			if (atomic_load_explicit(&g.next_stack, memory_order_relaxed) >= limit)
+				return 0;
+			if (!atomic_compare_exchange_strong(&g.stack_hash[s], &v, h))
+				goto taken;
 			id = atomic_fetch_add(&g.next_stack, 1) + 1;
 			p = room(7 + 8 * (size_t)k);
 			if (p) {
 				PUT(p, (uint8_t)HEAP_EV_STACK);
 				PUT(p, id);
-				PUT(p, (uint16_t)k);
+				PUT(p, (uint16_t)(k | flag));
 				memcpy(p, frames, 8 * (size_t)k);
 				commit(p + 8 * k);
 			}
 			atomic_store_explicit(&g.stack_id[s], id, memory_order_release);
 			return id;
 		}
+taken:
 		if (v == h) {
 			while (!(id = atomic_load_explicit(&g.stack_id[s], memory_order_acquire)))
 				;	/* its first thread is writing it out */
 			return id;
 		}
 	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) uint32_t stack_of(void)
+{
+	void *pcs[HEAP_MAX_FRAMES + 8];
+	uint64_t frames[HEAP_MAX_FRAMES];
+	int n = unw_backtrace(pcs, HEAP_MAX_FRAMES + 8), k = 0, skip = 0;
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+	uint32_t id;
+
+	while (skip < n && (uintptr_t)pcs[skip] >= g.self_lo && (uintptr_t)pcs[skip] < g.self_hi)
+		skip++;
+	for (int i = skip; i < n && k < HEAP_MAX_FRAMES; i++) {
+		frames[k++] = (uint64_t)(uintptr_t)pcs[i];
+		h = (h ^ (uint64_t)(uintptr_t)pcs[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	if ((id = intern_stack(frames, k, h, 0, g.max_stacks)))
+		return id;
+	/* too many distinct stacks: this one cut to the caller of the allocator */
+	if (k > 0 && (id = intern_stack(frames, 1,
+					(0x9e3779b97f4a7c15ull ^ frames[0]) * 0x9e3779b97f4a7c15ull,
+					HEAP_STACK_CUT, heap_stack_ids(g.max_stacks))))
+		return id;
 	atomic_fetch_add(&g.dropped, 1);
 	return 0;
 }
 
 /* ---- the hooks' slow paths --------------------------------------------------- */
 
-static void sampled_alloc(void *ptr, size_t size, int op)
+/* The seq and address of an allocation or a free, as deltas in the chunk at p. */
+static inline __attribute__((always_inline)) unsigned char *put_seq_addr(unsigned char *p, uint64_t seq, uint64_t addr)
+{
+	struct tbuf *b = tb;
+	uint64_t ps = b->prev_seq, pa = b->prev_addr;
+
+	b->prev_seq = seq;
+	b->prev_addr = addr;
+	p = heap_put_varint(p, seq - ps);
+	return heap_put_varint(p, heap_zigzag(addr - pa));
+}
+
+static inline __attribute__((always_inline)) void sampled_alloc(void *ptr, size_t size, int op)
 {
 	uint8_t flags = 0;
 	uint32_t stack;
@@ -376,15 +418,14 @@ static void sampled_alloc(void *ptr, size_t size, int op)
 	}
 	stack = stack_of();
 	seq = atomic_fetch_add(&g.seq, 1);
-	if (!(p = room(27)))
+	if (!(p = room(HEAP_EV_ALLOC_MAX)))
 		return;
-	PUT(p, (uint8_t)HEAP_EV_ALLOC);
-	PUT(p, (uint8_t)op);
-	PUT(p, flags);
-	PUT(p, stack);
-	PUT(p, seq);
-	PUT(p, (uint64_t)(uintptr_t)ptr);
-	PUT(p, (uint64_t)size);
+	*p++ = HEAP_EV_ALLOC;
+	*p++ = (unsigned char)op;
+	*p++ = flags;
+	p = heap_put_varint(p, stack);
+	p = put_seq_addr(p, seq, (uintptr_t)ptr);
+	p = heap_put_varint(p, size);
 	commit(p);
 	tick(seq);
 }
@@ -393,14 +434,13 @@ static void sampled_free(void *ptr)
 {
 	uint8_t flags = (uintptr_t)ptr == tl_last ? HEAP_FREE_TEMP : 0;
 	uint64_t seq = atomic_fetch_add(&g.seq, 1);
-	unsigned char *p = room(18);
+	unsigned char *p = room(HEAP_EV_FREE_MAX);
 
 	if (!p)
 		return;
-	PUT(p, (uint8_t)HEAP_EV_FREE);
-	PUT(p, flags);
-	PUT(p, seq);
-	PUT(p, (uint64_t)(uintptr_t)ptr);
+	*p++ = HEAP_EV_FREE;
+	*p++ = flags;
+	p = put_seq_addr(p, seq, (uintptr_t)ptr);
 	commit(p);
 	tick(seq);
 }
@@ -682,6 +722,7 @@ static void at_fork_child(void)
 	g.fd = -1;
 	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
 		b->len = 0;
+		b->prev_seq = b->prev_addr = 0;
 		b->allocs = b->alloc_bytes = b->frees = 0;
 		if (b != tb)
 			atomic_store(&b->busy, 0);
@@ -708,20 +749,23 @@ static void at_fork_parent(void)
 	in_hook--;
 }
 
-__attribute__((constructor)) static void heap_start(void)
+/* Read the environment, map the tables, open the stream. In the hook, under g.lock. */
+static void start(void)
 {
 	const char *dir = getenv(HEAP_ENV_DIR), *rate = getenv(HEAP_ENV_RATE);
-	const char *stats = getenv(HEAP_ENV_STATS);
+	const char *stats = getenv(HEAP_ENV_STATS), *max = getenv(HEAP_ENV_MAX_STACKS);
 
-	in_hook++;
 	if (!dir || !*dir || strlen(dir) >= sizeof(g.dir))
-		goto out;
+		return;
 	strcpy(g.dir, dir);
 	g.rate = rate ? strtoull(rate, NULL, 10) : 512 * 1024;
 	if (!g.rate)
 		g.rate = 1;
 	g.stats = stats && !strcmp(stats, "1");
 	g.all = g.rate == 1 && !g.stats;
+	g.max_stacks = max ? (uint32_t)strtoul(max, NULL, 10) : 0;
+	if (!g.max_stacks || g.max_stacks > HEAP_MAX_MAX_STACKS)
+		g.max_stacks = HEAP_DEFAULT_MAX_STACKS;
 	g.pid = getpid();
 	dl_iterate_phdr(find_self, NULL);
 	/* each thread its own cache of unwind information: no lock per unwind */
@@ -731,13 +775,41 @@ __attribute__((constructor)) static void heap_start(void)
 	g.stack_hash = map_table(STACK_SLOTS * sizeof(*g.stack_hash));
 	g.stack_id = map_table(STACK_SLOTS * sizeof(*g.stack_id));
 	if (!g.addrs || !g.filter || !g.stack_hash || !g.stack_id)
-		goto out;
+		return;
 	if (pthread_key_create(&g.key, thread_gone))
-		goto out;
+		return;
 	pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
 	start_stream();
-out:
+}
+
+/*
+ * The first call into the allocator starts the recorder, before any
+ * library's constructor (libstdc++'s emergency pool) allocates: every
+ * allocation the program's code makes is counted. The dynamic linker's own
+ * first calls come before libc has its environment; they wait for it.
+ * true when recording.
+ */
+static __attribute__((noinline)) bool start_early(void)
+{
+	extern char **environ;
+
+	if (in_hook || atomic_load(&g.tried) || !environ)
+		return g.state == ST_ON;
+	in_hook++;
+	pthread_mutex_lock(&g.lock);
+	if (!atomic_load(&g.tried)) {
+		start();
+		atomic_store(&g.tried, 1);
+	}
+	pthread_mutex_unlock(&g.lock);
 	in_hook--;
+	return g.state == ST_ON;
+}
+
+/* When no allocation came first. */
+__attribute__((constructor)) static void heap_start(void)
+{
+	start_early();
 }
 
 __attribute__((destructor)) static void heap_stop(void)
@@ -749,13 +821,37 @@ __attribute__((destructor)) static void heap_stop(void)
 
 /* ---- the interface ---------------------------------------------------------------- */
 
-#define ENTER() (LIKELY(g.state == ST_ON) && LIKELY(!in_hook) && (in_hook = 1))
+#define ENTER() ((LIKELY(g.state == ST_ON) || (UNLIKELY(g.state == ST_OFF) && start_early())) && \
+		 LIKELY(!in_hook) && (in_hook = 1))
 #define LEAVE() (in_hook = 0)
+
+/*
+ * malloc when every allocation is recorded: the unwind starts here (malloc
+ * jumps to it), one frame of ours instead of four to step through.
+ */
+static __attribute__((noinline)) void *malloc_all(size_t n)
+{
+	void *p;
+
+	if (!ENTER())
+		return __libc_malloc(n);
+	p = __libc_malloc(n);
+	if (p && (tb || get_tbuf())) {
+		tb->allocs++;
+		tb->alloc_bytes += n;
+		tl_last = (uintptr_t)p;
+		sampled_alloc(p, n, HEAP_OP_MALLOC);
+	}
+	LEAVE();
+	return p;
+}
 
 EXPORT void *malloc(size_t n)
 {
 	void *p;
 
+	if (UNLIKELY(g.all))
+		return malloc_all(n);
 	if (!ENTER())
 		return __libc_malloc(n);
 	p = __libc_malloc(n);

@@ -20,7 +20,8 @@
 const char usage_record[] =
 "usage: hotloop record [-F HZ] [-o FILE] [--call-graph auto|fp|dwarf[,SIZE]] [-p PID]\n"
 "                      [--duration SECS] [-m PAGES] [--off-cpu] [-- CMD ARGS...]\n"
-"   or: hotloop record --heap [--heap-rate SIZE] [-o FILE] -- CMD ARGS...\n"
+"   or: hotloop record --heap [--heap-rate SIZE] [--heap-max-stacks N] [-o FILE]\n"
+"                             -- CMD ARGS...\n"
 "\n"
 "Sample the CPU stacks of CMD (with its threads and the processes it\n"
 "forks) or of the running process PID, and write a pprof profile.\n"
@@ -46,6 +47,9 @@ const char usage_record[] =
 "                           temp_objects\n"
 "  --heap-rate SIZE         sample one allocation per SIZE bytes on average\n"
 "                           (default 512KiB; 1: record every allocation)\n"
+"  --heap-max-stacks N      distinct stacks kept whole per process (default\n"
+"                           1048576, at most 2097152); past them a stack is\n"
+"                           cut to the allocator's caller, with a warning\n"
 "\n"
 "With a command, record exits with the command's exit status (128+N when\n"
 "a signal N killed it). A summary line goes to stderr.\n";
@@ -72,9 +76,11 @@ static int exit_code_of(int wait_status)
 	return HL_EXIT_FAILURE;
 }
 
-static int record_heap(const struct record_options *ro, bool cpu_only, uint64_t rate)
+static int record_heap(const struct record_options *ro, bool cpu_only, uint64_t rate,
+		       uint32_t max_stacks)
 {
-	struct heap_record_options o = { .argv = ro->argv, .output = ro->output, .rate = rate };
+	struct heap_record_options o = { .argv = ro->argv, .output = ro->output, .rate = rate,
+					 .max_stacks = max_stacks };
 	struct heap_record_result res;
 	struct strbuf sb = STRBUF_INIT;
 	int ret;
@@ -109,6 +115,7 @@ int cmd_record(int argc, char **argv)
 		{ "off-cpu", no_argument, NULL, 'O' },
 		{ "heap", no_argument, NULL, 'H' },
 		{ "heap-rate", required_argument, NULL, 'R' },
+		{ "heap-max-stacks", required_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct record_options o = { .output = "hotloop.pb.gz" };
@@ -116,6 +123,7 @@ int cmd_record(int argc, char **argv)
 	struct strbuf sb = STRBUF_INIT;
 	bool heap = false, cpu_only = false;
 	uint64_t heap_rate = 0;
+	uint32_t heap_max_stacks = 0;
 	long v;
 	int c, ret;
 
@@ -145,6 +153,11 @@ int cmd_record(int argc, char **argv)
 			if (config_parse_size(optarg, &heap_rate) || !heap_rate)
 				return usage_error("record", "invalid --heap-rate '%s': expected bytes, e.g. 512KiB or 1", optarg);
 			break;
+		case 'S':
+			if ((v = parse_count("--heap-max-stacks", optarg, 1, HEAP_MAX_MAX_STACKS)) < 0)
+				return HL_EXIT_USAGE;
+			heap_max_stacks = (uint32_t)v;
+			break;
 		case 'g':
 			if (parse_call_graph("record", optarg, &o.sampler))
 				return HL_EXIT_USAGE;
@@ -172,10 +185,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		o.argv = argv + optind;
-	if (heap_rate && !heap)
-		return usage_error("record", "--heap-rate needs --heap");
+	if ((heap_rate || heap_max_stacks) && !heap)
+		return usage_error("record", "--heap-rate and --heap-max-stacks need --heap");
 	if (heap)
-		return record_heap(&o, cpu_only, heap_rate);
+		return record_heap(&o, cpu_only, heap_rate, heap_max_stacks);
 	if (o.argv && o.pid)
 		return usage_error("record", "give a command or -p PID, not both");
 	if (!o.argv && !o.pid)

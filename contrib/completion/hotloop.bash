@@ -10,7 +10,7 @@ _hotloop()
 		return
 	fi
 	case "$cmd" in
-	record)  opts="-F --freq -o --output -g --call-graph -p --pid -d --duration -m --mmap-pages --off-cpu --heap --heap-rate --help" ;;
+	record)  opts="-F --freq -o --output -g --call-graph -p --pid -d --duration -m --mmap-pages --off-cpu --heap --heap-rate --heap-max-stacks --help" ;;
 	report)  opts="--top --sort --by --no-inline --sample-type --json --help" ;;
 	flame)   opts="-o --output --diff --reverse --title --width --min-width --sample-type --no-inline --help" ;;
 	convert) opts="-o --output --to --weight --help" ;;

@@ -86,6 +86,7 @@ static void test_heap__weights_unbias_the_counts(void **state)
 struct sb {
 	struct strbuf b;
 	size_t chunk;		/* where the open chunk's header is */
+	uint64_t prev_seq, prev_addr;	/* the chunk's last allocation or free */
 };
 
 static void put(struct sb *s, const void *p, size_t n)
@@ -107,6 +108,7 @@ static void chunk_begin(struct sb *s)
 	struct heap_chunk_header c = { 0, 1 };
 
 	s->chunk = s->b.len;
+	s->prev_seq = s->prev_addr = 0;
 	put(s, &c, sizeof(c));
 }
 
@@ -124,7 +126,22 @@ static void ev_stack(struct sb *s, uint32_t id, const uint64_t *pcs, uint16_t n)
 	put(s, &t, 1);
 	put(s, &id, 4);
 	put(s, &n, 2);
-	put(s, pcs, 8u * n);
+	put(s, pcs, 8u * (n & (uint16_t)~HEAP_STACK_CUT));
+}
+
+static void put_varint(struct sb *s, uint64_t v)
+{
+	unsigned char buf[10];
+
+	put(s, buf, (size_t)(heap_put_varint(buf, v) - buf));
+}
+
+static void put_seq_addr(struct sb *s, uint64_t seq, uint64_t addr)
+{
+	put_varint(s, seq - s->prev_seq);
+	put_varint(s, heap_zigzag(addr - s->prev_addr));
+	s->prev_seq = seq;
+	s->prev_addr = addr;
 }
 
 static void ev_alloc(struct sb *s, uint8_t op, uint32_t stack, uint64_t seq, uint64_t addr,
@@ -135,10 +152,9 @@ static void ev_alloc(struct sb *s, uint8_t op, uint32_t stack, uint64_t seq, uin
 	put(s, &t, 1);
 	put(s, &op, 1);
 	put(s, &flags, 1);
-	put(s, &stack, 4);
-	put(s, &seq, 8);
-	put(s, &addr, 8);
-	put(s, &size, 8);
+	put_varint(s, stack);
+	put_seq_addr(s, seq, addr);
+	put_varint(s, size);
 }
 
 static void ev_free(struct sb *s, uint64_t seq, uint64_t addr, uint8_t flags)
@@ -147,8 +163,7 @@ static void ev_free(struct sb *s, uint64_t seq, uint64_t addr, uint8_t flags)
 
 	put(s, &t, 1);
 	put(s, &flags, 1);
-	put(s, &seq, 8);
-	put(s, &addr, 8);
+	put_seq_addr(s, seq, addr);
 }
 
 static void ev_tick(struct sb *s, uint64_t time_ns, uint64_t seq)
@@ -285,6 +300,51 @@ static void test_heap__the_profile(void **state)
 	strbuf_release(&s.b);
 }
 
+/*
+ * Stack ids past heap_stack_ids(max_stacks) are not kept: their allocations
+ * count with no stack; a stack marked cut counts as cut. Totals stay.
+ */
+static void test_heap__stacks_past_the_limit(void **state)
+{
+	struct sb s;
+	struct heap_stream st;
+	struct recording *r = recording_new(SAMPLER_CALLGRAPH_FP, 0);
+	struct recording_info info = { .event = "hotloop-heap: rate=1", .freq = 1 };
+	struct profile p;
+	const uint64_t pcs[2] = { 0x401000, 0x402000 };
+	uint32_t over = heap_stack_ids(1) + 1;
+
+	start(&s, 1);
+	chunk_begin(&s);
+	ev_stack(&s, 1, pcs, 2);
+	ev_stack(&s, 2, pcs, 1 | HEAP_STACK_CUT);
+	ev_stack(&s, over, pcs, 2);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 0, 0x1000, 10);
+	ev_alloc(&s, HEAP_OP_MALLOC, 2, 1, 0x2000, 20);
+	ev_alloc(&s, HEAP_OP_MALLOC, 2, 2, 0x3000, 30);
+	ev_alloc(&s, HEAP_OP_MALLOC, over, 3, 0x4000, 40);
+	ev_alloc(&s, HEAP_OP_MALLOC, 0, 4, 0x5000, 50);
+	chunk_end(&s);
+	heap_stream_init(&st);
+	st.max_stacks = 1;
+	assert_int_equal(heap_stream_parse(&st, s.b.buf, s.b.len), 0);
+	assert_int_equal(st.max_stacks, 1);
+	assert_true(st.nr_stacks <= 3);
+	heap_stream_match(&st);
+	recording_set_heap(r);
+	heap_stream_add(&st, r);
+	assert_true(st.cut_allocs == 2 && st.cut_bytes == 50);
+	assert_true(st.stackless_allocs == 2 && st.stackless_bytes == 90);
+	profile_init(&p);
+	assert_int_equal(recording_build(r, &p, &info), 0);
+	assert_int_equal(profile_total(&p, HEAP_ALLOC_OBJECTS), 5);
+	assert_int_equal(profile_total(&p, HEAP_ALLOC_SPACE), 150);
+	profile_release(&p);
+	recording_free(r);
+	heap_stream_release(&st);
+	strbuf_release(&s.b);
+}
+
 static void test_heap__cut_and_hostile_streams(void **state)
 {
 	struct sb s;
@@ -359,6 +419,7 @@ int main(void)
 		cmocka_unit_test(test_heap__weights_unbias_the_counts),
 		cmocka_unit_test(test_heap__parse_and_match),
 		cmocka_unit_test(test_heap__the_profile),
+		cmocka_unit_test(test_heap__stacks_past_the_limit),
 		cmocka_unit_test(test_heap__cut_and_hostile_streams),
 		cmocka_unit_test(test_heap__bad_events_are_errors),
 	};
