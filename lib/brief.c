@@ -705,9 +705,25 @@ static bool mapping_owned(struct builder *bd, const struct pf_mapping *m, bool f
 	}
 }
 
-/* A process or thread entry other than main: the C runtime's code. */
+/*
+ * The C runtime's code linked into every executable: a process or thread
+ * entry other than main, and crtstuff's and crti's helpers (the exit-time
+ * destructor walk, the init and fini sections). A sample there is no more
+ * the user's than one in libc.
+ */
 static bool crt_entry(const char *name)
 {
+	static const char *const helpers[] = {
+		"__do_global_dtors_aux", "frame_dummy", "register_tm_clones",
+		"deregister_tm_clones", "_init", "_fini", "__libc_csu_init",
+		"__libc_csu_fini", "_dl_relocate_static_pie", NULL,
+	};
+
+	if (!name)
+		return false;
+	for (const char *const *h = helpers; *h; h++)
+		if (!strcmp(name, *h))
+			return true;
 	return is_entry(name) && strcmp(name, "main");
 }
 

@@ -256,6 +256,21 @@ static void test_brief__fallback_and_quality(void **state)
 	assert_true(b.truncated_pct == 50.0);	/* "lost" does not reach main */
 	assert_true(b.unknown_pct == 10.0);
 	done(&p, &b);
+
+	/*
+	 * A sample in the C runtime's code linked into the executable (the
+	 * exit-time destructor walk, no line information) does not make that
+	 * the only owned code: the fallback still finds the program's own.
+	 */
+	build(&p, &b,
+	      "hot@/cache/wt/three.c:5;main@/cache/wt/three.c:20 99\n"
+	      "__cxa_finalize!/lib/libc.so.6;__do_global_dtors_aux;"
+	      "_dl_call_fini!/lib/ld-linux.so.2 1\n",
+	      &other, NULL);
+	assert_true(b.owned_fallback);
+	assert_string_equal(b.hotspots[0].function, "hot");
+	assert_null(hotspot(&b, "__do_global_dtors_aux"));
+	done(&p, &b);
 }
 
 static void test_brief__hot_path_and_rollups(void **state)
