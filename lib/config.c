@@ -1966,6 +1966,156 @@ static json_t *scenario_json(const struct config_scenario *s)
 	return o;
 }
 
+/* The shortest "%g" that reads back as exactly v. */
+static void format_number(struct strbuf *val, double v)
+{
+	char buf[40];
+
+	if (v == (double)(long long)v && fabs(v) < 1e15) {
+		strbuf_addf(val, "%lld", (long long)v);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	strbuf_addstr(val, buf);
+}
+
+static void add_kv_number(struct strbuf *out, const char *key, double v)
+{
+	struct strbuf val = STRBUF_INIT;
+
+	format_number(&val, v);
+	add_kv(out, key, &val);
+	strbuf_release(&val);
+}
+
+static const char *const direction_names[] = {
+	[JUDGE_INCREASE_BAD] = "increase-bad", [JUDGE_DECREASE_BAD] = "decrease-bad",
+	[JUDGE_EITHER_BAD] = "either",
+};
+
+/* Every key of a canary, its metrics in full: what the judge will use. */
+static void format_canary(struct strbuf *out, const struct config_canary *k)
+{
+	struct strbuf val = STRBUF_INIT;
+	const struct config_scenario *sc = &k->svc;
+
+	strbuf_addf(out, "[canary \"%s\"]\n", k->name);
+	add_kv_str(out, "start", sc->start ? sc->start : "");
+	add_kv_pair(out, "ready", ready_names[sc->ready], sc->ready_arg);
+	add_kv_duration(out, "ready-timeout", sc->ready_timeout_s);
+	strbuf_addf(&val, "%s ", config_signal_name(sc->stop_signal));
+	format_duration(&val, sc->stop_grace_s);
+	add_kv_str(out, "stop", val.buf);
+	strbuf_reset(&val);
+	if (sc->port)
+		strbuf_addf(&val, "%d", sc->port);
+	else
+		strbuf_addstr(&val, "auto");
+	add_kv_str(out, "port", val.buf);
+	add_kv_str(out, "protocol", k->proto == CANARY_LINE ? "line" : "http");
+	if (k->load) {
+		add_kv_str(out, "load", k->load);
+	} else {
+		if (k->path)
+			add_kv_str(out, "path", k->path);
+		if (k->request_file)
+			add_kv_str(out, "request", k->request_file);
+		if (k->line_text)
+			add_kv_str(out, "line", k->line_text);
+		add_kv_number(out, "rate", k->rate);
+	}
+	if (k->method)
+		add_kv_str(out, "method", k->method);
+	for (size_t i = 0; i < k->headers.nr; i++)
+		add_kv_str(out, "header", k->headers.v[i]);
+	if (k->body)
+		add_kv_str(out, "body", k->body);
+	add_kv_str(out, "schedule", k->poisson ? "poisson" : "constant");
+	strbuf_reset(&val);
+	strbuf_addf(&val, "%llu", (unsigned long long)k->seed);
+	add_kv_str(out, "seed", val.buf);
+	strbuf_reset(&val);
+	strbuf_addf(&val, "%ld", k->connections);
+	add_kv_str(out, "connections", val.buf);
+	add_kv_duration(out, "timeout", k->timeout_s);
+	add_kv_duration(out, "duration", k->duration_s);
+	add_kv_duration(out, "warmup", k->warmup_s);
+	add_kv_duration(out, "window", k->window_s);
+	for (size_t i = 0; i < CANARY__NR_METRICS; i++) {
+		const struct config_canary_metric *m = &k->metrics[i];
+
+		strbuf_reset(&val);
+		strbuf_addf(&val, "%s %s tolerance ", canary_metric_names[i], direction_names[m->direction]);
+		if (!add_exact(&val, m->tolerance, 100, "%", config_parse_percent, 60))
+			strbuf_addf(&val, "%.17g%%", m->tolerance * 100);
+		strbuf_addstr(&val, " abs-tolerance ");
+		format_number(&val, m->abs_tolerance);
+		strbuf_addstr(&val, " weight ");
+		format_number(&val, m->weight);
+		strbuf_addstr(&val, m->critical ? " critical" : " not-critical");
+		if (m->spread)
+			strbuf_addstr(&val, " spread");
+		add_kv_str(out, "metric", val.buf);
+	}
+	add_kv_percent(out, "confidence", k->confidence);
+	add_kv_number(out, "pass-score", k->pass_score);
+	add_kv_number(out, "marginal-score", k->marginal_score);
+	strbuf_release(&val);
+}
+
+static json_t *canary_json(const struct config_canary *k)
+{
+	const struct config_scenario *sc = &k->svc;
+	json_t *o = json_object(), *headers = json_array(), *metrics = json_object();
+
+	for (size_t i = 0; i < k->headers.nr; i++)
+		json_array_append_new(headers, json_text(k->headers.v[i]));
+	for (size_t i = 0; i < CANARY__NR_METRICS; i++) {
+		const struct config_canary_metric *m = &k->metrics[i];
+
+		json_object_set_new(metrics, canary_metric_names[i],
+				    json_pack("{s:s, s:f, s:f, s:f, s:b, s:b}", "direction",
+					      direction_names[m->direction], "tolerance", m->tolerance,
+					      "abs_tolerance", m->abs_tolerance, "weight", m->weight,
+					      "critical", m->critical, "spread", m->spread));
+	}
+#define OPT_TEXT(s) ((s) ? json_text(s) : json_null())
+	json_object_set_new(o, "name", json_text(k->name));
+	json_object_set_new(o, "start", json_text(sc->start ? sc->start : ""));
+	json_object_set_new(o, "ready", json_pack("{s:s, s:o}", "kind", ready_names[sc->ready], "arg",
+						  OPT_TEXT(sc->ready_arg)));
+	json_object_set_new(o, "ready_timeout_s", json_real(sc->ready_timeout_s));
+	json_object_set_new(o, "stop", json_pack("{s:s, s:f}", "signal", config_signal_name(sc->stop_signal),
+						 "grace_s", sc->stop_grace_s));
+	json_object_set_new(o, "port", sc->port ? json_integer(sc->port) : json_string("auto"));
+	json_object_set_new(o, "protocol", json_string(k->proto == CANARY_LINE ? "line" : "http"));
+	json_object_set_new(o, "load", OPT_TEXT(k->load));
+	json_object_set_new(o, "path", OPT_TEXT(k->path));
+	json_object_set_new(o, "method", OPT_TEXT(k->method));
+	json_object_set_new(o, "headers", headers);
+	json_object_set_new(o, "body", OPT_TEXT(k->body));
+	json_object_set_new(o, "request", OPT_TEXT(k->request_file));
+	json_object_set_new(o, "line", OPT_TEXT(k->line_text));
+#undef OPT_TEXT
+	json_object_set_new(o, "rate", json_real(k->rate));
+	json_object_set_new(o, "schedule", json_string(k->poisson ? "poisson" : "constant"));
+	json_object_set_new(o, "seed", json_integer((json_int_t)k->seed));
+	json_object_set_new(o, "connections", json_integer(k->connections));
+	json_object_set_new(o, "timeout_s", json_real(k->timeout_s));
+	json_object_set_new(o, "duration_s", json_real(k->duration_s));
+	json_object_set_new(o, "warmup_s", json_real(k->warmup_s));
+	json_object_set_new(o, "window_s", json_real(k->window_s));
+	json_object_set_new(o, "metrics", metrics);
+	json_object_set_new(o, "confidence", json_real(k->confidence));
+	json_object_set_new(o, "pass_score", json_real(k->pass_score));
+	json_object_set_new(o, "marginal_score", json_real(k->marginal_score));
+	return o;
+}
+
 void config_format(const struct config *c, struct strbuf *out)
 {
 	const struct gate_rules *r = &c->rules;
@@ -2036,6 +2186,8 @@ void config_format(const struct config *c, struct strbuf *out)
 	}
 	for (size_t i = 0; i < c->nr_scenarios; i++)
 		format_scenario(out, &c->scenarios[i]);
+	for (size_t i = 0; i < c->nr_canaries; i++)
+		format_canary(out, &c->canaries[i]);
 }
 
 static json_t *list_json(const struct config_list *l)
@@ -2123,5 +2275,9 @@ json_t *config_to_json(const struct config *c)
 	for (size_t i = 0; i < c->nr_scenarios; i++)
 		json_array_append_new(a, scenario_json(&c->scenarios[i]));
 	json_object_set_new(doc, "scenarios", a);
+	a = json_array();
+	for (size_t i = 0; i < c->nr_canaries; i++)
+		json_array_append_new(a, canary_json(&c->canaries[i]));
+	json_object_set_new(doc, "canaries", a);
 	return doc;
 }
