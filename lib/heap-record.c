@@ -500,22 +500,27 @@ void heap_stream_add(struct heap_stream *s, struct recording *r)
 		uint32_t stack = (uint32_t)(t.v[i].key >> 2);
 		const uint64_t *pcs = NULL;
 		uint32_t n = 0;
+		bool cut;
 		int64_t v[HEAP_NR_SAMPLE_TYPES];
 
 		if (stack && stack < s->nr_stacks && s->stack_len[stack]) {
 			pcs = s->pcs + s->stack_off[stack];
 			n = s->stack_len[stack] & ~HEAP_STACK_LEN_CUT;
-			if (s->stack_len[stack] & HEAP_STACK_LEN_CUT) {
+			cut = s->stack_len[stack] & HEAP_STACK_LEN_CUT;
+			if (cut) {
 				s->cut_allocs += t.v[i].v[HEAP_ALLOC_OBJECTS];
 				s->cut_bytes += t.v[i].v[HEAP_ALLOC_SPACE];
 			}
 		} else {
+			/* none kept past the limit (0), or its id past what is read */
+			cut = !stack || stack > heap_stack_ids(s->max_stacks ? s->max_stacks :
+								 HEAP_DEFAULT_MAX_STACKS);
 			s->stackless_allocs += t.v[i].v[HEAP_ALLOC_OBJECTS];
 			s->stackless_bytes += t.v[i].v[HEAP_ALLOC_SPACE];
 		}
 		for (int k = 0; k < HEAP_NR_SAMPLE_TYPES; k++)
 			v[k] = t.v[i].v[k] >= 9e18 ? INT64_MAX : llround(t.v[i].v[k]);
-		recording_add_heap(r, pid, pcs, n, op_names[t.v[i].key & 3], v);
+		recording_add_heap(r, pid, pcs, n, cut, op_names[t.v[i].key & 3], v);
 	}
 	free(t.v);
 	hindex_release(&t.index);

@@ -108,9 +108,12 @@ struct fkey {
 };
 
 /* The head of a distinct sample; its frame ids follow. */
+/* In skey.cut: a heap site's stack cut by the recorder's limit on distinct stacks. */
+#define CUT_STACK_LIMIT (UNWIND_CHAIN + 1)
+
 struct skey {
 	uint32_t pid, tid, comm, nframes;
-	uint32_t cut;		/* enum unwind_end: why the stack stops early, or 0 */
+	uint32_t cut;		/* enum unwind_end or CUT_STACK_LIMIT: why the stack stops early, or 0 */
 	uint32_t off_cpu;	/* where the thread left its CPU, not a clock sample */
 };
 
@@ -173,6 +176,7 @@ struct recording {
 	size_t alloc_file_fp;
 	bool *chain_fp;
 	uint64_t cut_samples;	/* stacks cut where the stack copy ended */
+	uint64_t cut_sites;	/* heap sites cut by the recorder's limit */
 	bool off_cpu;		/* off-CPU intervals are recorded */
 	uint64_t last_time;	/* of the latest event */
 	bool heap;		/* samples are allocation sites (recording_set_heap()) */
@@ -762,7 +766,7 @@ void recording_set_heap(struct recording *r)
 	r->heap = true;
 }
 
-void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uint32_t n,
+void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uint32_t n, bool cut,
 			const char *op, const int64_t *values)
 {
 	struct proc *p = get_proc(r, (uint32_t)pid);
@@ -774,7 +778,9 @@ void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uin
 	/* every frame is a return address: the call into the allocator, and its callers */
 	for (i = 0; i < n && k < 2 * SAMPLER_MAX_FRAMES; i++)
 		fr[k++] = user_frame(r, p, pcs[i], true);
-	head = (struct skey){ (uint32_t)pid, (uint32_t)pid, intern_comm(r, op), k, 0, 0 };
+	head = (struct skey){ (uint32_t)pid, (uint32_t)pid, intern_comm(r, op), k,
+			      cut ? CUT_STACK_LIMIT : 0, 0 };
+	r->cut_sites += cut;
 	strbuf_reset(&r->key);
 	strbuf_add(&r->key, &head, sizeof(head));
 	strbuf_add(&r->key, fr, k * sizeof(*fr));
@@ -1343,7 +1349,7 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 	k_pid = profile_str(p, "pid");
 	k_tid = profile_str(p, "tid");
 	k_comm = profile_str(p, "comm");
-	k_unwind = r->cut_samples ? profile_str(p, RECORD_LABEL_UNWIND) : 0;
+	k_unwind = r->cut_samples || r->cut_sites ? profile_str(p, RECORD_LABEL_UNWIND) : 0;
 	for (size_t i = 1; i < ns; i++) {
 		const char *key = strtab_get(&r->skeys, (int64_t)i);
 		struct skey head;
@@ -1364,17 +1370,22 @@ int recording_build(struct recording *r, struct profile *p, const struct recordi
 		};
 		if (head.cut)
 			labels[3] = (struct pf_label){
-				.key = k_unwind, .str = profile_str(p, RECORD_UNWIND_SHORT),
+				.key = k_unwind,
+				.str = profile_str(p, head.cut == CUT_STACK_LIMIT ? RECORD_UNWIND_STACK_LIMIT :
+						   RECORD_UNWIND_SHORT),
 			};
 		if (r->heap) {
-			/* an allocation site: its values, labels pid and op */
+			/* an allocation site: its values, labels pid, op and maybe unwind */
 			labels[1] = (struct pf_label){
 				.key = profile_str(p, HEAP_LABEL_OP), .str = labels[2].str,
 			};
+			if (head.cut)
+				labels[2] = labels[3];
 			if (!r->sample_count[i])
 				continue;
 			profile_add_sample(p, locs, head.nframes,
-					   r->heap_values + i * HEAP_NR_SAMPLE_TYPES, labels, 2);
+					   r->heap_values + i * HEAP_NR_SAMPLE_TYPES, labels,
+					   head.cut ? 3 : 2);
 			continue;
 		}
 		if (head.off_cpu) {

@@ -132,6 +132,12 @@ uint64_t recording_cut_samples(const struct recording *r);
  */
 void recording_set_off_cpu(struct recording *r, bool on);
 #define RECORD_UNWIND_SHORT "cut: stack copy too short"
+/*
+ * A heap site whose stack the recorder cut to the allocator's caller, or
+ * kept none of, past --heap-max-stacks distinct stacks: the label
+ * RECORD_LABEL_UNWIND = RECORD_UNWIND_STACK_LIMIT.
+ */
+#define RECORD_UNWIND_STACK_LIMIT "cut: too many distinct stacks"
 
 /* ---- heap recordings (lib/heap-record.c) ---- */
 
@@ -148,9 +154,11 @@ void recording_add_maps(struct recording *r, pid_t pid, char *maps);
 void recording_set_heap(struct recording *r);
 /*
  * Add HEAP_NR_SAMPLE_TYPES values to the site of pid at the return
- * addresses pcs[0..n) (the allocator's caller first), allocated by 'op'.
+ * addresses pcs[0..n) (the allocator's caller first), allocated by 'op';
+ * 'cut': the recorder kept no more of the stack than that (the label
+ * RECORD_UNWIND_STACK_LIMIT).
  */
-void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uint32_t n,
+void recording_add_heap(struct recording *r, pid_t pid, const uint64_t *pcs, uint32_t n, bool cut,
 			const char *op, const int64_t *values);
 
 

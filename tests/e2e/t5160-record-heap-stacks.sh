@@ -33,6 +33,13 @@ test_expect_success 'the stacks within the limit are whole: down under left or r
 		([.stack[] | select(. == \"down\")] | length) == 17)] | length >= 900"
 '
 
+test_expect_success 'a cut stack says so in the profile (label unwind), a whole one does not' '
+	tail -n +2 cut.json | jq -s -e "[.[] | select(.labels.unwind == \"cut: too many distinct stacks\")] |
+		length >= 1 and all(.stack | length <= 2)" &&
+	tail -n +2 cut.json | jq -s -e "[.[] | select(.labels.unwind == null)] |
+		length >= 900 and all(.stack | length >= 17)"
+'
+
 test_expect_success 'without the limit hotloop needs more than twice the memory' '
 	/usr/bin/time -f "%M" -o all.rss "$HOTLOOP" record --heap --heap-rate 1 \
 		-o all.pb.gz -- "$WORKLOADS/manystacks" 16 >out2 2>err2 &&
