@@ -66,6 +66,7 @@ void heap_stream_release(struct heap_stream *s)
 	free(s->stack_len);
 	free(s->maps);
 	free(s->ticks);
+	free(s->points);
 	free(s->live);
 	heap_stream_init(s);
 }
@@ -206,6 +207,15 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 			return -1;
 		ALLOC_GROW(s->ticks, s->nr_ticks + 1, s->alloc_ticks);
 		s->ticks[s->nr_ticks++] = t;
+		return 0;
+	}
+	case HEAP_EV_POINT: {
+		struct heap_point pt;
+
+		if (!take(c, &pt, sizeof(pt)))
+			return -1;
+		ALLOC_GROW(s->points, s->nr_points + 1, s->alloc_points);
+		s->points[s->nr_points++] = pt;
 		return 0;
 	}
 	case HEAP_EV_PEAK:

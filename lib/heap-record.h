@@ -122,6 +122,8 @@ struct heap_stream {
 	size_t nr_maps, alloc_maps;
 	struct heap_tick *ticks;
 	size_t nr_ticks, alloc_ticks;
+	struct heap_point *points;	/* stats mode's, as they came */
+	size_t nr_points, alloc_points;
 	struct heap_end_event end;
 	bool has_end;
 	uint64_t stats_peak;	/* HEAP_EV_PEAK: stats mode's highest live total */

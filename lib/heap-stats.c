@@ -15,8 +15,11 @@
 #include "strbuf.h"
 #include "util.h"
 
-/* A stats stream holds a few dozen bytes; anything far larger is not one. */
-#define STATS_STREAM_CAP (1u << 20)
+/*
+ * A stats stream holds its points (41 bytes, at most 100 a second: 14 MiB
+ * in an hour) and a few dozen bytes more; anything far larger is not one.
+ */
+#define STATS_STREAM_CAP (64u << 20)
 /* Images read per run at most: a fork bomb must not make this quadratic forever. */
 #define STATS_MAX_IMAGES 100000
 
@@ -51,7 +54,67 @@ uint64_t heap_stats_peak(const struct heap_stats_image *v, size_t nr)
 	return best;
 }
 
+static int point_cmp(const void *a, const void *b)
+{
+	const struct heap_point *x = a, *y = b;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/* The last of the points v[0..nr) (by time) at or before t, or NULL. */
+static const struct heap_point *point_at(const struct heap_point *v, size_t nr, uint64_t t)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].time_ns <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &v[lo - 1] : NULL;
+}
+
+/* One image's share of each span: its points, sorted here. */
+static void add_spans(struct heap_point *pts, size_t n, uint64_t start, uint64_t end,
+		      const struct heap_span *spans, size_t nr, struct heap_span_stats *out)
+{
+	qsort(pts, n, sizeof(*pts), point_cmp);
+	for (size_t k = 0; k < nr; k++) {
+		const struct heap_span *sp = &spans[k];
+		const struct heap_point *a, *b;
+		uint64_t peak = 0;
+
+		if (sp->end_ns <= start || sp->start_ns >= end)
+			continue;	/* not alive in it */
+		out[k].images++;
+		a = point_at(pts, n, sp->start_ns);
+		b = point_at(pts, n, sp->end_ns);
+		if (a)
+			peak = a->live;
+		for (const struct heap_point *q = a ? a + 1 : pts; b && q <= b; q++)
+			if (q->peak > peak)
+				peak = q->peak;
+		out[k].peak_bytes = add_u64(out[k].peak_bytes, peak);
+		if (b) {
+			out[k].allocs = add_u64(out[k].allocs, b->allocs - (a && a->allocs <= b->allocs ?
+									    a->allocs : 0));
+			out[k].alloc_bytes = add_u64(out[k].alloc_bytes,
+						     b->alloc_bytes - (a && a->alloc_bytes <= b->alloc_bytes ?
+								       a->alloc_bytes : 0));
+		}
+	}
+}
+
 int heap_stats_collect(const char *dir, struct heap_stats *st)
+{
+	return heap_stats_collect_spans(dir, st, NULL, 0, NULL);
+}
+
+int heap_stats_collect_spans(const char *dir, struct heap_stats *st, const struct heap_span *spans,
+			     size_t nr_spans, struct heap_span_stats *out)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct heap_stats_image *img = NULL;
@@ -60,6 +123,8 @@ int heap_stats_collect(const char *dir, struct heap_stats *st)
 	struct dirent *de;
 	DIR *d = opendir(dir);
 
+	if (nr_spans)
+		memset(out, 0, nr_spans * sizeof(*out));
 	if (!d)
 		return error("cannot read '%s': %s", dir, strerror(errno));
 	heap_stream_init(&s);
@@ -83,6 +148,8 @@ int heap_stats_collect(const char *dir, struct heap_stats *st)
 				.exec = s.has_end && (s.stats_flags & HEAP_PEAK_EXEC),
 			};
 			st->streams++;
+			add_spans(s.points, s.nr_points, img[nr - 1].start_ns, img[nr - 1].end_ns,
+				  spans, nr_spans, out);
 			if (!s.has_end) {
 				st->cut_streams++;
 			} else {

@@ -46,6 +46,30 @@ void heap_stats_env(const char *lib, const char *dir, const char *preload, char 
  */
 int heap_stats_collect(const char *dir, struct heap_stats *st);
 
+/* A span of the run (CLOCK_MONOTONIC nanoseconds, [start, end)): a scenario's phase. */
+struct heap_span {
+	uint64_t start_ns, end_ns;
+};
+
+/*
+ * The heap in a span, from the points each image took (HEAP_EV_POINT: at
+ * most every 10 ms while it calls the allocator, and at its end): what
+ * came after an image's last point before a boundary counts in the next
+ * span. Summed over the images alive in it.
+ */
+struct heap_span_stats {
+	uint64_t peak_bytes;	/* the highest live total in it, the live at its start included */
+	uint64_t allocs, alloc_bytes;	/* made in it */
+	size_t images;		/* images alive in it */
+};
+
+/*
+ * heap_stats_collect(), and the heap in each of spans[0..nr) into
+ * out[0..nr) (zeroed first).
+ */
+int heap_stats_collect_spans(const char *dir, struct heap_stats *st, const struct heap_span *spans,
+			     size_t nr, struct heap_span_stats *out);
+
 /*
  * The peak over processes: at each image's start, the sum of the peaks of
  * the images alive then (started, not yet ended); the highest of these.

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define HEAP_STREAM_MAGIC "HLHEAP1"	/* 8 bytes with its NUL */
-#define HEAP_STREAM_VERSION 2
+#define HEAP_STREAM_VERSION 3
 
 /* The environment hotloop gives the command (kept across exec). */
 #define HEAP_ENV_DIR "HOTLOOP_HEAP_DIR"		/* where the streams go */
@@ -48,7 +48,7 @@ struct heap_file_header {
 	uint64_t rate;		/* mean bytes between samples; 1: every allocation */
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 };
-#define HEAP_FILE_STATS 0x1	/* totals only: no events but HEAP_EV_PEAK and HEAP_EV_END */
+#define HEAP_FILE_STATS 0x1	/* totals only: no events but HEAP_EV_POINT, HEAP_EV_PEAK and HEAP_EV_END */
 
 struct heap_chunk_header {
 	uint32_t len;		/* bytes of events after this header */
@@ -70,7 +70,21 @@ enum heap_event_type {
 	HEAP_EV_TICK = 5,	/* u64 time_ns, u64 seq: the clock at that point of the sequence */
 	HEAP_EV_END = 6,	/* struct heap_end_event */
 	HEAP_EV_PEAK = 7,	/* u64 bytes, u8 flags: stats mode, before the end: the highest live total (usable sizes) */
+	HEAP_EV_POINT = 8,	/* struct heap_point: stats mode, now and then, and before the end */
 };
+
+/*
+ * Stats mode's heap over time: at most one point per HEAP_POINT_EVERY_NS
+ * of a process, taken by a thread at its 256th allocator call since its
+ * last look, and one at the end. Live bytes are usable sizes, as the peak.
+ */
+struct heap_point {
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t live;		/* live bytes now (each thread's last 8 KiB of change aside) */
+	uint64_t peak;		/* the highest live total since the point before */
+	uint64_t allocs, alloc_bytes;	/* the process's so far */
+};
+#define HEAP_POINT_EVERY_NS 10000000ull
 /* The longest an allocation and a free take. */
 #define HEAP_EV_ALLOC_MAX (3 + 3 * 10 + 5)
 #define HEAP_EV_FREE_MAX (2 + 2 * 10)

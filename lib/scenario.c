@@ -67,6 +67,7 @@ void scenario_result_release(struct scenario_result *r)
 	for (size_t i = 0; i < r->nr_phases; i++)
 		tl_phase_stats_release(&r->phases[i]);
 	free(r->phases);
+	free(r->heap_phases);
 	free(r->error);
 	free(r->profile_error);
 	free(r->dir);
@@ -940,9 +941,22 @@ static int heap_start(struct run *run)
 /* The service's streams read once it has ended; a service that wrote none is an error. */
 static void heap_finish(struct run *run)
 {
-	struct heap_stats *st = &run->r->heap_stats;
+	struct scenario_result *r = run->r;
+	struct heap_stats *st = &r->heap_stats;
+	size_t nr = r->tl.nr_phases;
+	struct heap_span *spans = xcalloc(nr ? nr : 1, sizeof(*spans));
 
-	if (heap_stats_collect(run->heap_dir, st)) {
+	/* the phases as spans of the monotonic clock the preload's points carry */
+	for (size_t i = 0; i < nr; i++) {
+		const struct tl_phase *ph = &r->tl.phases[i];
+		double end = ph->end_s < 0 ? timeline_now(&r->tl) : ph->end_s;
+
+		spans[i] = (struct heap_span){ r->tl.start_ns + (uint64_t)(ph->start_s * 1e9),
+					       r->tl.start_ns + (uint64_t)(end * 1e9) };
+	}
+	free(r->heap_phases);
+	r->heap_phases = xcalloc(nr ? nr : 1, sizeof(*r->heap_phases));
+	if (heap_stats_collect_spans(run->heap_dir, st, spans, nr, r->heap_phases)) {
 		set_error(run, SCENARIO_EXITED, "%s", last_error());
 	} else if (!st->streams) {
 		if (!run->r->error)
@@ -960,6 +974,7 @@ static void heap_finish(struct run *run)
 				"process killed, or still running; a service should exit when it is stopped): "
 				"its allocs and alloc-bytes are short", st->cut_streams, st->streams);
 	}
+	free(spans);
 	rmdir(run->heap_dir);
 }
 
@@ -1210,7 +1225,7 @@ json_t *scenario_result_to_json(const struct scenario_result *r, const char *nam
 									 ms->mean, "n", (json_int_t)ms->n));
 		}
 		json_array_append_new(phases, json_pack(
-			"{s:s, s:s, s:f, s:f, s:I, s:o, s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:o}",
+			"{s:s, s:s, s:f, s:f, s:I, s:o, s:o, s:{s:I, s:I, s:I}, s:{s:I, s:I, s:I}, s:I, s:I, s:f, s:o, s:o}",
 			"name", ps->name, "kind", r->tl.phases[i].kind, "start_s", ps->start_s, "end_s", ps->end_s,
 			"samples", (json_int_t)ps->cpu_pct.n,
 			"cpu_pct", dist_json(&ps->cpu_pct), "cpu_machine_pct", dist_json(&ps->cpu_machine_pct),
@@ -1219,7 +1234,11 @@ json_t *scenario_result_to_json(const struct scenario_result *r, const char *nam
 			"vsz_kb", "start", (json_int_t)ps->vsz_start_kb, "end", (json_int_t)ps->vsz_end_kb, "max",
 			(json_int_t)ps->vsz_max_kb,
 			"threads", (json_int_t)ps->threads_max, "processes", (json_int_t)ps->processes_max,
-			"machine_busy_pct", ps->machine_busy_mean_pct, "metrics", metrics));
+			"machine_busy_pct", ps->machine_busy_mean_pct, "metrics", metrics,
+			"heap", !r->heap || i >= r->tl.nr_phases ? json_null() :
+			json_pack("{s:I, s:I, s:I}", "heap_peak_bytes", (json_int_t)r->heap_phases[i].peak_bytes,
+				  "allocs", (json_int_t)r->heap_phases[i].allocs, "alloc_bytes",
+				  (json_int_t)r->heap_phases[i].alloc_bytes)));
 	}
 	json_object_set_new(doc, "scenario", json_text(name));
 	json_object_set_new(doc, "outcome", json_string(ends[r->end]));
@@ -1351,6 +1370,14 @@ void scenario_result_format_text(const struct scenario_result *r, const char *na
 		add_kib(&a, r->heap_stats.peak_bytes / 1024);
 		strbuf_addf(out, "heap: the service's over the whole run: heap-peak %s, %" PRIu64 " allocs, %" PRIu64
 			    " alloc-bytes\n", a.buf, r->heap_stats.allocs, r->heap_stats.alloc_bytes);
+		for (size_t i = 0; i < r->nr_phases && i < r->tl.nr_phases; i++) {
+			const struct heap_span_stats *h = &r->heap_phases[i];
+
+			strbuf_reset(&a);
+			add_kib(&a, h->peak_bytes / 1024);
+			strbuf_addf(out, "heap in %-12s heap-peak %-10s %10" PRIu64 " allocs %12" PRIu64
+				    " alloc-bytes\n", r->phases[i].name, a.buf, h->allocs, h->alloc_bytes);
+		}
 		strbuf_release(&a);
 	}
 	strbuf_addf(out, "sampler: %zu samples every %g s, %.1f ms of CPU (%.3f%% of one core); hotloop in all %.2f%%\n",

@@ -80,6 +80,7 @@ struct scenario_result {
 	char *dir;			/* where the files are */
 	bool heap;			/* heap_stats holds the service's heap over the whole run */
 	struct heap_stats heap_stats;
+	struct heap_span_stats *heap_phases;	/* with heap: its heap in each phase (nr_phases) */
 };
 
 void scenario_result_init(struct scenario_result *r);

@@ -88,6 +88,8 @@ static struct {
 	atomic_uint_least64_t seq, dropped, untracked;
 	atomic_uint_least64_t last_tick_ns;
 	atomic_int_least64_t live, peak;	/* stats mode: block bytes live, their highest */
+	atomic_int_least64_t point_peak;	/* stats mode: the highest since the last point */
+	atomic_uint_least64_t last_point_ns;
 	pthread_mutex_t lock;		/* start, fork, end */
 	atomic_int tried;		/* start() ran (whether it started or not) */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
@@ -103,6 +105,7 @@ static pid_t stats_exec;		/* stats mode: the process whose stream ends at an exe
 
 /* Stats mode: a thread adds its live bytes to g.live when they move this far. */
 #define STATS_SLACK (8 * 1024)
+#define STATS_BIG_BLOCK (1024 * 1024)
 
 static uint64_t mono_ns(void)
 {
@@ -451,20 +454,79 @@ static void sampled_free(void *ptr)
  * go by the thread's slack into g.live and its peak. No stack, no
  * event: the totals and the peak are written at the end.
  */
-static void stats_live(int64_t delta)
+static void raise_to(atomic_int_least64_t *max, int64_t v)
 {
-	int64_t live, peak;
+	int64_t m = atomic_load_explicit(max, memory_order_relaxed);
 
-	tl_live += delta;
-	if (tl_live < STATS_SLACK && tl_live > -STATS_SLACK)
-		return;
-	live = atomic_fetch_add_explicit(&g.live, tl_live, memory_order_relaxed) + tl_live;
-	tl_live = 0;
-	peak = atomic_load_explicit(&g.peak, memory_order_relaxed);
-	while (live > peak &&
-	       !atomic_compare_exchange_weak_explicit(&g.peak, &peak, live, memory_order_relaxed,
+	while (v > m &&
+	       !atomic_compare_exchange_weak_explicit(max, &m, v, memory_order_relaxed,
 						      memory_order_relaxed))
 		;
+}
+
+/* Stats mode: the thread's live bytes into g.live, the peaks raised. */
+static int64_t stats_publish(void)
+{
+	int64_t live = atomic_fetch_add_explicit(&g.live, tl_live, memory_order_relaxed) + tl_live;
+
+	tl_live = 0;
+	raise_to(&g.peak, live);
+	raise_to(&g.point_peak, live);
+	return live;
+}
+
+/* Every thread's counts so far (another thread's may be a call behind). */
+static void sum_counts(uint64_t *allocs, uint64_t *bytes, uint64_t *frees)
+{
+	*allocs = *bytes = *frees = 0;
+	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
+		*allocs += b->allocs;
+		*bytes += b->alloc_bytes;
+		*frees += b->frees;
+	}
+}
+
+/*
+ * Stats mode: a HEAP_EV_POINT now, when it is the process's time for one
+ * (or 'force'); false when it is not.
+ */
+static bool stats_point(bool force)
+{
+	uint64_t now = mono_ns(), last = atomic_load(&g.last_point_ns), frees;
+	struct heap_point pt = { .time_ns = now };
+	unsigned char *p;
+	int64_t live;
+
+	if (!force && (now - last < HEAP_POINT_EVERY_NS ||
+		       !atomic_compare_exchange_strong(&g.last_point_ns, &last, now)))
+		return false;
+	live = stats_publish();
+	pt.live = live > 0 ? (uint64_t)live : 0;
+	live = atomic_exchange_explicit(&g.point_peak, live, memory_order_relaxed);
+	pt.peak = live > (int64_t)pt.live ? (uint64_t)live : pt.live;
+	sum_counts(&pt.allocs, &pt.alloc_bytes, &frees);
+	if ((p = room(1 + sizeof(pt)))) {
+		PUT(p, (uint8_t)HEAP_EV_POINT);
+		PUT(p, pt);
+		commit(p);
+	}
+	return true;
+}
+
+/*
+ * A thread looks whether a point is due at its 256th call since it last
+ * looked, and at a block of STATS_BIG_BLOCK or more (a service's buffers,
+ * taken at its start and then held while it idles, are in a point soon).
+ */
+static void stats_live(int64_t delta)
+{
+	tl_live += delta;
+	if (UNLIKELY(!(++tl_events & 255) || delta >= STATS_BIG_BLOCK || delta <= -STATS_BIG_BLOCK) &&
+	    stats_point(false))
+		return;
+	if (tl_live < STATS_SLACK && tl_live > -STATS_SLACK)
+		return;
+	stats_publish();
 }
 
 /*
@@ -668,13 +730,13 @@ static void end_stream(void)
 	}
 	if (!g.stats)
 		emit_maps();
+	if (g.stats)
+		stats_point(true);
 	if (g.stats && (p = room(1 + 8 + 1))) {
-		int64_t live = atomic_fetch_add(&g.live, tl_live) + tl_live;
 		int64_t peak = atomic_load(&g.peak);
 
-		tl_live = 0;
 		PUT(p, (uint8_t)HEAP_EV_PEAK);
-		PUT(p, (uint64_t)(live > peak ? live : peak));
+		PUT(p, (uint64_t)(peak > 0 ? peak : 0));
 		PUT(p, (uint8_t)(stats_exec == g.pid ? HEAP_PEAK_EXEC : 0));
 		commit(p);
 	}
@@ -683,11 +745,7 @@ static void end_stream(void)
 		.dropped_stacks = atomic_load(&g.dropped),
 		.untracked = atomic_load(&g.untracked),
 	};
-	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next) {
-		e.allocs += b->allocs;
-		e.alloc_bytes += b->alloc_bytes;
-		e.frees += b->frees;
-	}
+	sum_counts(&e.allocs, &e.alloc_bytes, &e.frees);
 	if ((p = room(1 + sizeof(e)))) {
 		PUT(p, (uint8_t)HEAP_EV_END);
 		PUT(p, e);
@@ -730,6 +788,8 @@ static void at_fork_child(void)
 	clear_tables();
 	atomic_store(&g.live, 0);
 	atomic_store(&g.peak, 0);
+	atomic_store(&g.point_peak, 0);
+	atomic_store(&g.last_point_ns, 0);
 	tl_live = 0;
 	pthread_mutex_init(&g.lock, NULL);
 	if (g.state == ST_ON)

@@ -53,9 +53,21 @@ test_expect_success 'allocs follow the events handled; heap-peak holds the 8 MiB
 	jq -e ".heap.allocs == $a1" few/summary.json >/dev/null
 '
 
+test_expect_success 'per phase: the pressure makes the allocations, every phase holds the 8 MiB' '
+	jq -r "[.phases[].heap.allocs] + [.phases[].heap.heap_peak_bytes] + [.phases[-1].metrics.events.mean, .heap.allocs] | @tsv" \
+		many.json >phases.tsv &&
+	cat phases.tsv &&
+	read i1 p i2 h1 h2 h3 e all <phases.tsv && e=${e%.*} &&
+	# the calls after a thread last looked for a point (256 at most, or 10 ms) count later
+	test "$p" -ge $((95 * e)) && test "$p" -le $((100 * e + 1000)) &&
+	test "$i1" -lt 1000 && test "$i2" -lt 1000 && test $((i1 + p + i2)) -le "$all" &&
+	test "$h1" -ge $((8 << 20)) && test "$h2" -ge $((8 << 20)) && test "$h3" -ge $((8 << 20))
+'
+
 test_expect_success 'the report has the heap line; without --heap the summary has none' '
 	hotloop scenario few --heap -o few2 >out.txt 2>err.txt &&
 	expect_grep "^heap: the service.s over the whole run: heap-peak [0-9]* [KM]iB, [0-9]* allocs" out.txt &&
+	expect_grep "^heap in pressure  *heap-peak [0-9.]* [KM]iB  *[0-9]* allocs" out.txt &&
 	hotloop scenario few --json -o few3 >plain.json 2>err.txt &&
 	jq -e ".heap == null" plain.json >/dev/null
 '

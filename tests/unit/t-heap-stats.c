@@ -106,6 +106,77 @@ static void test_heap_stats__collect(void **state)
 	assert_int_equal(heap_stats_collect(dir, &st), -1);
 }
 
+/* A stats stream with points: pts[0..split) in one chunk, the rest in a second, then its end. */
+static void write_points(const char *dir, const char *name, uint32_t pid, uint64_t start,
+			 uint64_t end, const struct heap_point *pts, size_t n, size_t split)
+{
+	struct heap_file_header h = { .magic = HEAP_STREAM_MAGIC, .version = HEAP_STREAM_VERSION,
+				      .pid = pid, .flags = HEAP_FILE_STATS, .rate = 1, .start_ns = start };
+	struct heap_end_event e = { .allocs = pts[n - 1].allocs, .alloc_bytes = pts[n - 1].alloc_bytes,
+				    .end_ns = end };
+	char *path = xstrfmt("%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	uint8_t t = HEAP_EV_POINT;
+
+	assert_non_null(f);
+	fwrite(&h, sizeof(h), 1, f);
+	for (size_t i = 0; i < n; i++) {
+		if (i == 0 || i == split) {
+			size_t k = i == 0 ? split : n - split;
+			struct heap_chunk_header c = { .len = (uint32_t)(k * (1 + sizeof(*pts))), .tid = pid };
+
+			fwrite(&c, sizeof(c), 1, f);
+		}
+		fwrite(&t, 1, 1, f);
+		fwrite(&pts[i], sizeof(pts[i]), 1, f);
+	}
+	{
+		struct heap_chunk_header c = { .len = 1 + sizeof(e), .tid = pid };
+
+		fwrite(&c, sizeof(c), 1, f);
+		t = HEAP_EV_END;
+		fwrite(&t, 1, 1, f);
+		fwrite(&e, sizeof(e), 1, f);
+	}
+	fclose(f);
+	free(path);
+}
+
+static void test_heap_stats__spans(void **state)
+{
+	char dir[] = "/tmp/t-heap-stats.XXXXXX";
+	/* time, live, peak since the point before, allocs and bytes so far; out of time order */
+	const struct heap_point a[] = {
+		{ 300, 20, 500, 30, 400 }, { 600, 0, 20, 30, 400 },
+		{ 200, 50, 80, 10, 100 }, { 1000, 0, 0, 35, 450 },
+	};
+	const struct heap_point b[] = { { 500, 1000, 1000, 7, 70 }, { 800, 0, 1000, 7, 70 } };
+	const struct heap_span spans[] = { { 0, 150 }, { 150, 350 }, { 350, 700 }, { 700, 2000 },
+					   { 2000, 3000 } };
+	const struct heap_span_stats want[] = {
+		{ 0, 0, 0, 1 },		/* a started, took no point yet */
+		{ 500, 30, 400, 1 },	/* a's two points */
+		{ 1020, 7, 70, 2 },	/* a idle at 20 live bytes, b's 1000 */
+		{ 1000, 5, 50, 2 },	/* b's live at the start; a's last allocations */
+		{ 0, 0, 0, 0 },		/* both gone */
+	};
+	struct heap_span_stats got[5];
+	struct heap_stats st = { 0 };
+
+	assert_non_null(mkdtemp(dir));
+	write_points(dir, "heap.1.0", 1, 100, 1000, a, 4, 2);
+	write_points(dir, "heap.2.0", 2, 400, 800, b, 2, 1);
+	assert_int_equal(heap_stats_collect_spans(dir, &st, spans, 5, got), 0);
+	assert_int_equal(st.allocs, 42);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(got[i].peak_bytes, want[i].peak_bytes);
+		assert_int_equal(got[i].allocs, want[i].allocs);
+		assert_int_equal(got[i].alloc_bytes, want[i].alloc_bytes);
+		assert_int_equal(got[i].images, want[i].images);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_heap_stats__env(void **state)
 {
 	char *env[3];
@@ -127,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_heap_stats__peak_over_processes),
 		cmocka_unit_test(test_heap_stats__collect),
+		cmocka_unit_test(test_heap_stats__spans),
 		cmocka_unit_test(test_heap_stats__env),
 	};
 
