@@ -54,6 +54,7 @@ double heap_weight(uint64_t size, uint64_t rate)
 void heap_stream_init(struct heap_stream *s)
 {
 	memset(s, 0, sizeof(*s));
+	s->scale_objects = s->scale_bytes = 1;
 }
 
 void heap_stream_release(struct heap_stream *s)
@@ -349,6 +350,30 @@ static void add_live_point(struct heap_stream *s, uint64_t time_ns, double live)
 	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live) };
 }
 
+/*
+ * A sampled stream's estimates, brought to the totals the process counted
+ * exactly: a ratio estimator. The totals are then exact, and a site's
+ * share keeps the sampling's error, smaller for the sites that weigh most.
+ */
+static void calibrate(struct heap_stream *s)
+{
+	double objects = 0, bytes = 0;
+
+	s->scale_objects = s->scale_bytes = 1;
+	if (s->header.rate <= 1 || !s->has_end)
+		return;
+	for (size_t i = 0; i < s->nr_allocs; i++) {
+		double w = heap_weight(s->allocs[i].size, s->header.rate);
+
+		objects += w;
+		bytes += w * (double)s->allocs[i].size;
+	}
+	if (objects > 0 && s->end.allocs)
+		s->scale_objects = (double)s->end.allocs / objects;
+	if (bytes > 0 && s->end.alloc_bytes)
+		s->scale_bytes = (double)s->end.alloc_bytes / bytes;
+}
+
 void heap_stream_match(struct heap_stream *s)
 {
 	struct live_map m = { 0 };
@@ -373,6 +398,7 @@ void heap_stream_match(struct heap_stream *s)
 	}
 	if (s->nr_ticks > 1)
 		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
+	calibrate(s);
 	live_grow(&m);
 	s->peak_bytes = s->peak_seq = 0;
 	s->nr_live = 0;
@@ -401,7 +427,7 @@ void heap_stream_match(struct heap_stream *s)
 			a->freed = o->seq;
 			if (o->ref & HEAP_ORDER_FREE)
 				a->temp = s->frees[o->ref & ~HEAP_ORDER_FREE].flags & HEAP_FREE_TEMP;
-			live -= heap_weight(a->size, s->header.rate) * (double)a->size;
+			live -= heap_weight(a->size, s->header.rate) * s->scale_bytes * (double)a->size;
 			live_delete(&m, slot);
 			slot = live_find(&m, addr);
 		}
@@ -417,7 +443,7 @@ void heap_stream_match(struct heap_stream *s)
 		slot->addr = addr;
 		slot->idx1 = (size_t)o->ref + 1;
 		m.nr++;
-		live += heap_weight(a->size, s->header.rate) * (double)a->size;
+		live += heap_weight(a->size, s->header.rate) * s->scale_bytes * (double)a->size;
 		if (live > peak) {
 			peak = live;
 			s->peak_seq = o->seq + 1;
@@ -490,8 +516,10 @@ void heap_stream_add(struct heap_stream *s, struct recording *r)
 		}
 		st = &t.v[last];
 		double w = heap_weight(a->size, s->header.rate);
-		double bytes = w * (double)a->size;
+		double bytes = w * s->scale_bytes * (double)a->size;
 		bool tracked = !(a->flags & HEAP_ALLOC_UNTRACKED);
+
+		w *= s->scale_objects;
 
 		st->v[HEAP_ALLOC_OBJECTS] += w;
 		st->v[HEAP_ALLOC_SPACE] += bytes;

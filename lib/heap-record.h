@@ -139,6 +139,12 @@ struct heap_stream {
 	double cut_allocs, cut_bytes, stackless_allocs, stackless_bytes;
 
 	/* from heap_stream_match() */
+	/*
+	 * Sampled, with the process's exact totals (HEAP_EV_END): what each
+	 * sampled allocation's weight is multiplied by in the object and the
+	 * byte values so that they add up to those totals; else 1.
+	 */
+	double scale_objects, scale_bytes;
 	uint64_t peak_bytes;	/* the highest live total (estimated when sampled) */
 	uint64_t peak_seq;	/* the events before the peak */
 	struct heap_live *live;	/* at each tick, and at the end */

@@ -301,6 +301,57 @@ static void test_heap__the_profile(void **state)
 }
 
 /*
+ * Sampled at 1000 bytes: 3 allocations of 100 bytes at stack 1 and one of
+ * 5000 at stack 2 were drawn, and the process counted 40 allocations and
+ * 9000 bytes in all. The profile's totals are those; each site keeps its
+ * share of the weights (a 100-byte sample stands for 10.5 allocations,
+ * the 5000-byte one for 1.007), and the in-use values scale with them.
+ */
+static void test_heap__sampled_totals_are_exact(void **state)
+{
+	struct sb s;
+	struct heap_stream st;
+	struct recording *r = recording_new(SAMPLER_CALLGRAPH_FP, 0);
+	struct recording_info info = { .event = "hotloop-heap: rate=1000", .freq = 1000 };
+	struct heap_end_event e = { .allocs = 40, .alloc_bytes = 9000, .end_ns = 9000 };
+	const uint64_t pcs1[] = { 0x401000 }, pcs2[] = { 0x403000 };
+	double w1 = heap_weight(100, 1000), w2 = heap_weight(5000, 1000);
+	double objects = 40 / (3 * w1 + w2), bytes = 9000 / (300 * w1 + 5000 * w2);
+	struct profile p;
+	uint8_t t = HEAP_EV_END;
+
+	start(&s, 1000);
+	chunk_begin(&s);
+	ev_stack(&s, 1, pcs1, 1);
+	ev_stack(&s, 2, pcs2, 1);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 0, 0x1000, 100);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 1, 0x2000, 100);
+	ev_alloc(&s, HEAP_OP_MALLOC, 2, 2, 0x3000, 5000);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 3, 0x4000, 100);
+	put(&s, &t, 1);
+	put(&s, &e, sizeof(e));
+	chunk_end(&s);
+	heap_stream_init(&st);
+	assert_int_equal(heap_stream_parse(&st, s.b.buf, s.b.len), 0);
+	heap_stream_match(&st);
+	recording_set_heap(r);
+	heap_stream_add(&st, r);
+	profile_init(&p);
+	assert_int_equal(recording_build(r, &p, &info), 0);
+	assert_int_equal(profile_total(&p, HEAP_ALLOC_OBJECTS), 40);
+	assert_int_equal(profile_total(&p, HEAP_ALLOC_SPACE), 9000);
+	assert_int_equal(value_of(&p, 0x401000, HEAP_ALLOC_OBJECTS), llround(3 * w1 * objects));
+	assert_int_equal(value_of(&p, 0x403000, HEAP_ALLOC_SPACE), llround(5000 * w2 * bytes));
+	/* nothing freed: the peak is the end, everything is in use there */
+	assert_int_equal(profile_total(&p, HEAP_INUSE_SPACE), 9000);
+	assert_int_equal(st.peak_bytes, 9000);
+	profile_release(&p);
+	recording_free(r);
+	heap_stream_release(&st);
+	strbuf_release(&s.b);
+}
+
+/*
  * Stack ids past heap_stack_ids(max_stacks) are not kept: their allocations
  * count with no stack; a stack marked cut counts as cut. Totals stay.
  */
@@ -419,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_heap__weights_unbias_the_counts),
 		cmocka_unit_test(test_heap__parse_and_match),
 		cmocka_unit_test(test_heap__the_profile),
+		cmocka_unit_test(test_heap__sampled_totals_are_exact),
 		cmocka_unit_test(test_heap__stacks_past_the_limit),
 		cmocka_unit_test(test_heap__cut_and_hostile_streams),
 		cmocka_unit_test(test_heap__bad_events_are_errors),
