@@ -59,15 +59,14 @@ void heap_stream_init(struct heap_stream *s)
 
 void heap_stream_release(struct heap_stream *s)
 {
-	free(s->allocs);
-	free(s->frees);
-	free(s->order);
+	free(s->chunks);
 	free(s->pcs);
 	free(s->stack_off);
 	free(s->stack_len);
 	free(s->maps);
 	free(s->ticks);
 	free(s->points);
+	free(s->sites);
 	free(s->live);
 	heap_stream_init(s);
 }
@@ -105,19 +104,103 @@ static bool take_varint(struct cursor *c, uint64_t *out)
 	return false;	/* longer than 10 bytes */
 }
 
-/* An allocation's or a free's seq and address, deltas from the chunk's previous. */
+/*
+ * An allocation's or a free's seq and address, deltas from the chunk's
+ * previous; a seq that wraps around is malformed (the chunk's seqs only grow).
+ */
 static bool take_seq_addr(struct cursor *c, uint64_t *seq, uint64_t *addr)
 {
 	uint64_t ds, za;
 
-	if (!take_varint(c, &ds) || !take_varint(c, &za))
+	if (!take_varint(c, &ds) || !take_varint(c, &za) || c->prev_seq + ds < c->prev_seq)
 		return false;
 	*seq = c->prev_seq += ds;
 	*addr = c->prev_addr += heap_unzigzag(za);
 	return true;
 }
 
-static int parse_event(struct heap_stream *s, struct cursor *c)
+/* An allocation or a free as the replay sees it. */
+struct event {
+	uint8_t type;		/* HEAP_EV_ALLOC or HEAP_EV_FREE */
+	uint8_t op, flags;
+	uint32_t stack;
+	uint64_t seq, addr, size;
+};
+
+static bool take_alloc(struct cursor *c, struct event *e)
+{
+	uint64_t stack;
+
+	if (!take(c, &e->op, 1) || !take(c, &e->flags, 1) || !take_varint(c, &stack) ||
+	    !take_seq_addr(c, &e->seq, &e->addr) || !take_varint(c, &e->size) ||
+	    e->op >= HEAP_NR_OPS || stack > UINT32_MAX)
+		return false;
+	e->stack = (uint32_t)stack;
+	return true;
+}
+
+static bool take_free(struct cursor *c, struct event *e)
+{
+	return take(c, &e->flags, 1) && take_seq_addr(c, &e->seq, &e->addr);
+}
+
+/* Past one event that is not an allocation or a free (checked when parsed). */
+static bool skip_other(struct cursor *c, uint8_t type)
+{
+	uint32_t n32;
+	uint16_t n16;
+	size_t n;
+
+	switch (type) {
+	case HEAP_EV_STACK:
+		if (!take(c, &n32, 4) || !take(c, &n16, 2))
+			return false;
+		n = 8u * (n16 & (uint16_t)~HEAP_STACK_CUT);
+		break;
+	case HEAP_EV_MAPS:
+		if (!take(c, &n32, 4))
+			return false;
+		n = n32;
+		break;
+	case HEAP_EV_TICK:
+		n = 16;
+		break;
+	case HEAP_EV_END:
+		n = sizeof(struct heap_end_event);
+		break;
+	case HEAP_EV_PEAK:
+		n = 9;
+		break;
+	case HEAP_EV_POINT:
+		n = sizeof(struct heap_point);
+		break;
+	default:
+		return false;
+	}
+	if ((size_t)(c->end - c->p) < n)
+		return false;
+	c->p += n;
+	return true;
+}
+
+/* The chunk's next allocation or free into *e; false at its end. */
+static bool next_event(struct cursor *c, struct event *e)
+{
+	while (c->p < c->end) {
+		uint8_t type = *c->p++;
+
+		e->type = type;
+		if (type == HEAP_EV_ALLOC)
+			return take_alloc(c, e);
+		if (type == HEAP_EV_FREE)
+			return take_free(c, e);
+		if (!skip_other(c, type))
+			return false;
+	}
+	return false;
+}
+
+static int parse_event(struct heap_stream *s, struct cursor *c, uint64_t *first_seq)
 {
 	uint8_t type;
 
@@ -160,26 +243,27 @@ static int parse_event(struct heap_stream *s, struct cursor *c)
 		return 0;
 	}
 	case HEAP_EV_ALLOC: {
-		struct heap_alloc a = { .freed = UINT64_MAX };
+		struct event e;
+		double w;
 
-		uint64_t stack;
-
-		if (!take(c, &a.op, 1) || !take(c, &a.flags, 1) || !take_varint(c, &stack) ||
-		    !take_seq_addr(c, &a.seq, &a.addr) || !take_varint(c, &a.size) ||
-		    a.op >= HEAP_NR_OPS || stack > UINT32_MAX)
+		if (!take_alloc(c, &e))
 			return -1;
-		a.stack = (uint32_t)stack;
-		ALLOC_GROW(s->allocs, s->nr_allocs + 1, s->alloc_allocs);
-		s->allocs[s->nr_allocs++] = a;
+		if (*first_seq == UINT64_MAX)
+			*first_seq = e.seq;
+		w = heap_weight(e.size, s->header.rate);
+		s->weight_objects += w;
+		s->weight_bytes += w * (double)e.size;
+		s->nr_allocs++;
 		return 0;
 	}
 	case HEAP_EV_FREE: {
-		struct heap_free f;
+		struct event e;
 
-		if (!take(c, &f.flags, 1) || !take_seq_addr(c, &f.seq, &f.addr))
+		if (!take_free(c, &e))
 			return -1;
-		ALLOC_GROW(s->frees, s->nr_frees + 1, s->alloc_frees);
-		s->frees[s->nr_frees++] = f;
+		if (*first_seq == UINT64_MAX)
+			*first_seq = e.seq;
+		s->nr_frees++;
 		return 0;
 	}
 	case HEAP_EV_MAPS: {
@@ -241,6 +325,7 @@ int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
 
 	heap_stream_release(s);
 	s->max_stacks = max_stacks;
+	s->data = data;
 	if (!take(&c, &s->header, sizeof(s->header)) ||
 	    memcmp(s->header.magic, HEAP_STREAM_MAGIC, sizeof(s->header.magic)))
 		return error("not a heap stream");
@@ -250,6 +335,7 @@ int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
 	while (c.p < c.end) {
 		struct heap_chunk_header h;
 		struct cursor chunk;
+		uint64_t first = UINT64_MAX;
 
 		if (!take(&c, &h, sizeof(h)) || (size_t)(c.end - c.p) < h.len) {
 			s->cut = true;	/* the process died while writing */
@@ -258,24 +344,37 @@ int heap_stream_parse(struct heap_stream *s, const void *data, size_t len)
 		chunk = (struct cursor){ c.p, c.p + h.len, 0, 0 };
 		c.p += h.len;
 		while (chunk.p < chunk.end)
-			if (parse_event(s, &chunk)) {
+			if (parse_event(s, &chunk, &first)) {
 				error("malformed heap stream: bad event at byte %zu",
 				      (size_t)(chunk.p - (const unsigned char *)data));
 				heap_stream_release(s);
 				return -1;
 			}
+		if (first != UINT64_MAX) {
+			ALLOC_GROW(s->chunks, s->nr_chunks + 1, s->alloc_chunks);
+			s->chunks[s->nr_chunks++] = (struct heap_chunk){
+				(size_t)(chunk.end - h.len - (const unsigned char *)data), h.len, first,
+			};
+		}
 	}
 	return 0;
 }
 
-/* The blocks live so far, by address: linear probing, backward-shift deletion. */
+/*
+ * The blocks live so far, by address: linear probing, backward-shift
+ * deletion. 16 bytes a block, as many live blocks as the program had (a
+ * table that fits the cache replays several times faster): a size from
+ * 4 GiB up keeps its high half in a second table (LIVE_BIG).
+ */
 struct live_map {
 	struct live_slot {
 		uint64_t addr;
-		size_t idx1;	/* index into allocs + 1; 0: empty */
+		uint32_t site1;	/* index into sites + 1, | LIVE_BIG; 0: empty */
+		uint32_t size;	/* the low half */
 	} *v;
 	size_t mask, nr;
 };
+#define LIVE_BIG 0x80000000u	/* sites stay below: heap_stack_ids() * HEAP_NR_OPS */
 
 static size_t live_home(const struct live_map *m, uint64_t addr)
 {
@@ -287,7 +386,7 @@ static size_t live_home(const struct live_map *m, uint64_t addr)
 static struct live_slot *live_find(struct live_map *m, uint64_t addr)
 {
 	for (size_t i = live_home(m, addr);; i = (i + 1) & m->mask)
-		if (!m->v[i].idx1 || m->v[i].addr == addr)
+		if (!m->v[i].site1 || m->v[i].addr == addr)
 			return &m->v[i];
 }
 
@@ -298,7 +397,7 @@ static void live_grow(struct live_map *m)
 	m->mask = old.v ? 2 * old.mask + 1 : 1023;
 	m->v = xcalloc(m->mask + 1, sizeof(*m->v));
 	for (size_t i = 0; old.v && i <= old.mask; i++)
-		if (old.v[i].idx1)
+		if (old.v[i].site1)
 			*live_find(m, old.v[i].addr) = old.v[i];
 	free(old.v);
 }
@@ -311,25 +410,16 @@ static void live_delete(struct live_map *m, struct live_slot *slot)
 	for (;;) {
 		size_t h;
 
-		m->v[i].idx1 = 0;
+		m->v[i].site1 = 0;
 		do {
 			j = (j + 1) & m->mask;
-			if (!m->v[j].idx1)
+			if (!m->v[j].site1)
 				return;
 			h = live_home(m, m->v[j].addr);
 		} while (i <= j ? (i < h && h <= j) : (i < h || h <= j));
 		m->v[i] = m->v[j];
 		i = j;
 	}
-}
-
-static int order_cmp(const void *a, const void *b)
-{
-	const struct heap_order *x = a, *y = b;
-
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
 static int tick_cmp(const void *a, const void *b)
@@ -339,15 +429,205 @@ static int tick_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct heap_chunk *x = a, *y = b;
+
+	if (x->first_seq != y->first_seq)
+		return x->first_seq < y->first_seq ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 static uint64_t whole(double v)
 {
 	return v <= 0 ? 0 : v >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(v);
 }
 
+/*
+ * The chunks being merged: each with its next event, a binary heap by
+ * that event's seq. Chunks of one thread follow one another, so it
+ * holds as many as threads wrote at once.
+ */
+struct merge {
+	struct reader {
+		struct cursor c;
+		struct event e;
+	} *v;
+	size_t nr, alloc;
+};
+
+static void merge_down(struct merge *m, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, k = i;
+		struct reader t;
+
+		if (l < m->nr && m->v[l].e.seq < m->v[k].e.seq)
+			k = l;
+		if (r < m->nr && m->v[r].e.seq < m->v[k].e.seq)
+			k = r;
+		if (k == i)
+			return;
+		t = m->v[i];
+		m->v[i] = m->v[k];
+		m->v[k] = t;
+		i = k;
+	}
+}
+
+static void merge_push(struct merge *m, const struct reader *rd)
+{
+	size_t i = m->nr;
+
+	ALLOC_GROW(m->v, m->nr + 1, m->alloc);
+	m->v[m->nr++] = *rd;
+	while (i > 0 && m->v[(i - 1) / 2].e.seq > m->v[i].e.seq) {
+		struct reader t = m->v[i];
+
+		m->v[i] = m->v[(i - 1) / 2];
+		m->v[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+}
+
+/* The top reader moves to its next event, or leaves the heap. */
+static void merge_advance(struct merge *m)
+{
+	if (!next_event(&m->v[0].c, &m->v[0].e))
+		m->v[0] = m->v[--m->nr];
+	merge_down(m, 0);
+}
+
+struct replay {
+	struct heap_stream *s;
+	struct live_map m, big;	/* big: the high halves of sizes (site1 1) */
+	struct hindex index;	/* of s->sites, by key */
+	uint64_t last_key;
+	uint32_t last_site;
+	uint32_t stack_limit;	/* heap_stack_ids() of the stream's limit */
+	uint64_t epoch;		/* peaks so far: a site whose stamp is older changed not since */
+	double live, peak;
+};
+
+static bool site_eq(const void *table, size_t i, const void *key)
+{
+	return ((const struct heap_stream *)table)->sites[i].key == *(const uint64_t *)key;
+}
+
+static uint32_t site_of(struct replay *rp, uint32_t stack, uint8_t op)
+{
+	struct heap_stream *s = rp->s;
+	uint64_t key = (uint64_t)stack << 2 | op, hash;
+	size_t slot, i;
+
+	if (key == rp->last_key)	/* a loop's allocations share their site */
+		return rp->last_site;
+	hash = hash_u64(HASH_SEED, key);
+	hindex_reserve(&rp->index);
+	slot = hindex_find(&rp->index, hash, site_eq, s, &key);
+	if ((i = hindex_at(&rp->index, slot)) == HINDEX_NONE) {
+		ALLOC_GROW(s->sites, s->nr_sites + 1, s->alloc_sites);
+		i = s->nr_sites++;
+		memset(&s->sites[i], 0, sizeof(s->sites[i]));
+		s->sites[i].key = key;
+		hindex_set(&rp->index, slot, hash, i);
+	}
+	rp->last_key = key;
+	rp->last_site = (uint32_t)i;
+	return (uint32_t)i;
+}
+
+/* What site i has live is about to change: keep what it had at the latest peak. */
+static void site_touch(struct replay *rp, struct heap_site *st)
+{
+	if (st->stamp != rp->epoch) {
+		st->at_peak[0] = st->live[0];
+		st->at_peak[1] = st->live[1];
+		st->stamp = rp->epoch;
+	}
+}
+
+/* The block in slot is gone (freed, or its address allocated again). */
+static void block_gone(struct replay *rp, struct live_slot *slot, bool temp)
+{
+	struct heap_site *st = &rp->s->sites[(slot->site1 & ~LIVE_BIG) - 1];
+	uint64_t size = slot->size;
+	double w, bytes;
+
+	if (slot->site1 & LIVE_BIG) {
+		struct live_slot *hi = live_find(&rp->big, slot->addr);
+
+		if (hi->site1) {
+			size |= (uint64_t)hi->size << 32;
+			live_delete(&rp->big, hi);
+		}
+	}
+	w = heap_weight(size, rp->s->header.rate);
+	bytes = w * (double)size;
+
+	site_touch(rp, st);
+	st->live[0] -= w;
+	st->live[1] -= bytes;
+	if (temp)
+		st->v[HEAP_TEMP_OBJECTS] += w;
+	rp->live -= bytes;
+	live_delete(&rp->m, slot);
+}
+
+static void replay_event(struct replay *rp, const struct event *e)
+{
+	struct live_slot *slot = live_find(&rp->m, e->addr);
+	struct heap_site *st;
+	double w, bytes;
+	uint32_t i;
+
+	if (slot->site1) {
+		block_gone(rp, slot, e->type == HEAP_EV_FREE && (e->flags & HEAP_FREE_TEMP));
+		slot = live_find(&rp->m, e->addr);
+	}
+	if (e->type == HEAP_EV_FREE)
+		return;
+	/* a stack id past what is read has no stack: the sites stay below LIVE_BIG */
+	i = site_of(rp, e->stack > rp->stack_limit ? 0 : e->stack, e->op);
+	st = &rp->s->sites[i];
+	w = heap_weight(e->size, rp->s->header.rate);
+	bytes = w * (double)e->size;
+	st->v[HEAP_ALLOC_OBJECTS] += w;
+	st->v[HEAP_ALLOC_SPACE] += bytes;
+	if (e->flags & HEAP_ALLOC_UNTRACKED)
+		return;	/* its free is never seen */
+	if ((rp->m.nr + 1) * 2 > rp->m.mask) {
+		live_grow(&rp->m);
+		slot = live_find(&rp->m, e->addr);
+	}
+	*slot = (struct live_slot){ e->addr, i + 1, (uint32_t)e->size };
+	rp->m.nr++;
+	if (e->size >> 32) {
+		struct live_slot *hi;
+
+		slot->site1 |= LIVE_BIG;
+		if ((rp->big.nr + 1) * 2 > rp->big.mask)
+			live_grow(&rp->big);
+		hi = live_find(&rp->big, e->addr);
+		*hi = (struct live_slot){ e->addr, 1, (uint32_t)(e->size >> 32) };
+		rp->big.nr++;
+	}
+	site_touch(rp, st);
+	st->live[0] += w;
+	st->live[1] += bytes;
+	rp->live += bytes;
+	if (rp->live > rp->peak) {
+		/* every site's live values now are its values at the peak */
+		rp->peak = rp->live;
+		rp->s->peak_seq = e->seq + 1;
+		rp->epoch++;
+	}
+}
+
 static void add_live_point(struct heap_stream *s, uint64_t time_ns, double live)
 {
 	ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
-	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live) };
+	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live * s->scale_bytes) };
 }
 
 /*
@@ -357,104 +637,75 @@ static void add_live_point(struct heap_stream *s, uint64_t time_ns, double live)
  */
 static void calibrate(struct heap_stream *s)
 {
-	double objects = 0, bytes = 0;
-
 	s->scale_objects = s->scale_bytes = 1;
 	if (s->header.rate <= 1 || !s->has_end)
 		return;
-	for (size_t i = 0; i < s->nr_allocs; i++) {
-		double w = heap_weight(s->allocs[i].size, s->header.rate);
-
-		objects += w;
-		bytes += w * (double)s->allocs[i].size;
-	}
-	if (objects > 0 && s->end.allocs)
-		s->scale_objects = (double)s->end.allocs / objects;
-	if (bytes > 0 && s->end.alloc_bytes)
-		s->scale_bytes = (double)s->end.alloc_bytes / bytes;
+	if (s->weight_objects > 0 && s->end.allocs)
+		s->scale_objects = (double)s->end.allocs / s->weight_objects;
+	if (s->weight_bytes > 0 && s->end.alloc_bytes)
+		s->scale_bytes = (double)s->end.alloc_bytes / s->weight_bytes;
 }
 
 void heap_stream_match(struct heap_stream *s)
 {
-	struct live_map m = { 0 };
-	double live = 0, peak = 0;
-	size_t t = 0, ia = 0, jf = 0, nr = s->nr_allocs + s->nr_frees;
-	bool sorted = true;
+	struct replay rp = {
+		.s = s, .last_key = UINT64_MAX,
+		.stack_limit = heap_stack_ids(s->max_stacks ? s->max_stacks : HEAP_DEFAULT_MAX_STACKS),
+	};
+	struct merge mg = { 0 };
+	size_t t = 0, next = 0;
 
-	/* one thread's events come in order: allocations and frees merge */
-	for (size_t i = 1; i < s->nr_allocs && sorted; i++)
-		sorted = s->allocs[i - 1].seq <= s->allocs[i].seq;
-	for (size_t i = 1; i < s->nr_frees && sorted; i++)
-		sorted = s->frees[i - 1].seq <= s->frees[i].seq;
-	s->nr_order = 0;
-	if (!sorted) {	/* several threads: their chunks interleave */
-		ALLOC_GROW(s->order, nr, s->alloc_order);
-		for (size_t i = 0; i < s->nr_allocs; i++)
-			s->order[s->nr_order++] = (struct heap_order){ s->allocs[i].seq, i };
-		for (size_t i = 0; i < s->nr_frees; i++)
-			s->order[s->nr_order++] =
-				(struct heap_order){ s->frees[i].seq, i | HEAP_ORDER_FREE };
-		qsort(s->order, s->nr_order, sizeof(*s->order), order_cmp);
-	}
+	calibrate(s);
+	free(s->sites);
+	s->sites = NULL;
+	s->nr_sites = s->alloc_sites = 0;
+	s->nr_live = 0;
+	s->peak_bytes = s->peak_seq = 0;
 	if (s->nr_ticks > 1)
 		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
-	calibrate(s);
-	live_grow(&m);
-	s->peak_bytes = s->peak_seq = 0;
-	s->nr_live = 0;
-	for (size_t k = 0; k < nr; k++) {
-		struct heap_order next, *o = &next;
-		struct heap_alloc *a;
-		struct live_slot *slot;
-		uint64_t addr;
+	if (s->nr_chunks > 1)
+		qsort(s->chunks, s->nr_chunks, sizeof(*s->chunks), chunk_cmp);
+	live_grow(&rp.m);
+	live_grow(&rp.big);
+	for (;;) {
+		struct event e;
 
-		if (!sorted)
-			o = &s->order[k];
-		else if (ia < s->nr_allocs &&
-			 (jf == s->nr_frees || s->allocs[ia].seq <= s->frees[jf].seq))
-			next = (struct heap_order){ s->allocs[ia].seq, ia }, ia++;
-		else
-			next = (struct heap_order){ s->frees[jf].seq, jf | HEAP_ORDER_FREE }, jf++;
+		/* the chunks that start before the next event join the merge */
+		while (next < s->nr_chunks &&
+		       (!mg.nr || s->chunks[next].first_seq <= mg.v[0].e.seq)) {
+			const struct heap_chunk *ch = &s->chunks[next++];
+			struct reader rd = { .c = { s->data + ch->off, s->data + ch->off + ch->len, 0, 0 } };
+
+			if (next_event(&rd.c, &rd.e))
+				merge_push(&mg, &rd);
+		}
+		if (!mg.nr)
+			break;
+		e = mg.v[0].e;
 		/* the ticks before this event see the total so far */
-		for (; t < s->nr_ticks && s->ticks[t].seq <= o->seq; t++)
-			add_live_point(s, s->ticks[t].time_ns, live);
-		addr = o->ref & HEAP_ORDER_FREE ? s->frees[o->ref & ~HEAP_ORDER_FREE].addr :
-		       s->allocs[o->ref].addr;
-		slot = live_find(&m, addr);
-		if (slot->idx1) {
-			/* freed, or allocated again: the block before was freed unseen */
-			a = &s->allocs[slot->idx1 - 1];
-			a->freed = o->seq;
-			if (o->ref & HEAP_ORDER_FREE)
-				a->temp = s->frees[o->ref & ~HEAP_ORDER_FREE].flags & HEAP_FREE_TEMP;
-			live -= heap_weight(a->size, s->header.rate) * s->scale_bytes * (double)a->size;
-			live_delete(&m, slot);
-			slot = live_find(&m, addr);
-		}
-		if (o->ref & HEAP_ORDER_FREE)
-			continue;
-		a = &s->allocs[o->ref];
-		if (a->flags & HEAP_ALLOC_UNTRACKED)
-			continue;	/* its free is never seen */
-		if ((m.nr + 1) * 2 > m.mask) {
-			live_grow(&m);
-			slot = live_find(&m, addr);
-		}
-		slot->addr = addr;
-		slot->idx1 = (size_t)o->ref + 1;
-		m.nr++;
-		live += heap_weight(a->size, s->header.rate) * s->scale_bytes * (double)a->size;
-		if (live > peak) {
-			peak = live;
-			s->peak_seq = o->seq + 1;
-		}
+		for (; t < s->nr_ticks && s->ticks[t].seq <= e.seq; t++)
+			add_live_point(s, s->ticks[t].time_ns, rp.live);
+		replay_event(&rp, &e);
+		merge_advance(&mg);
 	}
 	for (; t < s->nr_ticks; t++)
-		add_live_point(s, s->ticks[t].time_ns, live);
+		add_live_point(s, s->ticks[t].time_ns, rp.live);
 	if (s->has_end)
-		add_live_point(s, s->end.end_ns, live);
-	s->peak_bytes = whole(peak);
-	free(m.v);
+		add_live_point(s, s->end.end_ns, rp.live);
+	s->peak_bytes = whole(rp.peak * s->scale_bytes);
+	for (size_t i = 0; i < s->nr_sites; i++) {
+		struct heap_site *st = &s->sites[i];
+		const double *at = st->stamp == rp.epoch ? st->at_peak : st->live;
+
+		st->v[HEAP_INUSE_OBJECTS] = at[0];
+		st->v[HEAP_INUSE_SPACE] = at[1];
+		st->v[HEAP_LEAK_OBJECTS] = st->live[0];
+		st->v[HEAP_LEAK_SPACE] = st->live[1];
+	}
+	free(mg.v);
+	free(rp.m.v);
+	free(rp.big.v);
+	hindex_release(&rp.index);
 }
 
 static const char *const op_names[HEAP_NR_OPS] = {
@@ -464,104 +715,47 @@ static const char *const op_names[HEAP_NR_OPS] = {
 	[HEAP_OP_MEMALIGN] = HEAP_OP_NAME_MEMALIGN,
 };
 
-/* One allocation site of a stream: a stack and an op, its values summed. */
-struct site {
-	uint64_t key;		/* stack << 2 | op */
-	double v[HEAP_NR_SAMPLE_TYPES];
-};
-
-struct sites {
-	struct site *v;
-	size_t nr, alloc;
-	struct hindex index;
-};
-
-static bool site_eq(const void *table, size_t i, const void *key)
+/* A value of a site, scaled and whole. */
+static int64_t site_value(const struct heap_stream *s, const struct heap_site *st, int k)
 {
-	return ((const struct sites *)table)->v[i].key == *(const uint64_t *)key;
-}
+	bool objects = k == HEAP_ALLOC_OBJECTS || k == HEAP_INUSE_OBJECTS ||
+		       k == HEAP_LEAK_OBJECTS || k == HEAP_TEMP_OBJECTS;
+	double v = st->v[k] * (objects ? s->scale_objects : s->scale_bytes);
 
-static struct site *get_site(struct sites *t, uint64_t key)
-{
-	uint64_t hash = hash_u64(HASH_SEED, key);
-	size_t s, i;
-
-	hindex_reserve(&t->index);
-	s = hindex_find(&t->index, hash, site_eq, t, &key);
-	if ((i = hindex_at(&t->index, s)) != HINDEX_NONE)
-		return &t->v[i];
-	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
-	memset(&t->v[t->nr], 0, sizeof(t->v[t->nr]));
-	t->v[t->nr].key = key;
-	hindex_set(&t->index, s, hash, t->nr);
-	return &t->v[t->nr++];
+	return v <= 0 ? 0 : v >= 9e18 ? INT64_MAX : llround(v);
 }
 
 void heap_stream_add(struct heap_stream *s, struct recording *r)
 {
-	struct sites t = { 0 };
-	uint64_t peak = s->peak_seq;
 	pid_t pid = (pid_t)s->header.pid;
-	uint64_t last_key = UINT64_MAX;
-	size_t last = 0;
 
-	for (size_t i = 0; i < s->nr_allocs; i++) {
-		const struct heap_alloc *a = &s->allocs[i];
-		uint64_t key = (uint64_t)a->stack << 2 | a->op;
-		struct site *st;
-
-		if (key != last_key) {	/* a loop's allocations share their site */
-			last = (size_t)(get_site(&t, key) - t.v);
-			last_key = key;
-		}
-		st = &t.v[last];
-		double w = heap_weight(a->size, s->header.rate);
-		double bytes = w * s->scale_bytes * (double)a->size;
-		bool tracked = !(a->flags & HEAP_ALLOC_UNTRACKED);
-
-		w *= s->scale_objects;
-
-		st->v[HEAP_ALLOC_OBJECTS] += w;
-		st->v[HEAP_ALLOC_SPACE] += bytes;
-		if (tracked && a->seq < peak && a->freed >= peak) {
-			st->v[HEAP_INUSE_OBJECTS] += w;
-			st->v[HEAP_INUSE_SPACE] += bytes;
-		}
-		if (tracked && a->freed == UINT64_MAX) {
-			st->v[HEAP_LEAK_OBJECTS] += w;
-			st->v[HEAP_LEAK_SPACE] += bytes;
-		}
-		if (a->temp)
-			st->v[HEAP_TEMP_OBJECTS] += w;
-	}
-	for (size_t i = 0; i < t.nr; i++) {
-		uint32_t stack = (uint32_t)(t.v[i].key >> 2);
+	for (size_t i = 0; i < s->nr_sites; i++) {
+		const struct heap_site *st = &s->sites[i];
+		uint32_t stack = (uint32_t)(st->key >> 2);
 		const uint64_t *pcs = NULL;
 		uint32_t n = 0;
 		bool cut;
 		int64_t v[HEAP_NR_SAMPLE_TYPES];
 
+		for (int k = 0; k < HEAP_NR_SAMPLE_TYPES; k++)
+			v[k] = site_value(s, st, k);
 		if (stack && stack < s->nr_stacks && s->stack_len[stack]) {
 			pcs = s->pcs + s->stack_off[stack];
 			n = s->stack_len[stack] & ~HEAP_STACK_LEN_CUT;
 			cut = s->stack_len[stack] & HEAP_STACK_LEN_CUT;
 			if (cut) {
-				s->cut_allocs += t.v[i].v[HEAP_ALLOC_OBJECTS];
-				s->cut_bytes += t.v[i].v[HEAP_ALLOC_SPACE];
+				s->cut_allocs += (double)v[HEAP_ALLOC_OBJECTS];
+				s->cut_bytes += (double)v[HEAP_ALLOC_SPACE];
 			}
 		} else {
 			/* none kept past the limit (0), or its id past what is read */
 			cut = !stack || stack > heap_stack_ids(s->max_stacks ? s->max_stacks :
 								 HEAP_DEFAULT_MAX_STACKS);
-			s->stackless_allocs += t.v[i].v[HEAP_ALLOC_OBJECTS];
-			s->stackless_bytes += t.v[i].v[HEAP_ALLOC_SPACE];
+			s->stackless_allocs += (double)v[HEAP_ALLOC_OBJECTS];
+			s->stackless_bytes += (double)v[HEAP_ALLOC_SPACE];
 		}
-		for (int k = 0; k < HEAP_NR_SAMPLE_TYPES; k++)
-			v[k] = t.v[i].v[k] >= 9e18 ? INT64_MAX : llround(t.v[i].v[k]);
-		recording_add_heap(r, pid, pcs, n, cut, op_names[t.v[i].key & 3], v);
+		recording_add_heap(r, pid, pcs, n, cut, op_names[st->key & 3], v);
 	}
-	free(t.v);
-	hindex_release(&t.index);
 }
 
 /* ---- the program ------------------------------------------------------------- */
@@ -821,8 +1015,6 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 			free(path);
 			continue;
 		}
-		if (map)
-			munmap(map, len);
 		free(path);
 		res->streams++;
 		if (!s.has_end) {
@@ -843,6 +1035,8 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 		if (s.peak_bytes > res->peak_bytes)
 			res->peak_bytes = s.peak_bytes;
 		heap_stream_add(&s, r);
+		if (map)	/* the events were replayed from it */
+			munmap(map, len);
 		res->cut_allocs += whole(s.cut_allocs);
 		res->cut_bytes += whole(s.cut_bytes);
 		res->dropped_stacks += whole(s.stackless_allocs);

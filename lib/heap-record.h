@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "heap-profile.h"
 #include "heap-stream.h"
 
 struct strbuf;
@@ -74,19 +75,6 @@ int heap_check_program(const char *path);
 /* How many allocations one sampled allocation of 'size' bytes stands for. */
 double heap_weight(uint64_t size, uint64_t rate);
 
-struct heap_alloc {
-	uint64_t seq, addr, size;
-	uint64_t freed;		/* seq of its free; UINT64_MAX: live at exit */
-	uint32_t stack;
-	uint8_t op, flags;
-	bool temp;
-};
-
-struct heap_free {
-	uint64_t seq, addr;
-	uint8_t flags;
-};
-
 /* A HEAP_EV_TICK: the clock when the sequence was at seq. */
 struct heap_tick {
 	uint64_t time_ns, seq;
@@ -97,21 +85,31 @@ struct heap_live {
 	uint64_t time_ns, bytes;
 };
 
-/* An event of the sequence: an allocation, or (with HEAP_ORDER_FREE) a free. */
-struct heap_order {
-	uint64_t seq;
-	uint64_t ref;		/* index into allocs, or into frees | HEAP_ORDER_FREE */
+/* A chunk of a stream: its allocations and frees come in increasing seq. */
+struct heap_chunk {
+	size_t off, len;	/* its events: the stream's bytes [off, off + len) */
+	uint64_t first_seq;	/* its first allocation's or free's */
 };
-#define HEAP_ORDER_FREE (1ull << 63)
+
+/*
+ * An allocation site of a stream: a stack and an op, its values summed
+ * (weighted, not yet scaled), and, while the sequence is replayed, what
+ * of it is live.
+ */
+struct heap_site {
+	uint64_t key;		/* stack << 2 | op */
+	double v[HEAP_NR_SAMPLE_TYPES];
+	double live[2], at_peak[2];	/* objects and bytes live now, and at the latest peak */
+	uint64_t stamp;		/* the peak at_peak is of (heap_stream_match()) */
+};
 
 struct heap_stream {
 	struct heap_file_header header;
-	struct heap_alloc *allocs;
-	size_t nr_allocs, alloc_allocs;
-	struct heap_free *frees;
-	size_t nr_frees, alloc_frees;
-	struct heap_order *order;	/* both by seq, when not each in order already */
-	size_t nr_order, alloc_order;
+	const unsigned char *data;	/* the stream parsed: the caller's, kept until heap_stream_add() */
+	struct heap_chunk *chunks;	/* those with an allocation or a free */
+	size_t nr_chunks, alloc_chunks;
+	size_t nr_allocs, nr_frees;
+	double weight_objects, weight_bytes;	/* the allocations' weights, summed */
 	/* stack i (1..nr_stacks): pcs[stack_off[i]..stack_off[i] + stack_len[i]) */
 	uint64_t *pcs;
 	size_t nr_pcs, alloc_pcs;
@@ -145,6 +143,8 @@ struct heap_stream {
 	 * byte values so that they add up to those totals; else 1.
 	 */
 	double scale_objects, scale_bytes;
+	struct heap_site *sites;
+	size_t nr_sites, alloc_sites;
 	uint64_t peak_bytes;	/* the highest live total (estimated when sampled) */
 	uint64_t peak_seq;	/* the events before the peak */
 	struct heap_live *live;	/* at each tick, and at the end */
@@ -154,21 +154,29 @@ struct heap_stream {
 void heap_stream_init(struct heap_stream *s);
 void heap_stream_release(struct heap_stream *s);
 /*
- * Parse one stream file. 0 on success (a stream cut at the end is kept:
- * s->cut), -1 with an error when it is not a stream or is malformed.
+ * Parse one stream file: every event is checked, the stacks, maps, ticks,
+ * points and totals kept, the chunks holding allocations and frees
+ * listed; those events are replayed from 'data' by heap_stream_match(),
+ * so data must stay until then. 0 on success (a stream cut at the end is
+ * kept: s->cut), -1 with an error when it is not a stream or is
+ * malformed.
  */
 int heap_stream_parse(struct heap_stream *s, const void *data, size_t len);
 /*
- * Replay the sequence (sorted by seq when threads interleaved it): pair
- * each allocation with its free (allocs[].freed, .temp) by address (an
- * address allocated again counts as freed then), and follow the live
- * bytes (weighted by heap_weight()): their value at each tick and at the
- * end (s->live), and the peak (s->peak_bytes, s->peak_seq).
+ * Replay the sequence in seq order (the chunks merged where threads
+ * interleaved them), without keeping it: each allocation counts for its
+ * site (s->sites) and is followed by address until its free (an address
+ * allocated again counts as freed then), so that each site gets its
+ * values in use at the peak of the live bytes and at the end; and the
+ * live bytes (weighted by heap_weight()) at each tick and at the end
+ * (s->live), and the peak (s->peak_bytes, s->peak_seq). Memory: the
+ * blocks live at once and the sites, not the events.
  */
 void heap_stream_match(struct heap_stream *s);
 /*
  * Add the stream's allocation sites to r (recording_set_heap()): alloc,
- * inuse at s->end.peak_seq, leak and temp values, scaled by heap_weight().
+ * inuse at the peak, leak and temp values, scaled (scale_objects,
+ * scale_bytes).
  */
 void heap_stream_add(struct heap_stream *s, struct recording *r);
 

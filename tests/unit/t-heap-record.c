@@ -206,8 +206,8 @@ static void sample_stream(struct sb *s)
 	chunk_begin(s);
 	ev_free(s, 3, 0x2000, 0);
 	ev_alloc(s, HEAP_OP_REALLOC, 2, 4, 0x2000, 300);
-	ev_free(s, 6, 0x2000, 0);
 	ev_alloc(s, HEAP_OP_MALLOC, 1, 5, 0x3000, 50);
+	ev_free(s, 6, 0x2000, 0);
 	ev_end(s);
 	chunk_end(s);
 }
@@ -228,13 +228,19 @@ static void test_heap__parse_and_match(void **state)
 	assert_int_equal(st.nr_stacks, 3);
 	assert_int_equal(st.stack_len[1], 2);
 	assert_int_equal(st.pcs[st.stack_off[1] + 1], 0x402000);
+	assert_int_equal(st.nr_chunks, 2);
 	heap_stream_match(&st);
-	assert_int_equal(st.allocs[0].freed, 1);
-	assert_true(st.allocs[0].temp);
-	assert_int_equal(st.allocs[1].freed, 3);
-	assert_false(st.allocs[1].temp);
-	assert_int_equal(st.allocs[2].freed, 6);
-	assert_int_equal(st.allocs[3].freed, UINT64_MAX);
+	/* sites: stack 1 malloc (A, C), stack 2 malloc (B), stack 2 realloc */
+	assert_int_equal(st.nr_sites, 3);
+	assert_int_equal(st.sites[0].key, 1u << 2 | HEAP_OP_MALLOC);
+	assert_true(st.sites[0].v[HEAP_ALLOC_OBJECTS] == 2);
+	assert_true(st.sites[0].v[HEAP_TEMP_OBJECTS] == 1);	/* A, freed at once */
+	assert_true(st.sites[0].v[HEAP_INUSE_SPACE] == 50);	/* C at the peak */
+	assert_true(st.sites[0].v[HEAP_LEAK_SPACE] == 50);	/* C at exit */
+	assert_true(st.sites[1].v[HEAP_TEMP_OBJECTS] == 0);	/* B, freed by its realloc */
+	assert_true(st.sites[1].v[HEAP_INUSE_SPACE] == 0);
+	assert_true(st.sites[2].v[HEAP_INUSE_SPACE] == 300);	/* the realloc'd B at the peak */
+	assert_true(st.sites[2].v[HEAP_LEAK_SPACE] == 0);	/* freed after it */
 	assert_int_equal(st.peak_bytes, 350);
 	assert_int_equal(st.peak_seq, 6);
 	/* the tick before event 3 sees B alone; the end sees C */
@@ -296,6 +302,64 @@ static void test_heap__the_profile(void **state)
 	assert_int_equal(profile_total(&p, HEAP_ALLOC_OBJECTS), 4);
 	profile_release(&p);
 	recording_free(r);
+	heap_stream_release(&st);
+	strbuf_release(&s.b);
+}
+
+/*
+ * Two threads' chunks, the second written out after the first though its
+ * events interleave with it: the replay merges them by seq. Live bytes
+ * by seq: 100 (A) 1100 (C, the peak) 100 300 (B) 200 250 (D); read in
+ * the file's order the peak would be 1300.
+ */
+static void test_heap__threads_interleave(void **state)
+{
+	struct sb s;
+	struct heap_stream st;
+	const uint64_t pcs1[] = { 0x401000 }, pcs2[] = { 0x403000 };
+
+	start(&s, 1);
+	chunk_begin(&s);
+	ev_stack(&s, 1, pcs1, 1);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 0, 0x1000, 100);	/* A */
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 3, 0x2000, 200);	/* B */
+	ev_free(&s, 4, 0x1000, 0);
+	chunk_end(&s);
+	chunk_begin(&s);
+	ev_stack(&s, 2, pcs2, 1);
+	ev_alloc(&s, HEAP_OP_MALLOC, 2, 1, 0x9000, 1000);	/* C */
+	ev_free(&s, 2, 0x9000, HEAP_FREE_TEMP);
+	ev_alloc(&s, HEAP_OP_MALLOC, 2, 5, 0xa000, 50);		/* D */
+	chunk_end(&s);
+	heap_stream_init(&st);
+	assert_int_equal(heap_stream_parse(&st, s.b.buf, s.b.len), 0);
+	heap_stream_match(&st);
+	assert_int_equal(st.peak_bytes, 1100);
+	assert_int_equal(st.peak_seq, 2);
+	assert_int_equal(st.nr_sites, 2);
+	/* in use at the peak: A and C; at the end: B and D */
+	assert_true(st.sites[0].v[HEAP_INUSE_SPACE] == 100);
+	assert_true(st.sites[1].v[HEAP_INUSE_SPACE] == 1000);
+	assert_true(st.sites[0].v[HEAP_LEAK_SPACE] == 200);
+	assert_true(st.sites[1].v[HEAP_LEAK_SPACE] == 50);
+	assert_true(st.sites[1].v[HEAP_TEMP_OBJECTS] == 1);
+	heap_stream_release(&st);
+	strbuf_release(&s.b);
+
+	/* a block of 5 GiB: its size whole when it is freed */
+	start(&s, 1);
+	chunk_begin(&s);
+	ev_stack(&s, 1, pcs1, 1);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 0, 0x1000, 5ull << 30);
+	ev_alloc(&s, HEAP_OP_MALLOC, 1, 1, 0x2000, 10);
+	ev_free(&s, 2, 0x1000, 0);
+	chunk_end(&s);
+	heap_stream_init(&st);
+	assert_int_equal(heap_stream_parse(&st, s.b.buf, s.b.len), 0);
+	heap_stream_match(&st);
+	assert_int_equal(st.peak_bytes, (5ull << 30) + 10);
+	assert_true(st.sites[0].v[HEAP_LEAK_SPACE] == 10);
+	assert_true(st.sites[0].v[HEAP_INUSE_SPACE] == (double)((5ull << 30) + 10));
 	heap_stream_release(&st);
 	strbuf_release(&s.b);
 }
@@ -470,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_heap__weights_unbias_the_counts),
 		cmocka_unit_test(test_heap__parse_and_match),
 		cmocka_unit_test(test_heap__the_profile),
+		cmocka_unit_test(test_heap__threads_interleave),
 		cmocka_unit_test(test_heap__sampled_totals_are_exact),
 		cmocka_unit_test(test_heap__stacks_past_the_limit),
 		cmocka_unit_test(test_heap__cut_and_hostile_streams),
