@@ -4,7 +4,9 @@
  * next allocation (temporaries). keep_cache: CACHED blocks of CACHE_SIZE
  * bytes never freed (the leak). grow_buffer: a buffer grown by realloc.
  * Modes (argv[1]): plain; fork (a child forked without exec does the same
- * work in child_work); signal (a timer's handler allocates meanwhile);
+ * work in child_work); signal (a timer's handler allocates meanwhile, the
+ * signal blocked while the program itself allocates: glibc's malloc is not
+ * async-signal-safe, a handler that allocates may only run outside it);
  * closefds (every descriptor but stdout and stderr is closed first, and
  * some numbers are then reused). Prints "ok" when its own checks pass.
  */
@@ -101,6 +103,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "plain";
 	pid_t child = -1;
 	int status;
+	sigset_t alrm;
 
 	alarm(30);
 	if (!strcmp(mode, "closefds")) {
@@ -114,9 +117,12 @@ int main(int argc, char **argv)
 			close(n);
 		}
 	}
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
 	if (!strcmp(mode, "signal")) {
 		struct itimerval it = { { 0, 200 }, { 0, 200 } };
 
+		sigprocmask(SIG_BLOCK, &alrm, NULL);
 		signal(SIGALRM, on_alarm);
 		setitimer(ITIMER_REAL, &it, NULL);
 	}
@@ -136,12 +142,14 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "signal")) {
 		struct itimerval off = { { 0, 0 }, { 0, 0 } };
 
-		/* allocating (a signal may come in the recorder's hook: not recorded, and
-		 * the program goes on) and computing (its allocation is recorded) */
+		/* allocating, the signal blocked, and computing: the handler's
+		 * allocations come from a signal frame, and are recorded */
 		while (handled < 100) {
 			make_records(10);
+			sigprocmask(SIG_UNBLOCK, &alrm, NULL);
 			for (volatile int i = 0; i < 200000; i++)
 				;
+			sigprocmask(SIG_BLOCK, &alrm, NULL);
 		}
 		setitimer(ITIMER_REAL, &off, NULL);
 	}
