@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -507,6 +509,7 @@ struct replay {
 	uint32_t stack_limit;	/* heap_stack_ids() of the stream's limit */
 	uint64_t epoch;		/* peaks so far: a site whose stamp is older changed not since */
 	double live, peak;
+	size_t tick;		/* the next of s->ticks (by seq) to be given the live bytes */
 };
 
 static bool site_eq(const void *table, size_t i, const void *key)
@@ -624,10 +627,11 @@ static void replay_event(struct replay *rp, const struct event *e)
 	}
 }
 
+/* The live bytes at a time, not yet scaled (replay_end() scales them). */
 static void add_live_point(struct heap_stream *s, uint64_t time_ns, double live)
 {
 	ALLOC_GROW(s->live, s->nr_live + 1, s->alloc_live);
-	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live * s->scale_bytes) };
+	s->live[s->nr_live++] = (struct heap_live){ time_ns, whole(live) };
 }
 
 /*
@@ -646,30 +650,72 @@ static void calibrate(struct heap_stream *s)
 		s->scale_bytes = (double)s->end.alloc_bytes / s->weight_bytes;
 }
 
-void heap_stream_match(struct heap_stream *s)
+/* Start replaying s: no site, nothing live. */
+static void replay_begin(struct replay *rp, struct heap_stream *s)
 {
-	struct replay rp = {
+	*rp = (struct replay){
 		.s = s, .last_key = UINT64_MAX,
 		.stack_limit = heap_stack_ids(s->max_stacks ? s->max_stacks : HEAP_DEFAULT_MAX_STACKS),
 	};
-	struct merge mg = { 0 };
-	size_t t = 0, next = 0;
-
-	calibrate(s);
 	free(s->sites);
 	s->sites = NULL;
 	s->nr_sites = s->alloc_sites = 0;
 	s->nr_live = 0;
 	s->peak_bytes = s->peak_seq = 0;
+	live_grow(&rp->m);
+	live_grow(&rp->big);
+}
+
+/* The next event, in seq order; the ticks before it see the total so far. */
+static void replay_next(struct replay *rp, const struct event *e)
+{
+	struct heap_stream *s = rp->s;
+
+	for (; rp->tick < s->nr_ticks && s->ticks[rp->tick].seq <= e->seq; rp->tick++)
+		add_live_point(s, s->ticks[rp->tick].time_ns, rp->live);
+	replay_event(rp, e);
+}
+
+/* Every event was replayed: the last points, the values at the peak and at the end, scaled. */
+static void replay_end(struct replay *rp)
+{
+	struct heap_stream *s = rp->s;
+
+	for (; rp->tick < s->nr_ticks; rp->tick++)
+		add_live_point(s, s->ticks[rp->tick].time_ns, rp->live);
+	if (s->has_end)
+		add_live_point(s, s->end.end_ns, rp->live);
+	calibrate(s);
+	for (size_t i = 0; i < s->nr_live && s->scale_bytes != 1; i++)
+		s->live[i].bytes = whole((double)s->live[i].bytes * s->scale_bytes);
+	s->peak_bytes = whole(rp->peak * s->scale_bytes);
+	for (size_t i = 0; i < s->nr_sites; i++) {
+		struct heap_site *st = &s->sites[i];
+		const double *at = st->stamp == rp->epoch ? st->at_peak : st->live;
+
+		st->v[HEAP_INUSE_OBJECTS] = at[0];
+		st->v[HEAP_INUSE_SPACE] = at[1];
+		st->v[HEAP_LEAK_OBJECTS] = st->live[0];
+		st->v[HEAP_LEAK_SPACE] = st->live[1];
+	}
+	free(rp->m.v);
+	free(rp->big.v);
+	hindex_release(&rp->index);
+	memset(rp, 0, sizeof(*rp));
+}
+
+void heap_stream_match(struct heap_stream *s)
+{
+	struct replay rp;
+	struct merge mg = { 0 };
+	size_t next = 0;
+
 	if (s->nr_ticks > 1)
 		qsort(s->ticks, s->nr_ticks, sizeof(*s->ticks), tick_cmp);
 	if (s->nr_chunks > 1)
 		qsort(s->chunks, s->nr_chunks, sizeof(*s->chunks), chunk_cmp);
-	live_grow(&rp.m);
-	live_grow(&rp.big);
+	replay_begin(&rp, s);
 	for (;;) {
-		struct event e;
-
 		/* the chunks that start before the next event join the merge */
 		while (next < s->nr_chunks &&
 		       (!mg.nr || s->chunks[next].first_seq <= mg.v[0].e.seq)) {
@@ -681,31 +727,11 @@ void heap_stream_match(struct heap_stream *s)
 		}
 		if (!mg.nr)
 			break;
-		e = mg.v[0].e;
-		/* the ticks before this event see the total so far */
-		for (; t < s->nr_ticks && s->ticks[t].seq <= e.seq; t++)
-			add_live_point(s, s->ticks[t].time_ns, rp.live);
-		replay_event(&rp, &e);
+		replay_next(&rp, &mg.v[0].e);
 		merge_advance(&mg);
 	}
-	for (; t < s->nr_ticks; t++)
-		add_live_point(s, s->ticks[t].time_ns, rp.live);
-	if (s->has_end)
-		add_live_point(s, s->end.end_ns, rp.live);
-	s->peak_bytes = whole(rp.peak * s->scale_bytes);
-	for (size_t i = 0; i < s->nr_sites; i++) {
-		struct heap_site *st = &s->sites[i];
-		const double *at = st->stamp == rp.epoch ? st->at_peak : st->live;
-
-		st->v[HEAP_INUSE_OBJECTS] = at[0];
-		st->v[HEAP_INUSE_SPACE] = at[1];
-		st->v[HEAP_LEAK_OBJECTS] = st->live[0];
-		st->v[HEAP_LEAK_SPACE] = st->live[1];
-	}
+	replay_end(&rp);
 	free(mg.v);
-	free(rp.m.v);
-	free(rp.big.v);
-	hindex_release(&rp.index);
 }
 
 static const char *const op_names[HEAP_NR_OPS] = {
@@ -978,9 +1004,275 @@ static int map_stream(const char *path, void **map, size_t *len)
 	return 0;
 }
 
-/* Read every stream in dir into r, the live bytes into rows. */
-static int read_streams(const char *dir, struct recording *r, struct heap_record_result *res,
-			struct tl_row **rows, size_t *nr_rows, size_t *alloc_rows)
+/* ---- following the streams while the program runs ------------------------------ */
+
+/*
+ * A thread reads each stream as its process writes it and replays its
+ * chunks as they come, so that at the end little is left to do. That
+ * holds while a stream's chunks come in seq order (one thread, or
+ * threads that take turns); a chunk from before what was replayed (a
+ * thread's buffer written late), a tick out of order or a malformed
+ * byte stops the following of that stream, and it is replayed from its
+ * file after the run like any other (heap_stream_match(), which merges).
+ */
+#define FOLLOW_MAX 64			/* streams followed at once; the rest wait for the end */
+#define FOLLOW_EVERY_NS 5000000	/* between two looks */
+
+struct follower {
+	char *name;			/* heap.PID.N */
+	int fd;
+	struct strbuf pending;		/* read, not yet taken: the header, or a chunk's start */
+	size_t taken;			/* bytes of pending already taken */
+	bool has_header, stopped;
+	uint64_t last_seq;		/* the latest replayed (any: one was) */
+	bool any;
+	struct heap_stream s;
+	struct replay rp;
+};
+
+struct follow {
+	const char *dir;
+	uint32_t max_stacks;
+	struct follower *v;
+	size_t nr;
+	atomic_bool done;
+	pthread_t thread;
+	bool started;
+};
+
+/* Parse and replay one whole chunk; false when the stream is to be replayed from its file. */
+static bool follow_chunk(struct follower *f, const unsigned char *p, size_t len)
+{
+	struct heap_stream *s = &f->s;
+	struct cursor c = { p, p + len, 0, 0 };
+	uint64_t first = UINT64_MAX;
+	size_t ticks = s->nr_ticks;
+	struct event e;
+
+	while (c.p < c.end)
+		if (parse_event(s, &c, &first))
+			return false;
+	for (size_t i = ticks; i < s->nr_ticks; i++)
+		if (i && s->ticks[i].seq < s->ticks[i - 1].seq)
+			return false;
+	if (first == UINT64_MAX)
+		return true;
+	if (f->any && first <= f->last_seq)
+		return false;
+	c = (struct cursor){ p, p + len, 0, 0 };
+	while (next_event(&c, &e)) {
+		replay_next(&f->rp, &e);
+		f->last_seq = e.seq;
+		f->any = true;
+	}
+	return true;
+}
+
+/* Take the whole chunks of f->pending (the header first); false: stop following. */
+static bool follow_take(struct follower *f, uint32_t max_stacks)
+{
+	for (;;) {
+		const unsigned char *p = (const unsigned char *)f->pending.buf + f->taken;
+		size_t left = f->pending.len - f->taken;
+		struct heap_chunk_header h;
+
+		if (!f->has_header) {
+			struct heap_stream *s = &f->s;
+
+			if (left < sizeof(s->header))
+				break;
+			heap_stream_init(s);
+			s->max_stacks = max_stacks;
+			memcpy(&s->header, p, sizeof(s->header));
+			if (memcmp(s->header.magic, HEAP_STREAM_MAGIC, sizeof(s->header.magic)) ||
+			    s->header.version != HEAP_STREAM_VERSION)
+				return false;
+			f->has_header = true;
+			f->taken += sizeof(s->header);
+			replay_begin(&f->rp, s);
+			continue;
+		}
+		if (left < sizeof(h))
+			break;
+		memcpy(&h, p, sizeof(h));
+		if (left - sizeof(h) < h.len)
+			break;
+		if (!follow_chunk(f, p + sizeof(h), h.len))
+			return false;
+		f->taken += sizeof(h) + h.len;
+	}
+	/* what is left is less than a chunk (64 KiB and its header) */
+	memmove(f->pending.buf, f->pending.buf + f->taken, f->pending.len - f->taken);
+	strbuf_setlen(&f->pending, f->pending.len - f->taken);
+	f->taken = 0;
+	return true;
+}
+
+/* Read what f's process wrote since the last look, a MiB at a time, taking its whole chunks. */
+static void follow_read(struct follower *f, uint32_t max_stacks)
+{
+	const size_t step = 1 << 20;
+	ssize_t n;
+
+	while (!f->stopped) {
+		strbuf_grow(&f->pending, step);
+		n = read(f->fd, f->pending.buf + f->pending.len, step);
+		if (n <= 0)
+			return;
+		strbuf_setlen(&f->pending, f->pending.len + (size_t)n);
+		if (!follow_take(f, max_stacks))
+			f->stopped = true;
+	}
+}
+
+static void follower_release(struct follower *f)
+{
+	if (f->fd >= 0)
+		close(f->fd);
+	if (f->rp.s)
+		replay_end(&f->rp);
+	heap_stream_release(&f->s);
+	strbuf_release(&f->pending);
+	free(f->name);
+}
+
+/* One look: new streams are opened (up to FOLLOW_MAX), every one is read. */
+static void follow_look(struct follow *fw)
+{
+	DIR *d = opendir(fw->dir);
+	struct dirent *de;
+
+	while (d && fw->nr < FOLLOW_MAX && (de = readdir(d))) {
+		char *path;
+		int fd;
+		bool known = false;
+
+		if (strncmp(de->d_name, "heap.", 5))
+			continue;
+		for (size_t i = 0; i < fw->nr && !known; i++)
+			known = !strcmp(fw->v[i].name, de->d_name);
+		if (known)
+			continue;
+		path = xstrfmt("%s/%s", fw->dir, de->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		if (fd < 0)
+			continue;
+		fw->v[fw->nr] = (struct follower){ .name = xstrdup(de->d_name), .fd = fd,
+						   .pending = STRBUF_INIT };
+		fw->nr++;
+	}
+	if (d)
+		closedir(d);
+	for (size_t i = 0; i < fw->nr; i++)
+		follow_read(&fw->v[i], fw->max_stacks);
+}
+
+static void *follow_thread(void *arg)
+{
+	struct follow *fw = arg;
+	struct timespec ts = { 0, FOLLOW_EVERY_NS };
+
+	while (!atomic_load(&fw->done)) {
+		follow_look(fw);
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/* Start following dir's streams: the thread's failure only leaves everything to the end. */
+static void follow_start(struct follow *fw, const char *dir, uint32_t max_stacks)
+{
+	memset(fw, 0, sizeof(*fw));
+	fw->dir = dir;
+	fw->max_stacks = max_stacks;
+	fw->v = xcalloc(FOLLOW_MAX, sizeof(*fw->v));
+	atomic_init(&fw->done, false);
+	fw->started = !pthread_create(&fw->thread, NULL, follow_thread, fw);
+}
+
+/* The program has ended: the thread stops, what was written since is taken. */
+static void follow_stop(struct follow *fw)
+{
+	atomic_store(&fw->done, true);
+	if (fw->started)
+		pthread_join(fw->thread, NULL);
+	if (fw->started)
+		follow_look(fw);
+}
+
+/*
+ * The stream 'name' replayed whole while it was written, ready for
+ * heap_stream_add() (its replay ended here), or NULL: replay it from its file.
+ */
+static struct heap_stream *follow_done(struct follow *fw, const char *name)
+{
+	for (size_t i = 0; i < fw->nr; i++) {
+		struct follower *f = &fw->v[i];
+
+		if (strcmp(f->name, name))
+			continue;
+		if (f->stopped || !f->has_header)
+			return NULL;
+		f->s.cut = f->pending.len > 0;	/* the process died while writing */
+		replay_end(&f->rp);
+		return &f->s;
+	}
+	return NULL;
+}
+
+static void follow_release(struct follow *fw)
+{
+	for (size_t i = 0; i < fw->nr; i++)
+		follower_release(&fw->v[i]);
+	free(fw->v);
+	fw->v = NULL;
+	fw->nr = 0;
+}
+
+/* A stream parsed and replayed: its process image's sites into r, its live bytes into rows. */
+static void add_stream(struct heap_stream *s, struct recording *r, struct heap_record_result *res,
+		       struct tl_row **rows, size_t *nr_rows, size_t *alloc_rows)
+{
+	struct sampler_event ev = { .type = SAMPLER_COMM };
+
+	res->streams++;
+	if (!s->has_end) {
+		res->cut_streams++;
+	} else {
+		res->allocs += s->end.allocs;
+		res->alloc_bytes += s->end.alloc_bytes;
+	}
+	res->sampled += s->nr_allocs;
+	/* a new process image: its mappings start afresh */
+	ev.pid = ev.tid = s->header.pid;
+	ev.comm.comm = "";
+	ev.comm.exec = true;
+	recording_event(&ev, r);
+	if (s->maps)
+		recording_add_maps(r, (pid_t)s->header.pid, s->maps);
+	if (s->peak_bytes > res->peak_bytes)
+		res->peak_bytes = s->peak_bytes;
+	heap_stream_add(s, r);
+	res->cut_allocs += whole(s->cut_allocs);
+	res->cut_bytes += whole(s->cut_bytes);
+	res->dropped_stacks += whole(s->stackless_allocs);
+	res->dropped_bytes += whole(s->stackless_bytes);
+	for (size_t k = 0; k < s->nr_live; k++) {
+		ALLOC_GROW(*rows, *nr_rows + 1, *alloc_rows);
+		(*rows)[(*nr_rows)++] = (struct tl_row){
+			s->live[k].time_ns, s->live[k].bytes, s->header.pid,
+		};
+	}
+}
+
+/*
+ * Every stream in dir into r, the live bytes into rows: those fw replayed
+ * while they were written as they are, the others parsed and replayed now.
+ */
+static int read_streams(const char *dir, struct follow *fw, struct recording *r,
+			struct heap_record_result *res, struct tl_row **rows, size_t *nr_rows,
+			size_t *alloc_rows)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -1002,12 +1294,16 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 	heap_stream_init(&s);
 	s.max_stacks = res->max_stacks;
 	for (size_t i = 0; i < nr; i++) {
-		char *path = xstrfmt("%s/%s", dir, names[i]);
-		struct sampler_event ev = { .type = SAMPLER_COMM };
-
+		struct heap_stream *done = follow_done(fw, names[i]);
+		char *path;
 		void *map = NULL;
 		size_t len = 0;
 
+		if (done) {
+			add_stream(done, r, res, rows, nr_rows, alloc_rows);
+			continue;
+		}
+		path = xstrfmt("%s/%s", dir, names[i]);
 		if (map_stream(path, &map, &len) || heap_stream_parse(&s, map, len)) {
 			warning("skipped the heap stream '%s'", names[i]);
 			if (map)
@@ -1016,37 +1312,10 @@ static int read_streams(const char *dir, struct recording *r, struct heap_record
 			continue;
 		}
 		free(path);
-		res->streams++;
-		if (!s.has_end) {
-			res->cut_streams++;
-		} else {
-			res->allocs += s.end.allocs;
-			res->alloc_bytes += s.end.alloc_bytes;
-		}
-		res->sampled += s.nr_allocs;
-		/* a new process image: its mappings start afresh */
-		ev.pid = ev.tid = s.header.pid;
-		ev.comm.comm = "";
-		ev.comm.exec = true;
-		recording_event(&ev, r);
-		if (s.maps)
-			recording_add_maps(r, (pid_t)s.header.pid, s.maps);
 		heap_stream_match(&s);
-		if (s.peak_bytes > res->peak_bytes)
-			res->peak_bytes = s.peak_bytes;
-		heap_stream_add(&s, r);
+		add_stream(&s, r, res, rows, nr_rows, alloc_rows);
 		if (map)	/* the events were replayed from it */
 			munmap(map, len);
-		res->cut_allocs += whole(s.cut_allocs);
-		res->cut_bytes += whole(s.cut_bytes);
-		res->dropped_stacks += whole(s.stackless_allocs);
-		res->dropped_bytes += whole(s.stackless_bytes);
-		for (size_t k = 0; k < s.nr_live; k++) {
-			ALLOC_GROW(*rows, *nr_rows + 1, *alloc_rows);
-			(*rows)[(*nr_rows)++] = (struct tl_row){
-				s.live[k].time_ns, s.live[k].bytes, s.header.pid,
-			};
-		}
 	}
 	heap_stream_release(&s);
 	for (size_t i = 0; i < nr; i++)
@@ -1083,6 +1352,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	size_t nr_rows = 0, alloc_rows = 0, argc = 0;
 	struct timespec wall;
 	struct profile p;
+	struct follow fw = { 0 };
 	uint64_t start;
 	pid_t pid;
 	int ret = -1;
@@ -1114,8 +1384,10 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	res->max_stacks = o->max_stacks ? o->max_stacks : HEAP_DEFAULT_MAX_STACKS;
 	pid = spawn(o, lib, cmd.buf, rate);
 	if (pid > 0) {
+		follow_start(&fw, cmd.buf, res->max_stacks);
 		while (waitpid(pid, &res->wait_status, 0) < 0 && errno == EINTR)
 			;
+		follow_stop(&fw);
 	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
@@ -1128,7 +1400,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	r = recording_new(SAMPLER_CALLGRAPH_FP, 0);
 	recording_set_heap(r);
 	recording_set_main(r, pid);
-	if (read_streams(cmd.buf, r, res, &rows, &nr_rows, &alloc_rows))
+	if (read_streams(cmd.buf, &fw, r, res, &rows, &nr_rows, &alloc_rows))
 		goto out_dir;
 	if (!res->streams) {
 		ret = error("no heap stream came from '%s': its dynamic linker did not load %s "
@@ -1175,6 +1447,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	res->timeline = timeline_path(o->output);
 	ret = write_timeline(res->timeline, rows, nr_rows, start);
 out_dir:
+	follow_release(&fw);
 	remove_tree(cmd.buf);	/* the streams, read */
 out_lib:
 	recording_free(r);

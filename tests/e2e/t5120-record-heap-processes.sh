@@ -46,6 +46,17 @@ test_expect_success 'every descriptor closed, numbers reused: recorded, nothing 
 	test "$(heap_leaf_sum fds.json leak_space keep_cache)" = 50000
 '
 
+test_expect_success 'threads: blocks one thread makes and another frees are paired' '
+	hotloop record --heap --heap-rate 1 -o hand.pb.gz -- "$WORKLOADS/heapsite" threads >out 2>err &&
+	test "$(cat out)" = ok &&
+	heap_samples hand.pb.gz >hand.json &&
+	test "$(heap_sum hand.json alloc_objects hand_over)" = 30000 &&
+	test "$(heap_sum hand.json alloc_space hand_over)" = 1200000 &&
+	test "$(heap_sum hand.json leak_objects hand_over)" = 0 &&
+	test "$(heap_leaf_sum hand.json leak_objects keep_cache)" = 50 &&
+	test "$(heap_leaf_sum hand.json alloc_objects make_records)" = 20300
+'
+
 test_expect_success 'threads: a threaded program is recorded and runs to its end' '
 	hotloop record --heap --heap-rate 1 -o thr.pb.gz -- "$WORKLOADS/threads" 0.2 >out 2>err &&
 	heap_samples thr.pb.gz >thr.json

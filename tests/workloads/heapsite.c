@@ -8,10 +8,13 @@
  * signal blocked while the program itself allocates: glibc's malloc is not
  * async-signal-safe, a handler that allocates may only run outside it);
  * closefds (every descriptor but stdout and stderr is closed first, and
- * some numbers are then reused). Prints "ok" when its own checks pass.
+ * some numbers are then reused); threads (a thread's HANDOFFS blocks of
+ * HANDOFF_SIZE bytes, made in hand_over, are freed by the main thread
+ * while it does its own work). Prints "ok" when its own checks pass.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +29,8 @@
 #define CACHED 50
 #define CACHE_SIZE 1000
 #define CHILD_RECORDS 3000
+#define HANDOFFS 30000
+#define HANDOFF_SIZE 40
 
 static void *cache[CACHED];
 static volatile sig_atomic_t handled;
@@ -69,6 +74,41 @@ NOINLINE static size_t grow_buffer(void)
 }
 
 static unsigned long expected(int n);
+
+static int handoff[2];
+
+/* The thread's blocks, passed to the main thread through a pipe. */
+NOINLINE static void *hand_over(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < HANDOFFS; i++) {
+		char *p = malloc(HANDOFF_SIZE);
+
+		if (!p)
+			abort();
+		memset(p, i & 0xff, HANDOFF_SIZE);
+		if (write(handoff[1], &p, sizeof(p)) != sizeof(p))
+			abort();
+	}
+	close(handoff[1]);
+	return NULL;
+}
+
+/* Free what the thread hands over, interleaved with our own allocations. */
+static int take_over(void)
+{
+	char *p;
+	int n = 0;
+
+	while (read(handoff[0], &p, sizeof(p)) == sizeof(p)) {
+		if ((unsigned char)p[0] != (n & 0xff))
+			return -1;
+		free(p);
+		if (++n % 100 == 0)
+			make_records(1);
+	}
+	return n;
+}
 
 NOINLINE static int child_work(void)
 {
@@ -125,6 +165,13 @@ int main(int argc, char **argv)
 		sigprocmask(SIG_BLOCK, &alrm, NULL);
 		signal(SIGALRM, on_alarm);
 		setitimer(ITIMER_REAL, &it, NULL);
+	}
+	if (!strcmp(mode, "threads")) {
+		pthread_t t;
+
+		if (pipe(handoff) || pthread_create(&t, NULL, hand_over, NULL) ||
+		    take_over() != HANDOFFS || pthread_join(t, NULL))
+			return 1;
 	}
 	if (!strcmp(mode, "fork")) {
 		fflush(stdout);
