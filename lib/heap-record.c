@@ -33,6 +33,7 @@
 #include "runner.h"
 #include "heap-profile.h"
 #include "heap-record.h"
+#include "symbolize.h"
 
 /* What one stream may hold: stack ids, and text of maps. */
 #define MAX_STACK_ID (1u << 22)
@@ -1033,6 +1034,10 @@ struct follower {
 struct follow {
 	const char *dir;
 	uint32_t max_stacks;
+	/* the DSOs of the command's first image, opened meanwhile for recording_build() */
+	struct symbolizer *sym;
+	char first[64];		/* its stream's name */
+	bool opened;
 	struct follower *v;
 	size_t nr;
 	atomic_bool done;
@@ -1136,6 +1141,34 @@ static void follower_release(struct follower *f)
 	free(f->name);
 }
 
+/*
+ * Open the code files of a maps text in sym, as recording_build() will
+ * (their DWARF read, decompressed: tens of milliseconds for libc's).
+ */
+static void open_code_files(struct symbolizer *sym, const char *maps)
+{
+	struct strbuf line = STRBUF_INIT;
+
+	while (*maps) {
+		size_t n = strcspn(maps, "\n");
+		char perms[8] = "";
+		int path = 0;
+
+		strbuf_reset(&line);
+		strbuf_add(&line, maps, n);
+		maps += n + (maps[n] == '\n');
+		if (sscanf(line.buf, "%*x-%*x %7s %*x %*x:%*x %*u %n", perms, &path) < 1 || !path ||
+		    !strchr(perms, 'x') || line.buf[path] != '/')
+			continue;
+		n = strlen(line.buf + path);
+		if (n >= strlen(HEAP_LIB_NAME) &&
+		    !strcmp(line.buf + path + n - strlen(HEAP_LIB_NAME), HEAP_LIB_NAME))
+			continue;	/* the recorder's own frames are dropped */
+		symbolizer_dso(sym, line.buf + path, NULL);
+	}
+	strbuf_release(&line);
+}
+
 /* One look: new streams are opened (up to FOLLOW_MAX), every one is read. */
 static void follow_look(struct follow *fw)
 {
@@ -1164,8 +1197,15 @@ static void follow_look(struct follow *fw)
 	}
 	if (d)
 		closedir(d);
-	for (size_t i = 0; i < fw->nr; i++)
-		follow_read(&fw->v[i], fw->max_stacks);
+	for (size_t i = 0; i < fw->nr; i++) {
+		struct follower *f = &fw->v[i];
+
+		follow_read(f, fw->max_stacks);
+		if (!fw->opened && f->s.maps && !strcmp(f->name, fw->first)) {
+			open_code_files(fw->sym, f->s.maps);
+			fw->opened = true;
+		}
+	}
 }
 
 static void *follow_thread(void *arg)
@@ -1180,12 +1220,17 @@ static void *follow_thread(void *arg)
 	return NULL;
 }
 
-/* Start following dir's streams: the thread's failure only leaves everything to the end. */
-static void follow_start(struct follow *fw, const char *dir, uint32_t max_stacks)
+/*
+ * Start following dir's streams, pid's first: the thread's failure only
+ * leaves everything to the end.
+ */
+static void follow_start(struct follow *fw, const char *dir, uint32_t max_stacks, pid_t pid)
 {
 	memset(fw, 0, sizeof(*fw));
 	fw->dir = dir;
 	fw->max_stacks = max_stacks;
+	fw->sym = symbolizer_new();
+	snprintf(fw->first, sizeof(fw->first), "heap.%d.0", (int)pid);
 	fw->v = xcalloc(FOLLOW_MAX, sizeof(*fw->v));
 	atomic_init(&fw->done, false);
 	fw->started = !pthread_create(&fw->thread, NULL, follow_thread, fw);
@@ -1228,6 +1273,9 @@ static void follow_release(struct follow *fw)
 	free(fw->v);
 	fw->v = NULL;
 	fw->nr = 0;
+	if (fw->sym)
+		symbolizer_free(fw->sym);
+	fw->sym = NULL;
 }
 
 /* A stream parsed and replayed: its process image's sites into r, its live bytes into rows. */
@@ -1384,7 +1432,7 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	res->max_stacks = o->max_stacks ? o->max_stacks : HEAP_DEFAULT_MAX_STACKS;
 	pid = spawn(o, lib, cmd.buf, rate);
 	if (pid > 0) {
-		follow_start(&fw, cmd.buf, res->max_stacks);
+		follow_start(&fw, cmd.buf, res->max_stacks, pid);
 		while (waitpid(pid, &res->wait_status, 0) < 0 && errno == EINTR)
 			;
 		follow_stop(&fw);
@@ -1400,6 +1448,8 @@ int heap_record_run(const struct heap_record_options *o, struct heap_record_resu
 	r = recording_new(SAMPLER_CALLGRAPH_FP, 0);
 	recording_set_heap(r);
 	recording_set_main(r, pid);
+	if (fw.sym)
+		recording_use_symbolizer(r, fw.sym);
 	if (read_streams(cmd.buf, &fw, r, res, &rows, &nr_rows, &alloc_rows))
 		goto out_dir;
 	if (!res->streams) {

@@ -177,6 +177,7 @@ struct recording {
 	bool *chain_fp;
 	uint64_t cut_samples;	/* stacks cut where the stack copy ended */
 	uint64_t cut_sites;	/* heap sites cut by the recorder's limit */
+	struct symbolizer *sym;	/* the caller's (recording_use_symbolizer()); NULL: one per build */
 	bool off_cpu;		/* off-CPU intervals are recorded */
 	uint64_t last_time;	/* of the latest event */
 	bool heap;		/* samples are allocation sites (recording_set_heap()) */
@@ -531,6 +532,11 @@ static void add_map(struct recording *r, uint32_t pid, uint64_t start, uint64_t 
 void recording_set_main(struct recording *r, pid_t pid)
 {
 	r->main_pid = (uint32_t)pid;
+}
+
+void recording_use_symbolizer(struct recording *r, struct symbolizer *sym)
+{
+	r->sym = sym;
 }
 
 void recording_set_kernel_build_id(struct recording *r, const char *hex)
@@ -1216,7 +1222,7 @@ static void symbolize_frames(struct builder *b)
 	struct recording *r = b->r;
 	struct lookup *lk = xcalloc(b->nf ? b->nf : 1, sizeof(*lk));
 	struct sym_frame sf[SYM_MAX_INLINE];
-	struct symbolizer *sym = symbolizer_new();
+	struct symbolizer *sym = r->sym ? r->sym : symbolizer_new();
 	struct sym_dso *dso = NULL;
 	uint32_t dso_group = 0;
 	bool opened = false;
@@ -1266,7 +1272,8 @@ static void symbolize_frames(struct builder *b)
 		for (; i < j; i++)
 			b->fl[lk[i].frame] = res;
 	}
-	symbolizer_free(sym);
+	if (sym != r->sym)
+		symbolizer_free(sym);
 	if (b->vdso_path) {
 		unlink(b->vdso_path);
 		free(b->vdso_path);

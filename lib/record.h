@@ -19,6 +19,7 @@
 #include "sampler.h"
 
 struct profile;
+struct symbolizer;
 
 struct record_options {
 	struct sampler_config sampler;
@@ -83,6 +84,11 @@ int recording_add_process(struct recording *r, pid_t pid);
  * the command started (its last exec), or the process attached to.
  */
 void recording_set_main(struct recording *r, pid_t pid);
+/*
+ * Symbolize with 'sym' (the caller's, kept open: it may have opened the
+ * DSOs already, while the program ran) instead of a symbolizer of its own.
+ */
+void recording_use_symbolizer(struct recording *r, struct symbolizer *sym);
 
 /*
  * The build id (hex) of the kernel the samples were taken on, when they
