@@ -128,7 +128,7 @@ enum heap_op {
 struct heap_end_event {
 	uint64_t allocs;	/* every allocation made */
 	uint64_t alloc_bytes;	/* their requested bytes */
-	uint64_t frees;
+	uint64_t frees;		/* frees that were recorded (sampled blocks'; stats mode: every free) */
 	uint64_t end_ns;
 	uint64_t dropped_stacks;	/* allocations given no stack: past heap_stack_ids() */
 	uint64_t untracked;	/* sampled blocks whose free the table could not follow */

@@ -58,7 +58,8 @@ extern void *__libc_pvalloc(size_t);
 struct tbuf {
 	struct tbuf *next;		/* every buffer, for the flush at exit */
 	atomic_int busy;		/* owned by a live thread */
-	uint64_t allocs, alloc_bytes, frees;	/* its threads' counts, summed at the end */
+	uint64_t allocs, alloc_bytes;	/* its threads' counts, summed at the end */
+	uint64_t frees;			/* of them recorded (heap_end_event) */
 	uint32_t len;			/* bytes of events after the chunk header */
 	uint64_t prev_seq, prev_addr;	/* the chunk's last allocation or free (deltas) */
 	unsigned char data[sizeof(struct heap_chunk_header) + HEAP_CHUNK_BYTES];
@@ -94,13 +95,19 @@ static struct {
 	atomic_int tried;		/* start() ran (whether it started or not) */
 } g = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static TLS int in_hook;
-static TLS struct tbuf *tb;
-static TLS uint64_t tl_rng, tl_until;
-static TLS unsigned tl_events;
-static TLS uintptr_t tl_last;	/* the thread's latest allocation */
-static TLS pid_t tl_tid;
-static TLS int64_t tl_live;	/* stats mode: the thread's live bytes not yet in g.live */
+/*
+ * The thread's state, in one block: a library's initial-exec TLS costs a
+ * load of its offset per variable, once per function for all of these.
+ */
+static TLS struct {
+	int in_hook;		/* inside the recorder: allocations go straight to glibc */
+	struct tbuf *tb;
+	uint64_t rng, until;	/* the sampling's state, and the bytes to the next sample */
+	unsigned events;
+	uintptr_t last;		/* the thread's latest allocation */
+	pid_t tid;
+	int64_t live;		/* stats mode: the thread's live bytes not yet in g.live */
+} tl;
 static pid_t stats_exec;		/* stats mode: the process whose stream ends at an exec (HEAP_PEAK_EXEC; not a vfork child's parent) */
 
 /* Stats mode: a thread adds its live bytes to g.live when they move this far. */
@@ -168,7 +175,7 @@ static int stream_fd(void)
 
 static void flush(struct tbuf *b)
 {
-	struct heap_chunk_header h = { b->len, (uint32_t)tl_tid };
+	struct heap_chunk_header h = { b->len, (uint32_t)tl.tid };
 	int saved = errno;
 	int fd;
 
@@ -187,20 +194,21 @@ static void thread_gone(void *p)
 {
 	struct tbuf *b = p;
 
-	in_hook++;
+	tl.in_hook++;
 	flush(b);
 	atomic_store(&b->busy, 0);
-	tb = NULL;
-	in_hook--;
+	tl.tb = NULL;
+	tl.in_hook--;
 }
 
 static __attribute__((noinline)) struct tbuf *get_tbuf(void)
 {
 	struct tbuf *b;
 
-	if (LIKELY(tb != NULL))
-		return tb;
-	tl_tid = (pid_t)syscall(SYS_gettid);
+	if (LIKELY(tl.tb != NULL))
+		return tl.tb;
+	tl.in_hook++;	/* pthread_setspecific() may allocate */
+	tl.tid = (pid_t)syscall(SYS_gettid);
 	for (b = atomic_load(&g.bufs); b; b = b->next) {
 		int free_ = 0;
 		if (atomic_compare_exchange_strong(&b->busy, &free_, 1))
@@ -210,16 +218,21 @@ static __attribute__((noinline)) struct tbuf *get_tbuf(void)
 		b = mmap(NULL, sizeof(*b), PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (b == MAP_FAILED)
-			return NULL;
+			b = NULL;
+	}
+	if (b && !atomic_load(&b->busy)) {	/* a new one */
 		atomic_store(&b->busy, 1);
 		b->next = atomic_load(&g.bufs);
 		while (!atomic_compare_exchange_weak(&g.bufs, &b->next, b))
 			;
 	}
-	b->len = 0;
-	b->prev_seq = b->prev_addr = 0;
-	tb = b;
-	pthread_setspecific(g.key, b);
+	if (b) {
+		b->len = 0;
+		b->prev_seq = b->prev_addr = 0;
+		tl.tb = b;
+		pthread_setspecific(g.key, b);
+	}
+	tl.in_hook--;
 	return b;
 }
 
@@ -239,7 +252,7 @@ static unsigned char *room(size_t n)
 
 static void commit(unsigned char *end)
 {
-	tb->len = (uint32_t)(end - (tb->data + sizeof(struct heap_chunk_header)));
+	tl.tb->len = (uint32_t)(end - (tl.tb->data + sizeof(struct heap_chunk_header)));
 }
 
 /*
@@ -251,7 +264,7 @@ static void tick(uint64_t seq)
 	uint64_t now, last;
 	unsigned char *p;
 
-	if (g.all && (++tl_events & 63))
+	if (g.all && (++tl.events & 63))
 		return;
 	now = mono_ns();
 	last = atomic_load(&g.last_tick_ns);
@@ -399,7 +412,7 @@ static inline __attribute__((always_inline)) uint32_t stack_of(void)
 /* The seq and address of an allocation or a free, as deltas in the chunk at p. */
 static inline __attribute__((always_inline)) unsigned char *put_seq_addr(unsigned char *p, uint64_t seq, uint64_t addr)
 {
-	struct tbuf *b = tb;
+	struct tbuf *b = tl.tb;
 	uint64_t ps = b->prev_seq, pa = b->prev_addr;
 
 	b->prev_seq = seq;
@@ -435,7 +448,7 @@ static inline __attribute__((always_inline)) void sampled_alloc(void *ptr, size_
 
 static void sampled_free(void *ptr)
 {
-	uint8_t flags = (uintptr_t)ptr == tl_last ? HEAP_FREE_TEMP : 0;
+	uint8_t flags = (uintptr_t)ptr == tl.last ? HEAP_FREE_TEMP : 0;
 	uint64_t seq = atomic_fetch_add(&g.seq, 1);
 	unsigned char *p = room(HEAP_EV_FREE_MAX);
 
@@ -449,7 +462,7 @@ static void sampled_free(void *ptr)
 }
 
 /*
- * Stats mode: every allocation and free comes here (tl_until stays 0, the
+ * Stats mode: every allocation and free comes here (tl.until stays 0, the
  * filter is all ones), and the live bytes, as block_size() counts them,
  * go by the thread's slack into g.live and its peak. No stack, no
  * event: the totals and the peak are written at the end.
@@ -467,9 +480,9 @@ static void raise_to(atomic_int_least64_t *max, int64_t v)
 /* Stats mode: the thread's live bytes into g.live, the peaks raised. */
 static int64_t stats_publish(void)
 {
-	int64_t live = atomic_fetch_add_explicit(&g.live, tl_live, memory_order_relaxed) + tl_live;
+	int64_t live = atomic_fetch_add_explicit(&g.live, tl.live, memory_order_relaxed) + tl.live;
 
-	tl_live = 0;
+	tl.live = 0;
 	raise_to(&g.peak, live);
 	raise_to(&g.point_peak, live);
 	return live;
@@ -520,11 +533,11 @@ static bool stats_point(bool force)
  */
 static void stats_live(int64_t delta)
 {
-	tl_live += delta;
-	if (UNLIKELY(!(++tl_events & 255) || delta >= STATS_BIG_BLOCK || delta <= -STATS_BIG_BLOCK) &&
+	tl.live += delta;
+	if (UNLIKELY(!(++tl.events & 255) || delta >= STATS_BIG_BLOCK || delta <= -STATS_BIG_BLOCK) &&
 	    stats_point(false))
 		return;
-	if (tl_live < STATS_SLACK && tl_live > -STATS_SLACK)
+	if (tl.live < STATS_SLACK && tl.live > -STATS_SLACK)
 		return;
 	stats_publish();
 }
@@ -550,20 +563,23 @@ static void stats_filter(void)
 /* The slow path of on_alloc(): the gap has run out (or was never drawn). */
 static __attribute__((noinline)) void alloc_slow(void *ptr, size_t size, uint64_t s, int op)
 {
+	tl.in_hook = 1;
 	if (g.stats) {
 		stats_live((int64_t)block_size(ptr));
-		return;
-	}
-	if (UNLIKELY(!tl_rng)) {
-		tl_rng = mix((uint64_t)syscall(SYS_gettid) ^ mono_ns()) | 1;
-		tl_until = heap_next_gap(&tl_rng, g.rate);
-		if (tl_until > s) {
-			tl_until -= s;
-			return;
+	} else if (UNLIKELY(!tl.rng)) {
+		tl.rng = mix((uint64_t)syscall(SYS_gettid) ^ mono_ns()) | 1;
+		tl.until = heap_next_gap(&tl.rng, g.rate);
+		if (tl.until > s) {
+			tl.until -= s;
+		} else {
+			tl.until = heap_next_gap(&tl.rng, g.rate);
+			sampled_alloc(ptr, size, op);
 		}
+	} else {
+		tl.until = heap_next_gap(&tl.rng, g.rate);
+		sampled_alloc(ptr, size, op);
 	}
-	tl_until = heap_next_gap(&tl_rng, g.rate);
-	sampled_alloc(ptr, size, op);
+	tl.in_hook = 0;
 }
 
 /*
@@ -572,16 +588,16 @@ static __attribute__((noinline)) void alloc_slow(void *ptr, size_t size, uint64_
  */
 static inline __attribute__((always_inline)) void on_alloc(void *ptr, size_t size, int op)
 {
-	struct tbuf *b = tb;
+	struct tbuf *b = tl.tb;
 	uint64_t s = size ? size : 1;
 
 	if (UNLIKELY(!ptr) || (UNLIKELY(!b) && !(b = get_tbuf())))
 		return;
 	b->allocs++;
 	b->alloc_bytes += size;
-	tl_last = (uintptr_t)ptr;
-	if (LIKELY(tl_until > s))
-		tl_until -= s;
+	tl.last = (uintptr_t)ptr;
+	if (LIKELY(tl.until > s))
+		tl.until -= s;
 	else
 		alloc_slow(ptr, size, s, op);
 }
@@ -589,31 +605,35 @@ static inline __attribute__((always_inline)) void on_alloc(void *ptr, size_t siz
 /* The slow path of on_free(): ptr may be a sampled block. */
 static __attribute__((noinline)) void free_slow(void *ptr)
 {
-	if (g.stats) {
+	bool counted = true;
+
+	tl.in_hook = 1;
+	if (g.stats)
 		stats_live(-(int64_t)block_size(ptr));
-		return;
-	}
-	if (g.all || addr_remove((uintptr_t)ptr))
+	else if (g.all || addr_remove((uintptr_t)ptr))
 		sampled_free(ptr);
+	else
+		counted = false;	/* another block in the filter's slot */
+	if (counted && get_tbuf())
+		tl.tb->frees++;
+	tl.in_hook = 0;
 }
 
 /*
  * ptr is about to be freed (or moved by realloc: like heaptrack, a block
  * realloc'd before its thread's next allocation is a temporary too). The
- * fast path: count it, and one byte of the filter says it was not sampled.
+ * fast path: one byte of the filter says it was not sampled.
  */
 static inline __attribute__((always_inline)) void on_free(void *ptr)
 {
-	struct tbuf *b = tb;
 	uintptr_t a = (uintptr_t)ptr;
 
-	if (UNLIKELY(!ptr) || (UNLIKELY(!b) && !(b = get_tbuf())))
+	if (UNLIKELY(!ptr))
 		return;
-	b->frees++;
 	if (UNLIKELY(g.all) ||
 	    UNLIKELY(atomic_load_explicit(&g.filter[filter_slot(a)], memory_order_relaxed)))
 		free_slow(ptr);
-	tl_last = 0;
+	tl.last = 0;
 }
 
 /* ---- start, fork, exit ---------------------------------------------------------- */
@@ -753,10 +773,10 @@ static void end_stream(void)
 	}
 	/* the other threads' buffers too: what they hold is recorded */
 	for (struct tbuf *b = atomic_load(&g.bufs); b; b = b->next)
-		if (b != tb)
+		if (b != tl.tb)
 			flush(b);
-	if (tb)
-		flush(tb);
+	if (tl.tb)
+		flush(tl.tb);
 	g.state = ST_ENDED;
 	pthread_mutex_unlock(&g.lock);
 }
@@ -782,7 +802,7 @@ static void at_fork_child(void)
 		b->len = 0;
 		b->prev_seq = b->prev_addr = 0;
 		b->allocs = b->alloc_bytes = b->frees = 0;
-		if (b != tb)
+		if (b != tl.tb)
 			atomic_store(&b->busy, 0);
 	}
 	clear_tables();
@@ -790,23 +810,23 @@ static void at_fork_child(void)
 	atomic_store(&g.peak, 0);
 	atomic_store(&g.point_peak, 0);
 	atomic_store(&g.last_point_ns, 0);
-	tl_live = 0;
+	tl.live = 0;
 	pthread_mutex_init(&g.lock, NULL);
 	if (g.state == ST_ON)
 		start_stream();
-	in_hook--;
+	tl.in_hook--;
 }
 
 static void at_fork_prepare(void)
 {
-	in_hook++;
+	tl.in_hook++;
 	pthread_mutex_lock(&g.lock);
 }
 
 static void at_fork_parent(void)
 {
 	pthread_mutex_unlock(&g.lock);
-	in_hook--;
+	tl.in_hook--;
 }
 
 /* Read the environment, map the tables, open the stream. In the hook, under g.lock. */
@@ -853,16 +873,16 @@ static __attribute__((noinline)) bool start_early(void)
 {
 	extern char **environ;
 
-	if (in_hook || atomic_load(&g.tried) || !environ)
+	if (tl.in_hook || atomic_load(&g.tried) || !environ)
 		return g.state == ST_ON;
-	in_hook++;
+	tl.in_hook++;
 	pthread_mutex_lock(&g.lock);
 	if (!atomic_load(&g.tried)) {
 		start();
 		atomic_store(&g.tried, 1);
 	}
 	pthread_mutex_unlock(&g.lock);
-	in_hook--;
+	tl.in_hook--;
 	return g.state == ST_ON;
 }
 
@@ -874,16 +894,23 @@ __attribute__((constructor)) static void heap_start(void)
 
 __attribute__((destructor)) static void heap_stop(void)
 {
-	in_hook++;
+	tl.in_hook++;
 	end_stream();
-	in_hook--;
+	tl.in_hook--;
 }
 
 /* ---- the interface ---------------------------------------------------------------- */
 
-#define ENTER() ((LIKELY(g.state == ST_ON) || (UNLIKELY(g.state == ST_OFF) && start_early())) && \
-		 LIKELY(!in_hook) && (in_hook = 1))
-#define LEAVE() (in_hook = 0)
+/*
+ * Whether to record a call: the recorder is on (the first call starts it)
+ * and this is not the recorder's own. The fast paths change nothing that
+ * an allocation made inside them could disturb, so only the slow paths
+ * (and malloc_all()) set the guard: ENTER() and LEAVE() around them.
+ */
+#define ON() ((LIKELY(g.state == ST_ON) || (UNLIKELY(g.state == ST_OFF) && start_early())) && \
+	      LIKELY(!tl.in_hook))
+#define ENTER() (ON() && (tl.in_hook = 1))
+#define LEAVE() (tl.in_hook = 0)
 
 /*
  * malloc when every allocation is recorded: the unwind starts here (malloc
@@ -896,10 +923,10 @@ static __attribute__((noinline)) void *malloc_all(size_t n)
 	if (!ENTER())
 		return __libc_malloc(n);
 	p = __libc_malloc(n);
-	if (p && (tb || get_tbuf())) {
-		tb->allocs++;
-		tb->alloc_bytes += n;
-		tl_last = (uintptr_t)p;
+	if (p && (tl.tb || get_tbuf())) {
+		tl.tb->allocs++;
+		tl.tb->alloc_bytes += n;
+		tl.last = (uintptr_t)p;
 		sampled_alloc(p, n, HEAP_OP_MALLOC);
 	}
 	LEAVE();
@@ -912,11 +939,10 @@ EXPORT void *malloc(size_t n)
 
 	if (UNLIKELY(g.all))
 		return malloc_all(n);
-	if (!ENTER())
+	if (!ON())
 		return __libc_malloc(n);
 	p = __libc_malloc(n);
 	on_alloc(p, n, HEAP_OP_MALLOC);
-	LEAVE();
 	return p;
 }
 
@@ -924,24 +950,19 @@ EXPORT void free(void *p)
 {
 	if (!p)
 		return;
-	if (!ENTER()) {
-		__libc_free(p);
-		return;
-	}
-	on_free(p);
+	if (ON())
+		on_free(p);
 	__libc_free(p);
-	LEAVE();
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
 	void *p;
 
-	if (!ENTER())
+	if (!ON())
 		return __libc_calloc(n, size);
 	p = __libc_calloc(n, size);
 	on_alloc(p, n * size, HEAP_OP_CALLOC);
-	LEAVE();
 	return p;
 }
 
@@ -949,12 +970,11 @@ EXPORT void *realloc(void *old, size_t n)
 {
 	void *p;
 
-	if (!ENTER())
+	if (!ON())
 		return __libc_realloc(old, n);
 	on_free(old);
 	p = __libc_realloc(old, n);
 	on_alloc(p, n, HEAP_OP_REALLOC);
-	LEAVE();
 	return p;
 }
 
@@ -973,11 +993,10 @@ static void *aligned(size_t align, size_t n)
 {
 	void *p;
 
-	if (!ENTER())
+	if (!ON())
 		return __libc_memalign(align, n);
 	p = __libc_memalign(align, n);
 	on_alloc(p, n, HEAP_OP_MEMALIGN);
-	LEAVE();
 	return p;
 }
 
@@ -1024,10 +1043,10 @@ EXPORT void *dlopen(const char *file, int mode)
 	if (!real)
 		real = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 	h = real(file, mode);
-	if (h && g.state == ST_ON && !g.stats && !in_hook) {
-		in_hook = 1;
+	if (h && g.state == ST_ON && !g.stats && !tl.in_hook) {
+		tl.in_hook = 1;
 		emit_maps();
-		in_hook = 0;
+		tl.in_hook = 0;
 	}
 	return h;
 }
@@ -1083,23 +1102,23 @@ static void stats_vfork_exec(void)
 /* exec and _exit: what was recorded is written out first. */
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	in_hook++;
+	tl.in_hook++;
 	stats_vfork_exec();
 	stats_exec = getpid();
 	end_stream();
-	in_hook--;
+	tl.in_hook--;
 	return (int)syscall(SYS_execve, path, argv, envp);
 }
 
 #define EXEC_WRAPPER(name, ...) \
 	static int (*real)(__VA_ARGS__); \
-	in_hook++; \
+	tl.in_hook++; \
 	stats_vfork_exec(); \
 	stats_exec = getpid(); \
 	end_stream(); \
 	if (!real) \
 		real = (int (*)(__VA_ARGS__))dlsym(RTLD_NEXT, name); \
-	in_hook--;
+	tl.in_hook--;
 
 EXPORT int execv(const char *path, char *const argv[])
 {
@@ -1121,7 +1140,7 @@ EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 
 EXPORT void _exit(int status)
 {
-	in_hook++;
+	tl.in_hook++;
 	end_stream();
 	syscall(SYS_exit_group, status);
 	__builtin_unreachable();
