@@ -1100,6 +1100,8 @@ static bool follow_take(struct follower *f, uint32_t max_stacks)
 		if (left < sizeof(h))
 			break;
 		memcpy(&h, p, sizeof(h));
+		if (h.len > HEAP_CHUNK_BYTES)
+			return false;	/* not the preload's: the file is read as it is, after */
 		if (left - sizeof(h) < h.len)
 			break;
 		if (!follow_chunk(f, p + sizeof(h), h.len))

@@ -2,8 +2,9 @@
 # record --heap follows a process tree and programs that make an
 # interposer's life hard: a fork without exec (the child gets its own
 # stream), an exec (followed), a signal handler that allocates, a program
-# that closes every descriptor and reuses their numbers. Each keeps running
-# correctly and is recorded.
+# that closes every descriptor and reuses their numbers, one that writes
+# junk into the streams' directory. Each keeps running correctly and is
+# recorded.
 . "$(dirname "$0")/test-lib.sh"
 . "$TEST_DIR/lib-heap.sh"
 
@@ -65,6 +66,25 @@ test_expect_success 'threads: a threaded program is recorded and runs to its end
 test_expect_success 'the exit status is the command'"'"'s' '
 	test_expect_code_inner() { hotloop record --heap -o f.pb.gz -- sh -c "exit 7" 2>err; }
 	test_expect_code_inner; test $? = 7
+'
+
+test_expect_success 'junk written into the stream directory: skipped, the program still recorded' '
+	# a file that is no stream, and one with a stream header and a chunk of 4 GiB
+	cat >junk.sh <<-\EOF &&
+	"$1" plain || exit 1
+	printf "junk" >"$HOTLOOP_HEAP_DIR/heap.1.0"
+	{ printf "HLHEAP1\000\003\000\000\000\002\000\000\000\001\000\000\000\000\000\000\000"
+	  printf "\001\000\000\000\000\000\000\000\000\000\000\000\000\000\000\000"
+	  printf "\360\377\377\377\002\000\000\000"; head -c 70000 /dev/zero; } >"$HOTLOOP_HEAP_DIR/heap.2.0"
+	EOF
+	hotloop record --heap --heap-rate 1 -o junk.pb.gz -- sh junk.sh "$WORKLOADS/heapsite" >out 2>err &&
+	cat err &&
+	test "$(cat out)" = ok &&
+	expect_grep "skipped the heap stream .heap.1.0." err &&
+	expect_grep "ended without writing their end" err &&
+	heap_samples junk.pb.gz >junk.json &&
+	test "$(heap_leaf_sum junk.json alloc_objects make_records)" = 20000 &&
+	test "$(heap_leaf_sum junk.json leak_objects keep_cache)" = 50
 '
 
 test_done
