@@ -154,21 +154,6 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *counts_json(const struct loadgen_counts *c)
-{
-	json_t *o = json_object(), *e = json_object();
-
-	json_object_set_new(o, "scheduled", json_integer((json_int_t)c->scheduled));
-	json_object_set_new(o, "sent", json_integer((json_int_t)c->sent));
-	json_object_set_new(o, "answered", json_integer((json_int_t)c->answered));
-	json_object_set_new(o, "ok", json_integer((json_int_t)c->ok));
-	json_object_set_new(o, "nr_errors", json_integer((json_int_t)c->nr_errors));
-	for (int i = 0; i < LOADGEN_ERR__COUNT; i++)
-		json_object_set_new(e, loadgen_error_name(i), json_integer((json_int_t)c->errors[i]));
-	json_object_set_new(o, "errors", e);
-	return o;
-}
-
 static json_t *side_json(const struct canary_side *s)
 {
 	json_t *o = json_object(), *ws = json_array();
@@ -177,7 +162,7 @@ static json_t *side_json(const struct canary_side *s)
 	json_object_set_new(o, "problem", s->problem ? json_text(s->problem) : json_null());
 	json_object_set_new(o, "port", json_integer(s->port));
 	json_object_set_new(o, "dir", s->dir ? json_text(s->dir) : json_null());
-	json_object_set_new(o, "total", counts_json(&s->total));
+	json_object_set_new(o, "total", loadgen_counts_to_json(&s->total));
 	json_object_set_new(o, "latency_ns", json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "count",
 						       (json_int_t)s->summary.count, "p50", (json_int_t)s->summary.p50,
 						       "p90", (json_int_t)s->summary.p90, "p99",
@@ -194,7 +179,7 @@ static json_t *side_json(const struct canary_side *s)
 		json_object_set_new(wo, "warmup", json_boolean(w->warmup));
 		json_object_set_new(wo, "start_s", json_real(w->start));
 		json_object_set_new(wo, "end_s", json_real(w->end));
-		json_object_set_new(wo, "counts", counts_json(&w->c));
+		json_object_set_new(wo, "counts", loadgen_counts_to_json(&w->c));
 		json_object_set_new(wo, "cpu_s", json_real(w->cpu_s));
 		json_object_set_new(wo, "rss_kb", json_integer((json_int_t)w->rss_kb));
 		for (int m = 0; m < CANARY__NR_METRICS; m++)

@@ -101,6 +101,21 @@ void loadgen_result_release(struct loadgen_result *r);
  */
 int loadgen_run(const struct loadgen_spec *spec, struct loadgen_result *r);
 
+/* ---- for people and programs (lib/loadgen-report.c) ---- */
+
+struct json_t;
+/* The table's head, and one window's row (for spec.on_window). */
+void loadgen_format_header(struct strbuf *out);
+void loadgen_format_window(const struct loadgen_window *w, struct strbuf *out);
+/* The summary after the table: requests, throughput, latency, errors. */
+void loadgen_format_summary(const struct loadgen_spec *spec, const char *target,
+			    const struct loadgen_result *r, struct strbuf *out);
+/* The counts as JSON: scheduled, sent, late, answered, ok, errors by kind, nr_errors. */
+struct json_t *loadgen_counts_to_json(const struct loadgen_counts *c);
+/* The whole run as the JSON document of docs/load.md. */
+struct json_t *loadgen_result_to_json(const struct loadgen_spec *spec, const char *target,
+				      const struct loadgen_result *r);
+
 /*
  * The target of a URL: "http://HOST[:PORT][/PATH]" (port 80) for HTTP,
  * "tcp://HOST:PORT" or "HOST:PORT" for the line protocol; HOST numeric or

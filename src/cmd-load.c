@@ -69,143 +69,17 @@ static int parse_time(const char *opt, const char *arg, double *out)
 	return error("invalid value '%s' for %s: expected a time such as 500ms, 10s or 2m", arg, opt);
 }
 
-static void fmt_ns(char *buf, size_t n, uint64_t ns)
-{
-	if (ns < 1000)
-		snprintf(buf, n, "%" PRIu64 "ns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, n, "%.1fus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, n, "%.2fms", ns / 1e6);
-	else
-		snprintf(buf, n, "%.2fs", ns / 1e9);
-}
-
-static void print_header(void)
-{
-	printf("%-13s %8s %8s %9s %9s %9s %9s %9s %9s %6s\n", "window", "sent", "answered", "req/s",
-	       "p50", "p90", "p99", "p99.9", "max", "errors");
-}
-
+/* spec.on_window: each window's row as it ends, unless the output is JSON. */
 static void print_window(const struct loadgen_window *w, void *data)
 {
-	char span[32], p50[16], p90[16], p99[16], p999[16], max[16];
+	struct strbuf row = STRBUF_INIT;
 
 	if (*(bool *)data)
 		return;
-	snprintf(span, sizeof(span), "%g-%gs%s", round(w->start * 1000) / 1000, round(w->end * 1000) / 1000,
-		 w->warmup ? "*" : "");
-	fmt_ns(p50, sizeof(p50), w->latency.p50);
-	fmt_ns(p90, sizeof(p90), w->latency.p90);
-	fmt_ns(p99, sizeof(p99), w->latency.p99);
-	fmt_ns(p999, sizeof(p999), w->latency.p999);
-	fmt_ns(max, sizeof(max), w->latency.max);
-	printf("%-13s %8" PRIu64 " %8" PRIu64 " %9.1f %9s %9s %9s %9s %9s %6" PRIu64 "\n", span, w->c.sent,
-	       w->c.answered, w->throughput, p50, p90, p99, p999, max, w->c.nr_errors);
+	loadgen_format_window(w, &row);
+	fputs(row.buf, stdout);
 	fflush(stdout);
-}
-
-static json_t *latency_json(const struct hist_summary *s)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "count", json_integer((json_int_t)s->count));
-	json_object_set_new(o, "p50_ns", json_integer((json_int_t)s->p50));
-	json_object_set_new(o, "p90_ns", json_integer((json_int_t)s->p90));
-	json_object_set_new(o, "p99_ns", json_integer((json_int_t)s->p99));
-	json_object_set_new(o, "p999_ns", json_integer((json_int_t)s->p999));
-	json_object_set_new(o, "max_ns", json_integer((json_int_t)s->max));
-	json_object_set_new(o, "mean_ns", json_real(s->mean));
-	return o;
-}
-
-static json_t *counts_json(const struct loadgen_counts *c)
-{
-	json_t *o = json_object(), *errs = json_object();
-
-	json_object_set_new(o, "scheduled", json_integer((json_int_t)c->scheduled));
-	json_object_set_new(o, "sent", json_integer((json_int_t)c->sent));
-	json_object_set_new(o, "late", json_integer((json_int_t)c->late));
-	json_object_set_new(o, "answered", json_integer((json_int_t)c->answered));
-	json_object_set_new(o, "ok", json_integer((json_int_t)c->ok));
-	for (int i = 0; i < LOADGEN_ERR__COUNT; i++)
-		json_object_set_new(errs, loadgen_error_name(i), json_integer((json_int_t)c->errors[i]));
-	json_object_set_new(o, "errors", errs);
-	json_object_set_new(o, "nr_errors", json_integer((json_int_t)c->nr_errors));
-	return o;
-}
-
-static json_t *result_json(const struct loadgen_spec *spec, const char *url, const struct loadgen_result *r)
-{
-	json_t *doc = json_object(), *wins = json_array(), *t;
-	struct strbuf hist = STRBUF_INIT;
-
-	json_object_set_new(doc, "target", json_text(url));
-	json_object_set_new(doc, "protocol", json_string(spec->proto == LOADGEN_HTTP ? "http" : "line"));
-	json_object_set_new(doc, "schedule", json_string(spec->sched == LOADGEN_POISSON ? "poisson" : "constant"));
-	json_object_set_new(doc, "rate", json_real(spec->rate));
-	json_object_set_new(doc, "seed", spec->sched == LOADGEN_POISSON ? json_integer((json_int_t)spec->seed) : json_null());
-	json_object_set_new(doc, "connections", json_integer(spec->connections));
-	json_object_set_new(doc, "duration_s", json_real(spec->duration));
-	json_object_set_new(doc, "warmup_s", json_real(spec->warmup));
-	json_object_set_new(doc, "window_s", json_real(spec->window));
-	json_object_set_new(doc, "timeout_s", json_real(spec->timeout));
-	for (size_t i = 0; i < r->nr_windows && i < LOADGEN_MAX_WINDOWS; i++) {
-		const struct loadgen_window *w = &r->windows[i];
-		json_t *o = counts_json(&w->c);
-
-		json_object_set_new(o, "start_s", json_real(w->start));
-		json_object_set_new(o, "end_s", json_real(w->end));
-		json_object_set_new(o, "warmup", json_boolean(w->warmup));
-		json_object_set_new(o, "throughput", json_real(w->throughput));
-		json_object_set_new(o, "latency", latency_json(&w->latency));
-		json_array_append_new(wins, o);
-	}
-	json_object_set_new(doc, "windows", wins);
-	t = counts_json(&r->total);
-	json_object_set_new(t, "throughput", json_real(r->throughput));
-	json_object_set_new(t, "latency", latency_json(&r->summary));
-	json_object_set_new(t, "service", latency_json(&r->service_summary));
-	histogram_serialize(&r->latency, &hist);
-	json_object_set_new(t, "histogram", json_text(hist.buf));
-	json_object_set_new(doc, "total", t);
-	json_object_set_new(doc, "elapsed_s", json_real(r->elapsed));
-	json_object_set_new(doc, "cancelled", json_boolean(r->cancelled));
-	strbuf_release(&hist);
-	return doc;
-}
-
-static void print_summary(const struct loadgen_spec *spec, const char *url, const struct loadgen_result *r)
-{
-	const struct hist_summary *s = &r->summary, *v = &r->service_summary;
-	char a[16], b[16], c[16], d[16], e[16], m[16];
-	const char *sep = "";
-
-	printf("\n%s: %s, %g req/s %s, %d connections, %gs", url, spec->proto == LOADGEN_HTTP ? "http" : "line",
-	       spec->rate, spec->sched == LOADGEN_POISSON ? "poisson" : "constant", spec->connections, r->measured);
-	if (spec->warmup > 0)
-		printf(" after %gs of warmup (*)", spec->warmup);
-	printf("%s\n", r->cancelled ? " (interrupted)" : "");
-	printf("requests:   %" PRIu64 " scheduled, %" PRIu64 " sent (%" PRIu64 " late: no free connection), %"
-	       PRIu64 " answered, %" PRIu64 " ok\n", r->total.scheduled, r->total.sent, r->total.late,
-	       r->total.answered, r->total.ok);
-	printf("throughput: %.1f answered/s\n", r->throughput);
-	fmt_ns(a, 16, s->p50); fmt_ns(b, 16, s->p90); fmt_ns(c, 16, s->p99);
-	fmt_ns(d, 16, s->p999); fmt_ns(e, 16, s->max); fmt_ns(m, 16, (uint64_t)s->mean);
-	printf("latency:    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s  (from the intended send time)\n",
-	       a, b, c, d, e, m);
-	fmt_ns(a, 16, v->p50); fmt_ns(b, 16, v->p90); fmt_ns(c, 16, v->p99);
-	fmt_ns(d, 16, v->p999); fmt_ns(e, 16, v->max); fmt_ns(m, 16, (uint64_t)v->mean);
-	printf("service:    p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s  (from the actual send)\n",
-	       a, b, c, d, e, m);
-	printf("errors:     ");
-	for (int i = 0; i < LOADGEN_ERR__COUNT; i++) {
-		if (!r->total.errors[i])
-			continue;
-		printf("%s%s %" PRIu64, sep, loadgen_error_name(i), r->total.errors[i]);
-		sep = ", ";
-	}
-	printf("%s\n", *sep ? "" : "none");
+	strbuf_release(&row);
 }
 
 static int read_file_arg(const char *path, struct strbuf *sb)
@@ -246,7 +120,7 @@ int cmd_load(int argc, char **argv)
 	};
 	struct loadgen_spec spec = { .connections = 16, .duration = 10, .window = 1, .timeout = 2, .seed = 1 };
 	struct loadgen_result r = LOADGEN_RESULT_INIT;
-	struct strbuf *reqs = NULL, body = STRBUF_INIT;
+	struct strbuf *reqs = NULL, body = STRBUF_INIT, out = STRBUF_INIT;
 	size_t nr_reqs = 0, alloc_reqs = 0, nr_headers = 0;
 	const char *request_file = NULL, *method = NULL, *data = NULL, *line = NULL, *url;
 	const char **headers = xcalloc(argc, sizeof(*headers));
@@ -409,8 +283,11 @@ int cmd_load(int argc, char **argv)
 	quiet = json;
 	spec.on_window = print_window;
 	spec.data = &quiet;
-	if (!json)
-		print_header();
+	if (!json) {
+		loadgen_format_header(&out);
+		fputs(out.buf, stdout);
+		strbuf_reset(&out);
+	}
 	cancel_on_interrupt(true);
 	ret = loadgen_run(&spec, &r);
 	cancel_on_interrupt(false);
@@ -418,10 +295,12 @@ int cmd_load(int argc, char **argv)
 		ret = HL_EXIT_FAILURE;
 		goto out;
 	}
-	if (json)
-		print_json(result_json(&spec, url, &r));
-	else
-		print_summary(&spec, url, &r);
+	if (json) {
+		print_json(loadgen_result_to_json(&spec, url, &r));
+	} else {
+		loadgen_format_summary(&spec, url, &r, &out);
+		fputs(out.buf, stdout);
+	}
 	ret = r.cancelled ? 130 : HL_EXIT_OK;
 out:
 	for (size_t i = 0; i < nr_reqs; i++)
@@ -431,6 +310,7 @@ out:
 	free(host);
 	free(path);
 	strbuf_release(&body);
+	strbuf_release(&out);
 	loadgen_result_release(&r);
 	return ret;
 }
