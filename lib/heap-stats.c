@@ -81,7 +81,8 @@ static const struct heap_point *point_at(const struct heap_point *v, size_t nr, 
 static void add_spans(struct heap_point *pts, size_t n, uint64_t start, uint64_t end,
 		      const struct heap_span *spans, size_t nr, struct heap_span_stats *out)
 {
-	qsort(pts, n, sizeof(*pts), point_cmp);
+	if (n > 1)
+		qsort(pts, n, sizeof(*pts), point_cmp);
 	for (size_t k = 0; k < nr; k++) {
 		const struct heap_span *sp = &spans[k];
 		const struct heap_point *a, *b;
