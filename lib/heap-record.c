@@ -1242,10 +1242,10 @@ static void follow_start(struct follow *fw, const char *dir, uint32_t max_stacks
 static void follow_stop(struct follow *fw)
 {
 	atomic_store(&fw->done, true);
-	if (fw->started)
-		pthread_join(fw->thread, NULL);
-	if (fw->started)
-		follow_look(fw);
+	if (!fw->started)
+		return;
+	pthread_join(fw->thread, NULL);
+	follow_look(fw);
 }
 
 /*
