@@ -172,7 +172,7 @@ static int start_side(const struct canary_spec *s, struct side_run *sr, int i)
 	sr->conf.nr_phases = 0;
 	sr->side->dir = xstrfmt("%s/%s", s->out_dir, side_labels[i]);
 	sr->spec = (struct scenario_spec){ .conf = &sr->conf, .dir = b->dir, .out_dir = sr->side->dir,
-					   .label = side_labels[i], .sandbox = s->sandbox,
+					   .label = side_labels[i], .sandbox = b->sandbox ? b->sandbox : s->sandbox,
 					   .observer = s->observer };
 	scenario_result_init(&sr->svc);
 	emit_note(s->observer, "canary", "starting the %s's service in %s", side_labels[i], b->dir);
@@ -313,7 +313,7 @@ static int command_windows(const struct canary_spec *s, struct side_run *sr, siz
 	sr->ext.env = envv;
 	sr->ext.out_file = log;
 	sr->ext.guard = true;
-	sr->ext.sandbox = s->sandbox;
+	sr->ext.sandbox = s->builds[sr->idx].sandbox ? s->builds[sr->idx].sandbox : s->sandbox;
 	if (start_command(&sr->ext)) {
 		set_problem(side, "cannot start the load '%s': %s", cmd, last_error());
 		ret = -1;

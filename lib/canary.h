@@ -30,6 +30,7 @@ enum { CANARY_BASE, CANARY_CAND };
 struct canary_build {
 	const char *dir;	/* where its service runs */
 	const char *start;	/* its service's command; NULL: the config's 'start' */
+	const struct sandbox *sandbox;	/* its service and load run in it; NULL: the spec's */
 };
 
 struct canary_spec {

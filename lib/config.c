@@ -62,6 +62,7 @@ static const struct key_spec keys[] = {
 	{ S_GATE, "test", K_STRING, C(test), 0 },
 	{ S_GATE, "fingerprint", K_BOOL, C(fingerprint), 0 },
 	{ S_GATE, "heap", K_BOOL, C(heap), 0 },
+	{ S_GATE, "canary", K_STRING, C(gate_canary), 0 },
 	{ S_GATE, "timeout", K_TIMEOUT, C(gate_timeout_s), 0 },
 	{ S_GATE, "writable", K_LIST, C(gate_writable), 0 },
 	{ S_IMPROVE, "metric", K_METRIC, C(rules.metric), 0 },
@@ -153,6 +154,7 @@ void config_init(struct config *c)
 	c->kb = xstrdup("kb");
 	c->brief_budget = CONFIG_BRIEF_BUDGET;
 	c->test = xstrdup("");
+	c->gate_canary = xstrdup("");
 	c->fingerprint = true;
 	c->gate_timeout_s = 60;
 	c->rules = rules;
@@ -177,6 +179,7 @@ void config_release(struct config *c)
 	list_clear(&c->protected_paths);
 	free(c->kb);
 	free(c->test);
+	free(c->gate_canary);
 	list_clear(&c->lenses);
 	free(c->agent_command);
 	free(c->agent_prompt);
@@ -948,6 +951,14 @@ const struct config_scenario *config_workload_scenario(const struct config *c, c
 	return NULL;
 }
 
+const struct config_canary *config_find_canary(const struct config *c, const char *name)
+{
+	for (size_t i = 0; name && i < c->nr_canaries; i++)
+		if (!strcmp(c->canaries[i].name, name))
+			return &c->canaries[i];
+	return NULL;
+}
+
 const char *config_signal_name(int sig)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(scenario_signals); i++)
@@ -1571,6 +1582,12 @@ static void check_whole(struct parse_ctx *ctx)
 		check_scenario(ctx, &c->scenarios[i]);
 	for (size_t i = 0; i < c->nr_canaries; i++)
 		check_canary(ctx, &c->canaries[i]);
+	if (*c->gate_canary && find_named(c, S_CANARY, c->gate_canary) == SIZE_MAX) {
+		const struct seen *at = find_seen(ctx, S_GATE, 0, key_spec_index(S_GATE, "canary"));
+
+		conf_error(ctx, at ? at->line : 0, "[gate]: 'canary = %s' names no [canary] section",
+			   c->gate_canary);
+	}
 	for (size_t i = 0; i < c->nr_workloads; i++) {
 		struct config_workload *w = &c->workloads[i];
 
@@ -2133,6 +2150,7 @@ void config_format(const struct config *c, struct strbuf *out)
 	add_kv_str(out, "test", c->test);
 	add_kv_str(out, "fingerprint", c->fingerprint ? "yes" : "no");
 	add_kv_str(out, "heap", c->heap ? "yes" : "no");
+	add_kv_str(out, "canary", c->gate_canary);
 	add_kv_duration(out, "timeout", c->gate_timeout_s);
 	add_kv_list(out, "writable", &c->gate_writable, " ");
 	strbuf_addstr(out, "[improve]\n");
@@ -2217,6 +2235,7 @@ json_t *config_to_json(const struct config *c)
 	json_object_set_new(o, "test", json_text(c->test));
 	json_object_set_new(o, "fingerprint", json_boolean(c->fingerprint));
 	json_object_set_new(o, "heap", json_boolean(c->heap));
+	json_object_set_new(o, "canary", json_text(c->gate_canary));
 	json_object_set_new(o, "timeout_s", json_real(c->gate_timeout_s));
 	json_object_set_new(o, "writable", list_json(&c->gate_writable));
 	json_object_set_new(doc, "gate", o);

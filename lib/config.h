@@ -139,6 +139,7 @@ struct config {
 	char *test;			/* "" = no test command */
 	bool fingerprint;
 	bool heap;			/* measure every run's heap (heap-peak, allocs, alloc-bytes) */
+	char *gate_canary;		/* a [canary] the loop runs on a keep; "" = none */
 	double gate_timeout_s;
 	struct config_list gate_writable;	/* what a candidate's build and tests may write beside its tree */
 	/* [improve] */
@@ -173,6 +174,8 @@ struct config {
 
 /* The scenario a workload is judged by; NULL for a workload with a command. */
 const struct config_scenario *config_workload_scenario(const struct config *c, const struct config_workload *w);
+/* The [canary "NAME"] section, or NULL. */
+const struct config_canary *config_find_canary(const struct config *c, const char *name);
 
 /* Set every field to its documented default (no workloads). */
 void config_init(struct config *c);

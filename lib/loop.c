@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "canary.h"
 #include "catalog-brief.h"
 #include "catalog-load.h"
 #include "events.h"
@@ -1091,6 +1092,52 @@ out:
 }
 
 /*
+ * [gate] canary: a keep's service against the best's, both built, each in
+ * its own sandbox, under the same load (canary_run(); its files in the
+ * attempt's canary/). A fail rejects the keep at the canary stage, with
+ * the canary's reason; no verdict (the best's service would not run) is
+ * an error: nothing unjudged is kept.
+ */
+static void canary_candidate(struct loop *l, struct attempt *a)
+{
+	const struct config *cf = &l->p->cf;
+	const struct config_canary *k = config_find_canary(cf, cf->gate_canary);
+	struct canary_spec spec = { .conf = k, .observer = l->spec->obs };
+	struct sandbox base_sb, cand_sb;
+	struct canary_result r;
+	int ret;
+
+	if (!k || a->verdict != VERDICT_KEEP)
+		return;
+	spec.builds[CANARY_BASE] = (struct canary_build){
+		.dir = l->base_dir, .sandbox = sandbox_of(l, &l->base, false, &base_sb),
+	};
+	spec.builds[CANARY_CAND] = (struct canary_build){
+		.dir = a->checkout.dir, .sandbox = sandbox_of(l, &a->checkout, false, &cand_sb),
+	};
+	spec.out_dir = path_in(a->dir, "canary");
+	canary_result_init(&r);
+	ret = canary_run(&spec, &r);
+	sandbox_release(&base_sb);
+	sandbox_release(&cand_sb);
+	if (canary_write_files(&r, k->name, spec.out_dir))
+		warning("%s", last_error());
+	if (ret) {
+		add_reason(a, "the canary '%s' gave no verdict: %s", k->name,
+			   r.sides[CANARY_BASE].problem ? r.sides[CANARY_BASE].problem : last_error());
+		decide(l, a, GATE_STAGE_CANARY, VERDICT_ERROR);
+	} else if (r.verdict == JUDGE_VERDICT_FAIL) {
+		add_reason(a, "the canary '%s' failed: %s", k->name, r.reason ? r.reason : "");
+		decide(l, a, GATE_STAGE_CANARY, VERDICT_REJECT);
+	} else {
+		add_reason(a, "the canary '%s': %s, %s", k->name, judge_verdict_name(r.verdict),
+			   r.reason ? r.reason : "");
+	}
+	canary_result_release(&r);
+	free((char *)spec.out_dir);
+}
+
+/*
  * The candidate against the best: gate_run() on a fresh checkout of exactly
  * the candidate's commit (what is measured is what would be kept) and the
  * best's checkout, built already.
@@ -1147,6 +1194,7 @@ static void gate_candidate(struct loop *l, struct attempt *a)
 	}
 	decide(l, a, a->gate.stage, a->gate.verdict);
 	check_target_gain(l, a);
+	canary_candidate(l, a);
 out:
 	gate_spec_release(&spec);
 }

@@ -41,6 +41,7 @@ const char *const gate_stage_names[GATE_STAGE_NR] = {
 	[GATE_STAGE_TEST] = "test",
 	[GATE_STAGE_FINGERPRINT] = "fingerprint",
 	[GATE_STAGE_COMPARE] = "compare",
+	[GATE_STAGE_CANARY] = "canary",
 	[GATE_STAGE_TOURNAMENT] = "tournament",
 	[GATE_STAGE_COMMIT] = "commit",
 };

@@ -38,6 +38,7 @@ enum gate_stage {
 	GATE_STAGE_TEST,
 	GATE_STAGE_FINGERPRINT,	/* a workload's output changed */
 	GATE_STAGE_COMPARE,	/* the measurements and the verdict */
+	GATE_STAGE_CANARY,	/* [gate] canary: the service's two builds under the same load */
 	GATE_STAGE_TOURNAMENT,	/* a keep that a better candidate beat */
 	GATE_STAGE_COMMIT,	/* a keep that could not be committed */
 	GATE_STAGE_NR

@@ -194,10 +194,44 @@ static const char schema_v3[] =
 "CREATE INDEX attempts_function ON attempts (function);\n"
 "CREATE INDEX attempts_updated ON attempts (updated_at);\n";
 
+/* v4: an attempt may stop at the canary stage (the same way as v2). */
+static const char schema_v4[] =
+"CREATE TABLE attempts_v4 (\n"
+"	id INTEGER PRIMARY KEY AUTOINCREMENT,\n"
+"	loop_id INTEGER NOT NULL REFERENCES loops (id) ON DELETE CASCADE,\n"
+"	round INTEGER NOT NULL CHECK (round >= 0),\n"
+"	lens TEXT,\n"
+"	function TEXT,\n"
+"	hypothesis TEXT,\n"
+"	expected_gain_pct REAL,\n"
+"	verdict TEXT CHECK (verdict IN ('keep', 'reject', 'inconclusive', 'error', 'no-candidate')),\n"
+"	reasons_json TEXT NOT NULL DEFAULT '[]',\n"
+"	stage TEXT CHECK (stage IN ('agent', 'integrity', 'diff', 'protected', 'target', 'build',\n"
+"		'test', 'fingerprint', 'compare', 'canary', 'tournament', 'commit')),\n"
+"	change_pct REAL,\n"
+"	ci_low_pct REAL,\n"
+"	ci_high_pct REAL,\n"
+"	diff TEXT,\n"
+"	commit_sha TEXT,\n"
+"	kb_slug TEXT,\n"
+"	agent_exit_status INTEGER,\n"
+"	agent_seconds REAL,\n"
+"	started_at REAL NOT NULL,\n"
+"	updated_at REAL NOT NULL,\n"
+"	finished_at REAL\n"
+");\n"
+"INSERT INTO attempts_v4 SELECT * FROM attempts;\n"
+"DROP TABLE attempts;\n"
+"ALTER TABLE attempts_v4 RENAME TO attempts;\n"
+"CREATE INDEX attempts_loop ON attempts (loop_id, round);\n"
+"CREATE INDEX attempts_function ON attempts (function);\n"
+"CREATE INDEX attempts_updated ON attempts (updated_at);\n";
+
 const struct store_migration store_migrations[] = {
 	{ "create the loops, attempts, runs, measurements and activity tables", schema_v1 },
 	{ "let an attempt stop at the integrity stage", schema_v2 },
 	{ "let an attempt stop at the target stage", schema_v3 },
+	{ "let an attempt stop at the canary stage", schema_v4 },
 };
 const size_t store_nr_migrations = ARRAY_SIZE(store_migrations);
 

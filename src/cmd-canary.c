@@ -106,11 +106,11 @@ struct service_opts {
 static const struct config_canary *find_canary(const struct project *p, const char *name)
 {
 	const struct config *c = &p->cf;
+	const struct config_canary *k = config_find_canary(c, name);
 	struct strbuf have = STRBUF_INIT;
 
-	for (size_t i = 0; i < c->nr_canaries; i++)
-		if (!strcmp(c->canaries[i].name, name))
-			return &c->canaries[i];
+	if (k)
+		return k;
 	for (size_t i = 0; i < c->nr_canaries; i++)
 		strbuf_addf(&have, "%s'%s'", i ? ", " : "", c->canaries[i].name);
 	if (c->nr_canaries)

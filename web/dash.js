@@ -342,7 +342,7 @@
 	}
 
 	/* the lanes of the timeline, top to bottom: kept, then the stage that turned it down */
-	var LANES = ["kept", "tournament", "compare", "fingerprint", "test", "build", "integrity", "target", "protected", "diff", "agent", "commit"];
+	var LANES = ["kept", "tournament", "canary", "compare", "fingerprint", "test", "build", "integrity", "target", "protected", "diff", "agent", "commit"];
 
 	function lane(a) {
 		if (a.kept)
